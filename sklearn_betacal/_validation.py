@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: MIT
+"""Shared input checks: binary labels, confidences, confidence/feature split.
+
+Every public estimator and metric routes its inputs through these helpers so
+that bad input always gets the same clear message (what was wrong, how many
+rows, how to fix it) instead of a traceback from deep inside NumPy.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+#: Clip used to turn a probability of exactly 0 or 1 into a finite logit.
+#: ``logit(1 - 1e-12) ~= 27.6``: large enough not to distort any real
+#: confidence, small enough that ``exp`` never overflows downstream.
+LOGIT_EPS = 1e-12
+
+INPUT_KINDS = ("probability", "logit")
+
+
+def check_binary_labels(y, *, name="y"):
+    """Return ``y`` as a float64 array of zeros and ones.
+
+    Accepts ``{0, 1}`` (any numeric dtype) or bool. Anything else, including a
+    multiclass or string label vector, raises a ``ValueError`` that says which
+    values were found and how to encode them.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(
+            f"{name} must be a 1-D array of binary labels; got shape {y.shape}."
+        )
+    if y.dtype == bool:
+        return y.astype(np.float64)
+    if y.dtype.kind not in "uif":
+        found = np.unique(y.astype(object)).tolist()[:5]
+        raise ValueError(
+            f"{name} must be binary with values in {{0, 1}} (or bool); got "
+            f"non-numeric labels such as {found}. Encode a correct answer as 1 "
+            "and an incorrect one as 0."
+        )
+    y = y.astype(np.float64, copy=False)
+    n_bad_finite = int(np.count_nonzero(~np.isfinite(y)))
+    if n_bad_finite:
+        raise ValueError(
+            f"{name} contains {n_bad_finite} NaN or infinite value(s); labels must "
+            "be 0 or 1. Drop or relabel those rows."
+        )
+    bad = (y != 0) & (y != 1)
+    if bad.any():
+        found = np.unique(y[bad])[:5].tolist()
+        raise ValueError(
+            f"{name} must be binary with values in {{0, 1}} (or bool); "
+            f"{int(bad.sum())} row(s) have other values, e.g. {found}. This "
+            "library calibrates 'is this answer correct' (1) versus not (0); for "
+            "multiclass logits use TemperatureScaler with an (n, K) matrix."
+        )
+    return y
+
+
+def check_confidence(h, *, input="probability", name="X"):
+    """Validate a 1-D vector of confidences and return it as float64.
+
+    Parameters
+    ----------
+    h : array-like of shape (n,) or (n, 1)
+    input : {"probability", "logit"}
+        ``"probability"`` requires values in ``[0, 1]``; ``"logit"`` accepts
+        any finite real score.
+    name : str
+        Name used in error messages.
+    """
+    if input not in INPUT_KINDS:
+        raise ValueError(f"input must be one of {INPUT_KINDS}; got {input!r}.")
+    h = np.asarray(h)
+    if h.ndim == 2 and h.shape[1] == 1:
+        h = h[:, 0]
+    if h.ndim != 1:
+        raise ValueError(
+            f"{name} must hold one confidence per row, shape (n,) or (n, 1); got "
+            f"shape {h.shape}. Pass only the confidence column."
+        )
+    if h.dtype.kind not in "uifb":
+        raise ValueError(
+            f"{name} must be numeric confidences; got dtype {h.dtype}."
+        )
+    h = h.astype(np.float64, copy=False)
+    n_nan = int(np.count_nonzero(np.isnan(h)))
+    n_inf = int(np.count_nonzero(np.isinf(h)))
+    if n_nan or n_inf:
+        raise ValueError(
+            f"{name} contains {n_nan} NaN and {n_inf} infinite confidence(s); "
+            "every row needs a finite confidence. Drop or impute those rows."
+        )
+    if input == "probability":
+        n_out = int(np.count_nonzero((h < 0) | (h > 1)))
+        if n_out:
+            raise ValueError(
+                f"{name} has {n_out} confidence(s) outside [0, 1] (min "
+                f"{h.min():.6g}, max {h.max():.6g}). Probabilities must lie in "
+                "[0, 1]; for raw scores or logits set input='logit'."
+            )
+    return h
+
+
+def to_logit(p, eps=LOGIT_EPS):
+    """``log(p / (1 - p))`` with ``p`` clipped to ``[eps, 1 - eps]``."""
+    p = np.clip(p, eps, 1.0 - eps)
+    return np.log(p) - np.log1p(-p)
+
+
+def expit(z):
+    """Numerically stable logistic function ``1 / (1 + exp(-z))``."""
+    out = np.empty_like(z, dtype=np.float64)
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    ez = np.exp(z[~pos])
+    out[~pos] = ez / (1.0 + ez)
+    return out
+
+
+def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"):
+    """``validate_data`` for confidence-only calibrators.
+
+    Accepts ``X`` of shape ``(n,)`` or ``(n, 1)`` (array or one-column
+    DataFrame), records ``n_features_in_`` (always 1) and
+    ``feature_names_in_`` through scikit-learn's ``validate_data``, and returns
+    the confidences as a float64 vector (plus ``y`` as 0/1 floats when given).
+    """
+    X_arr = X
+    if hasattr(X, "ndim") and getattr(X, "ndim", 2) == 1:
+        X_arr = np.asarray(X).reshape(-1, 1)
+    elif isinstance(X, list | tuple) and np.ndim(X) == 1:
+        X_arr = np.asarray(X).reshape(-1, 1)
+    if hasattr(X_arr, "shape") and len(X_arr.shape) == 2 and X_arr.shape[1] != 1:
+        raise ValueError(
+            f"{type(estimator).__name__} calibrates one confidence per row: X "
+            f"must have shape (n,) or (n, 1); got {X_arr.shape[1]} columns. "
+            "For group-conditional calibration use BetaBinningCalibrator or "
+            "ScalingBetaBinningCalibrator with a confidence_column."
+        )
+    kwargs = dict(reset=reset, ensure_all_finite=False, dtype=None)
+    if y is None:
+        X_arr = validate_data(estimator, X_arr, **kwargs)
+        return check_confidence(X_arr, input=input)
+    X_arr, y = validate_data(estimator, X_arr, y, **kwargs)
+    return check_confidence(X_arr, input=input), check_binary_labels(y)
+
+
+def split_confidence_features(X, confidence_column=0):
+    """Split ``X`` into the confidence column and the partition features.
+
+    ``confidence_column`` is an int position or, for a DataFrame, a column
+    name. Returns ``(h, Z)`` where ``Z`` keeps the remaining columns in order
+    (a 2-D float array, possibly with zero columns).
+    """
+    if hasattr(X, "columns") and not isinstance(confidence_column, numbers.Integral):
+        cols = list(X.columns)
+        if confidence_column not in cols:
+            raise ValueError(
+                f"confidence_column={confidence_column!r} is not a column of X; "
+                f"columns are {cols[:10]}{' ...' if len(cols) > 10 else ''}."
+            )
+        idx = cols.index(confidence_column)
+    else:
+        idx = confidence_column
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] < 1:
+        raise ValueError(
+            "X must be 2-D: one confidence column plus the partition features; "
+            f"got shape {X.shape}."
+        )
+    if not isinstance(idx, numbers.Integral) or not -X.shape[1] <= idx < X.shape[1]:
+        raise ValueError(
+            f"confidence_column={confidence_column!r} is out of range for X "
+            f"with {X.shape[1]} column(s)."
+        )
+    idx = int(idx) % X.shape[1]
+    h = X[:, idx]
+    Z = np.delete(X, idx, axis=1)
+    return h, Z
+
+
+def check_cell_ids(ids, n_rows, *, who="partitioner"):
+    """Validate a partitioner's output: one integer cell id per row."""
+    ids = np.asarray(ids)
+    if ids.ndim == 2 and ids.shape[1] == 1:
+        ids = ids[:, 0]
+    if ids.ndim != 1 or ids.shape[0] != n_rows:
+        raise ValueError(
+            f"{who}.transform must return one cell id per row (shape ({n_rows},) "
+            f"or ({n_rows}, 1)); got shape {ids.shape}."
+        )
+    if ids.dtype.kind == "f":
+        if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
+            raise ValueError(
+                f"{who}.transform must return integer cell ids; got "
+                "non-integer floats."
+            )
+    elif ids.dtype.kind not in "iub":
+        raise ValueError(
+            f"{who}.transform must return integer cell ids; got dtype {ids.dtype}."
+        )
+    return ids.astype(np.int64)
+
+
+def check_weights(sample_weight, n_rows):
+    """``_check_sample_weight`` plus a clear error for negative weights."""
+    sw = _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64)
+    if np.any(sw < 0):
+        raise ValueError(
+            f"sample_weight has {int(np.sum(sw < 0))} negative value(s); "
+            "weights must be non-negative."
+        )
+    return sw
+
+
+__all__ = [
+    "LOGIT_EPS",
+    "check_binary_labels",
+    "check_cell_ids",
+    "check_confidence",
+    "check_weights",
+    "expit",
+    "split_confidence_features",
+    "to_logit",
+    "validate_confidence_data",
+]

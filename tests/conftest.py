@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+"""Shared fixtures: the real data in ``../shared/data``.
+
+Tests that read it skip with a reason when the folder is absent (a user's own
+clone) and *fail* when ``CI=true``, where it is always present: a real-data
+test must never silently stop running.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(
+    os.environ.get(
+        "BETACAL_SHARED_DATA",
+        Path(__file__).resolve().parents[1].parent / "shared" / "data",
+    )
+)
+
+
+def _require(path):
+    if path.exists():
+        return path
+    msg = f"real data not found at {path} (set BETACAL_SHARED_DATA)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg + "; under CI=true it must be present")
+    pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    """Path to ``../shared/data`` (skip locally, fail in CI when absent)."""
+    return _require(SHARED_DATA)
+
+
+@pytest.fixture(scope="session")
+def influences_frame(shared_data):
+    """The full Influences-on-LLM-Calibration parquet as a DataFrame."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    path = _require(shared_data / "influences" / "influences_llm_calibration_all.parquet")
+    return pd.read_parquet(path)
+
+
+@pytest.fixture(scope="session")
+def influences_verb(influences_frame):
+    """Verb prompt style rows with a valid verbalized confidence in [0, 1]."""
+    A = influences_frame
+    keep = (A.prompt_style == "verb") & A.verbal_confidence.between(0, 1)
+    return A[keep].reset_index(drop=True)
+
+
+@pytest.fixture(scope="session")
+def cifar_dir(shared_data):
+    return _require(shared_data / "cifar")
