@@ -1,0 +1,470 @@
+# SPDX-License-Identifier: MIT
+"""Tests of the ``betacal`` command line (in-process and one real subprocess)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import log_loss, roc_auc_score
+
+from sklearn_betacal import cli
+from sklearn_betacal.cli import main
+from sklearn_betacal.datasets import load_triviaqa_confidence
+from sklearn_betacal.metrics import (
+    area_under_accuracy_confidence,
+    beta_calibration_error,
+    brier_decomposition,
+    expected_calibration_error,
+    maximum_calibration_error,
+)
+
+
+@pytest.fixture(scope="module")
+def trivia():
+    return load_triviaqa_confidence().frame
+
+
+@pytest.fixture
+def csv_file(tmp_path, trivia):
+    """A small study-like CSV: confidence, label and group columns."""
+    frame = trivia.iloc[::7][["verbal_confidence", "correct_judge", "model"]]
+    frame = frame.rename(
+        columns={"verbal_confidence": "conf", "correct_judge": "ok", "model": "llm"}
+    )
+    path = tmp_path / "answers.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def run(argv, capsys):
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_usage_error(status, out, err, *fragments):
+    assert status == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("betacal: error: ")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+# --------------------------------------------------------------------------
+# successful runs
+# --------------------------------------------------------------------------
+
+
+def test_report_bundled_default(capsys, trivia):
+    status, out, err = run(["report"], capsys)
+    assert status == 0 and err == ""
+    y, p = trivia["correct_judge"], trivia["verbal_confidence"]
+    ece = expected_calibration_error(y, p, n_bins=10)
+    assert f"| ECE (expected calibration error) | {ece:.4f} |" in out
+    assert "| 9 | [0.900, 1.000] | 8103 |" in out
+    assert "rows: 11666" in out
+    assert "beta-CE" not in out  # no group column given
+
+
+def test_report_json_matches_metric_functions(csv_file, tmp_path, capsys):
+    path, frame = csv_file
+    out_path = tmp_path / "report.json"
+    argv = [
+        "report",
+        str(path),
+        "--confidence",
+        "conf",
+        "--label",
+        "ok",
+        "--group",
+        "llm",
+        "--n-bins",
+        "8",
+        "--strategy",
+        "quantile",
+        "--output",
+        str(out_path),
+    ]
+    status, out, err = run(argv, capsys)
+    assert status == 0
+    assert err.strip() == f"betacal: wrote {out_path}"
+    report = json.loads(out_path.read_text())
+    assert json.loads(out) == report  # --format inferred from the suffix
+    y, p, g = frame["ok"].to_numpy(), frame["conf"].to_numpy(), frame["llm"]
+    binning = {"n_bins": 8, "strategy": "quantile"}
+    m = report["metrics"]
+    brier = brier_decomposition(y, p, **binning)
+    expected = {
+        "ece": expected_calibration_error(y, p, **binning),
+        "mce": maximum_calibration_error(y, p, **binning),
+        "brier": brier.brier,
+        "brier_calibration": brier.calibration,
+        "brier_refinement": brier.refinement,
+        "nll": log_loss(y, p, labels=[0, 1]),
+        "auc": roc_auc_score(y, p),
+        "auac": area_under_accuracy_confidence(y, p),
+        "beta_ce": beta_calibration_error(y, p, groups=g, **binning),
+    }
+    for key, value in expected.items():
+        np.testing.assert_allclose(m[key], value, rtol=1e-12, atol=0, err_msg=key)
+    assert m["n_groups"] == 12
+    assert report["n_rows"] == len(frame)
+    assert len(report["reliability_table"]) == 8
+    assert sum(r["count"] for r in report["reliability_table"]) == len(frame)
+    assert report["input"] == {
+        "source": str(path),
+        "confidence": "conf",
+        "label": "ok",
+        "group": "llm",
+        "n_dropped": 0,
+    }
+
+
+def test_report_bundled_with_group(capsys, trivia):
+    status, out, _ = run(["report", "--group", "model", "--format", "json"], capsys)
+    assert status == 0
+    report = json.loads(out)
+    expected = beta_calibration_error(
+        trivia["correct_judge"], trivia["verbal_confidence"], groups=trivia["model"]
+    )
+    np.testing.assert_allclose(report["metrics"]["beta_ce"], expected, rtol=1e-12)
+
+
+def test_report_parquet_file(tmp_path, csv_file, capsys):
+    pytest.importorskip("pyarrow")
+    _, frame = csv_file
+    path = tmp_path / "answers.parquet"
+    frame.to_parquet(path)
+    status, out, _ = run(
+        ["report", str(path), "-c", "conf", "-l", "ok", "--format", "json"], capsys
+    )
+    assert status == 0
+    assert json.loads(out)["n_rows"] == len(frame)
+
+
+def test_report_compressed_tsv_and_bool_labels(tmp_path, capsys):
+    frame = pd.DataFrame({"p": [0.9, 0.2, 0.7, 0.4], "y": [True, False, False, True]})
+    path = tmp_path / "small.tsv.gz"
+    frame.to_csv(path, sep="\t", index=False)
+    status, out, _ = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert status == 0
+    assert "accuracy: 0.5000; mean confidence: 0.5500" in out
+
+
+def test_report_dropna(tmp_path, capsys):
+    frame = pd.DataFrame({"p": [0.9, np.nan, 0.7, 0.4], "y": [1, 0, 0, 1]})
+    path = tmp_path / "gaps.csv"
+    frame.to_csv(path, index=False)
+    status, out, _ = run(
+        ["report", str(path), "-c", "p", "-l", "y", "--dropna"], capsys
+    )
+    assert status == 0
+    assert "rows: 3 (1 with missing values dropped)" in out
+
+
+def test_report_single_class_reports_auc_as_na(tmp_path, capsys):
+    path = tmp_path / "all_right.csv"
+    pd.DataFrame({"p": [0.9, 0.8], "y": [1, 1]}).to_csv(path, index=False)
+    status, out, _ = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert status == 0
+    assert "| AUC | n/a |" in out
+
+
+def test_help_and_version(capsys):
+    status, out, _ = run(["--help"], capsys)
+    assert status == 0 and "report" in out
+    status, out, _ = run(["report", "--help"], capsys)
+    assert status == 0 and "--confidence" in out
+    status, out, _ = run(["--version"], capsys)
+    assert status == 0 and out.strip()
+
+
+def test_commands_registry_is_extensible(capsys, monkeypatch):
+    """A new subcommand is one registrar appended to COMMANDS."""
+
+    def add_hello(subparsers):
+        parser = subparsers.add_parser("hello")
+        parser.set_defaults(func=lambda args: print("hi") or 0)
+
+    monkeypatch.setattr(cli, "COMMANDS", [*cli.COMMANDS, add_hello])
+    status, out, _ = run(["hello"], capsys)
+    assert status == 0 and out == "hi\n"
+
+
+# --------------------------------------------------------------------------
+# bad input: exit 2, one line, no traceback
+# --------------------------------------------------------------------------
+
+
+def _write(tmp_path, name, frame):
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    "frame, argv_tail, fragments",
+    [
+        (
+            pd.DataFrame({"p": [0.5, 0.6], "y": [0, 1]}),
+            ["-c", "p", "-l", "label"],
+            ["column 'label' not found", "'p', 'y'"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 0.6], "y": [0, 2]}),
+            ["-c", "p", "-l", "y"],
+            ["label column 'y'", "binary", "1 row(s)"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 0.6], "y": ["yes", "no"]}),
+            ["-c", "p", "-l", "y"],
+            ["label column 'y'", "non-numeric"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 1.6, -0.1], "y": [0, 1, 1]}),
+            ["-c", "p", "-l", "y"],
+            ["confidence column 'p'", "2 value(s) outside [0, 1]", "min -0.1"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, np.nan], "y": [0, 1]}),
+            ["-c", "p", "-l", "y"],
+            ["confidence column 'p'", "1 NaN", "--dropna"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 0.2], "y": [0, np.nan]}),
+            ["-c", "p", "-l", "y"],
+            ["label column 'y'", "NaN"],
+        ),
+        (
+            pd.DataFrame({"p": ["high", "low"], "y": [0, 1]}),
+            ["-c", "p", "-l", "y"],
+            ["confidence column 'p'", "numeric"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 0.2], "y": [0, 1], "g": ["a", None]}),
+            ["-c", "p", "-l", "y", "-g", "g"],
+            ["group column 'g'", "1 missing"],
+        ),
+        (
+            pd.DataFrame({"p": [], "y": []}),
+            ["-c", "p", "-l", "y"],
+            ["no rows"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5], "y": [1]}),
+            ["-c", "p"],
+            ["--confidence COL --label COL"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5], "y": [1]}),
+            ["-c", "p", "-l", "y", "--n-bins", "0"],
+            ["--n-bins must be a positive integer"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5], "y": [1]}),
+            ["-c", "p", "-l", "y", "--n-bins", "ten"],
+            ["invalid int value: 'ten'"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5], "y": [1]}),
+            ["-c", "p", "-l", "y", "--strategy", "kmeans"],
+            ["invalid choice: 'kmeans'"],
+        ),
+    ],
+)
+def test_report_bad_input_exits_2(tmp_path, capsys, frame, argv_tail, fragments):
+    path = _write(tmp_path, "bad.csv", frame)
+    status, out, err = run(["report", str(path), *argv_tail], capsys)
+    assert_usage_error(status, out, err, *fragments)
+
+
+def test_report_missing_file(tmp_path, capsys):
+    missing = tmp_path / "nope.csv"
+    status, out, err = run(["report", str(missing), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, f"input file {missing} does not exist")
+
+
+def test_report_unknown_format_and_unparsable_file(tmp_path, capsys):
+    path = tmp_path / "data.xlsx"
+    path.write_bytes(b"PK\x03\x04")
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "cannot tell the format", ".parquet")
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"")
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "could not read", "as csv")
+    path = tmp_path / "broken.csv.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00" + bytes(40))
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "could not read")
+    path = tmp_path / "binary.csv"
+    path.write_bytes(b"\xff\xfe\x00\x81garbage\x00")
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "could not read")
+
+
+def test_report_corrupt_parquet(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"PAR1 this is not parquet")
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "could not read", "as parquet")
+
+
+def test_report_parquet_without_pyarrow(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "answers.parquet"
+    path.write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "pip install sklearn-betacal[parquet]")
+
+
+def test_report_bundled_missing_column(capsys):
+    status, out, err = run(["report", "--group", "topic"], capsys)
+    assert_usage_error(status, out, err, "column 'topic' not found")
+
+
+def test_report_bundled_nan_confidence_column(capsys):
+    status, out, err = run(["report", "-c", "extracted_seq_prob"], capsys)
+    assert_usage_error(status, out, err, "13 NaN", "--dropna")
+    status, out, _ = run(["report", "-c", "extracted_seq_prob", "--dropna"], capsys)
+    assert status == 0 and "rows: 11653 (13 with missing values dropped)" in out
+
+
+def test_no_command_and_unknown_option(capsys):
+    status, out, err = run([], capsys)
+    assert_usage_error(status, out, err, "choose a command: report")
+    status, out, err = run(["report", "--bins", "3"], capsys)
+    assert_usage_error(status, out, err, "unrecognized arguments: --bins")
+    status, out, err = run(["frobnicate"], capsys)
+    assert_usage_error(status, out, err, "invalid choice: 'frobnicate'")
+
+
+# --------------------------------------------------------------------------
+# --output
+# --------------------------------------------------------------------------
+
+
+def test_output_markdown_written(tmp_path, capsys):
+    target = tmp_path / "report.md"
+    status, out, _ = run(["report", "--output", str(target)], capsys)
+    assert status == 0
+    assert target.read_text() == out
+    assert out.startswith("# Calibration report")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temp left
+
+
+def test_output_never_overwrites_input(csv_file, capsys):
+    path, _ = csv_file
+    before = path.read_bytes()
+    for extra in ([], ["--force"]):
+        argv = ["report", str(path), "-c", "conf", "-l", "ok", "-o", str(path)]
+        status, out, err = run([*argv, *extra], capsys)
+        assert_usage_error(status, out, err, "is the input file", "refusing")
+    # the same file under another name (relative path, symlink) is caught too
+    link = path.parent / "link.csv"
+    link.symlink_to(path)
+    cwd = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        for out_name in ("answers.csv", "link.csv", "./sub/../answers.csv"):
+            (path.parent / "sub").mkdir(exist_ok=True)
+            status, out, err = run(
+                [
+                    "report",
+                    "answers.csv",
+                    "-c",
+                    "conf",
+                    "-l",
+                    "ok",
+                    "-o",
+                    out_name,
+                    "--force",
+                ],
+                capsys,
+            )
+            assert_usage_error(status, out, err, "is the input file")
+    finally:
+        os.chdir(cwd)
+    assert path.read_bytes() == before
+
+
+def test_output_existing_file_needs_force(tmp_path, capsys):
+    target = tmp_path / "report.md"
+    target.write_text("old")
+    status, out, err = run(["report", "-o", str(target)], capsys)
+    assert_usage_error(status, out, err, "exists; pass --force")
+    assert target.read_text() == "old"
+    status, out, _ = run(["report", "-o", str(target), "--force"], capsys)
+    assert status == 0 and target.read_text() == out
+
+
+def test_output_bad_location(tmp_path, capsys):
+    status, out, err = run(["report", "-o", str(tmp_path / "no" / "r.md")], capsys)
+    assert_usage_error(status, out, err, "does not exist")
+    status, out, err = run(["report", "-o", str(tmp_path)], capsys)
+    assert_usage_error(status, out, err, "is a directory")
+
+
+def test_output_written_atomically(tmp_path, capsys, monkeypatch):
+    target = tmp_path / "report.json"
+    target.write_text("old report")
+    real_replace = os.replace
+    seen = []
+
+    def checking_replace(src, dst):
+        # at the moment of the swap the old file is still intact and the new
+        # text is complete in a temp file of the same folder
+        assert Path(dst) == target and target.read_text() == "old report"
+        assert Path(src).parent == tmp_path
+        json.loads(Path(src).read_text())
+        seen.append(src)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(cli.os, "replace", checking_replace)
+    status, _, _ = run(["report", "-o", str(target), "--force"], capsys)
+    assert status == 0 and len(seen) == 1
+    assert json.loads(target.read_text())["n_rows"] == 11666
+
+    def failing_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli.os, "replace", failing_replace)
+    target.write_text("old report")
+    status, out, err = run(["report", "-o", str(target), "--force"], capsys)
+    assert_usage_error(status, out, err, "could not write", "No space left")
+    assert target.read_text() == "old report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+# --------------------------------------------------------------------------
+# the installed console script
+# --------------------------------------------------------------------------
+
+
+def test_console_script_subprocess(csv_file):
+    script = shutil.which("betacal", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("betacal console script is not installed next to python")
+    path, _ = csv_file
+    bad = subprocess.run(
+        [script, "report", str(path), "-c", "confidence", "-l", "ok"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert len(bad.stderr.splitlines()) == 1
+    assert "column 'confidence' not found" in bad.stderr
+    assert "Traceback" not in bad.stderr
