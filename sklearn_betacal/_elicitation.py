@@ -1,0 +1,457 @@
+# SPDX-License-Identifier: MIT
+"""Confidence elicitation: the paper's prompts and a parser for their outputs.
+
+The beta-calibration paper elicits a confidence from the language model itself
+with the two prompts of its Table 5 (App. B.1), taken from Tian et al. (2023):
+``Verb1S-Top1`` asks for ``Guess: ... Probability: 0.8`` and ``Ling1S-Top1``
+asks for ``Guess: ... Confidence: <expression>`` with the expression chosen
+from a fixed list of probability words. :func:`parse_verbalized_confidence`
+turns the raw model outputs into numbers in ``[0, 1]`` that the calibrators
+can take; whatever it cannot read becomes NaN and is counted, never raised.
+"""
+
+import math
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from sklearn.utils._param_validation import StrOptions, validate_params
+
+#: Numbers the Fagen-Ulmschneider (2015) "Perception of Probability Words"
+#: survey attached to each of its 17 probability words: the **median** of the
+#: 123 responses, as a fraction. Computed from the survey's raw results
+#: (``Perception-of-Probability-Words/survey-results.csv`` of
+#: https://github.com/wadefagen/datasets, commit ``d588d8f5``); the script and
+#: its output are in ``tests/data/elicitation_fagen_ulmschneider_medians.*``.
+#: Keys are lower case; matching ignores case and punctuation.
+LINGUISTIC_CONFIDENCE_TABLE = MappingProxyType(
+    {
+        "almost certain": 0.95,
+        "highly likely": 0.90,
+        "very good chance": 0.80,
+        "probable": 0.70,
+        "likely": 0.70,
+        "we believe": 0.75,
+        "probably": 0.70,
+        "better than even": 0.60,
+        "about even": 0.50,
+        "we doubt": 0.20,
+        "improbable": 0.10,
+        "unlikely": 0.20,
+        "probably not": 0.25,
+        "little chance": 0.10,
+        "almost no chance": 0.02,
+        "highly unlikely": 0.05,
+        "chances are slight": 0.10,
+    }
+)
+
+_EXPRESSION_LIST = ", ".join(
+    " ".join(w.capitalize() if w not in ("than", "are") else w for w in k.split())
+    for k in LINGUISTIC_CONFIDENCE_TABLE
+)
+
+#: Verb1S-Top1 prompt of the paper's Table 5 (Tian et al., 2023). Fill it with
+#: ``VERB1S_TOP1_PROMPT.format(question=q)``.
+VERB1S_TOP1_PROMPT = (
+    "Provide your best guess and the probability that it is correct (0.0 to "
+    "1.0) for the following question. Give ONLY the guess and probability, no "
+    "other words or explanation. For example:\n\n"
+    "Guess: <most likely guess, as short as possible; not a complete sentence, "
+    "just the guess!>\n"
+    "Probability: <the probability between 0.0 and 1.0 that your guess is "
+    "correct, without any extra commentary whatsoever; just the probability!>"
+    "\n\nThe question is: {question}"
+)
+
+#: Ling1S-Top1 prompt of the paper's Table 5 (Tian et al., 2023), with the
+#: paper's ``$EXPRESSION_LIST`` filled in from the keys of
+#: :data:`LINGUISTIC_CONFIDENCE_TABLE` (the 17 words of the Fagen-Ulmschneider
+#: survey that the paper cites). Fill it with
+#: ``LING1S_TOP1_PROMPT.format(question=q)``.
+LING1S_TOP1_PROMPT = (
+    "Provide your best guess for the following question, and describe how "
+    "likely it is that your guess is correct as one of the following "
+    f"expressions: {_EXPRESSION_LIST}. Give ONLY the guess and your "
+    "confidence, no other words or explanation. For example:\n\n"
+    "Guess: <most likely guess, as short as possible; not a complete sentence, "
+    "just the guess!>\n"
+    "Confidence: <description of confidence, without any extra commentary "
+    "whatsoever; just a short phrase!>\n\nThe question is: {question}"
+)
+
+KINDS = ("auto", "probability", "linguistic")
+
+# A decimal number not glued to a further digit group ("0,8" and "1,000" are
+# refused rather than misread as 0 and 1).
+_NUM = r"(?:\d+(?:\.\d*)?|\.\d+)(?![,.]?\d)"
+_OPEN = r"[\s*\"'<(\[`]*"
+_CLOSE = r"[\s*\"'>)\]`.,;]*"
+_PCT = r"\s*(?P<pct>%|percent\b)?"
+_VALUE = rf"(?:(?P<num>{_NUM})\s*/\s*(?P<den>{_NUM})|(?P<val>{_NUM}){_PCT})"
+_PROB_LABEL = r"(?:probability|prob|probs|confidence|likelihood)"
+
+# "Probability: 0.8", "**Probability:** 80%", "probability = 3/4"; the value
+# may sit on the next line (the label is then followed by a newline).
+_LABELED_NUMBER = re.compile(rf"(?i)\b{_PROB_LABEL}\s*\**\s*[:=]{_OPEN}{_VALUE}")
+_LABEL_ONLY = re.compile(rf"(?i)\b{_PROB_LABEL}\s*\**\s*[:=]")
+# A line holding nothing but a number: "0.9", "85%", "**0.7**".
+_BARE_LINE = re.compile(rf"(?i)^{_OPEN}{_VALUE}{_CLOSE}$")
+# "Boise, 0.99", "Extinction: 0.95", "/ Hydrology / 0.9", "Center 0.9": a
+# trailing decimal (with a point) or percentage after a separator and a space,
+# so that "Apollo 11", "498,00" or "3:1" are not read as probabilities.
+_TRAILING = re.compile(
+    rf"(?i)^(?P<guess>.*?\S)\s*(?:[,;:/|-]\s+|\s+)"
+    rf"(?P<val>\d*\.\d+(?![,.]?\d)|\d+(?:\.\d+)?(?=\s*(?:%|percent\b)))"
+    rf"{_PCT}{_CLOSE}$"
+)
+_GUESS_LABEL = re.compile(r"(?i)(?<![a-z])guess\s*\**\s*:")
+_LING_LABEL = re.compile(
+    r"(?i)\b(?:confidence|probability|likelihood)\s*\**\s*[:=][ \t*\"'<(\[]*"
+)
+
+
+class ParsedConfidence(NamedTuple):
+    """Result of :func:`parse_verbalized_confidence`.
+
+    A named tuple, so ``conf, guess, n_bad, source = parse_...(texts)`` works
+    as well as attribute access.
+
+    Attributes
+    ----------
+    confidence : ndarray of shape (n,), dtype float64
+        The elicited confidence in ``[0, 1]``, NaN where none could be read.
+    guess : ndarray of shape (n,), dtype object
+        The model's answer (``Guess: ...``) as a ``str``, ``None`` where no
+        answer could be located.
+    n_unparseable : int
+        ``int(np.isnan(confidence).sum())``.
+    source : ndarray of shape (n,), dtype object
+        Which rule produced each value: ``"label"`` (``Probability: 0.8``),
+        ``"line"`` (a line holding only a number), ``"trailing"`` (``Paris,
+        0.8``), ``"linguistic-label"`` (``Confidence: highly likely``),
+        ``"linguistic"`` (an expression elsewhere in the text),
+        ``"out-of-range"`` (a number was found but lies outside ``[0, 1]``,
+        e.g. ``Probability: 2.0`` or ``85`` without ``%``) or ``"none"``.
+    """
+
+    confidence: np.ndarray
+    guess: np.ndarray
+    n_unparseable: int
+    source: np.ndarray
+
+
+def _to_value(match):
+    """Float in [0, 1] from a ``_VALUE`` match, or NaN when out of range."""
+    groups = match.groupdict()
+    if groups.get("num") is not None:
+        den = float(groups["den"])
+        value = float(groups["num"]) / den if den > 0 else math.nan
+    else:
+        value = float(groups["val"])
+        if groups.get("pct"):
+            value /= 100.0
+    return value if 0.0 <= value <= 1.0 else math.nan
+
+
+def _clean_guess(text):
+    text = text.strip().strip("*").strip()
+    return text or None
+
+
+def _find_guess(text, lines):
+    """The text after the first ``Guess:`` label (or on the next line)."""
+    m = _GUESS_LABEL.search(text)
+    if m is None:
+        return None
+    rest = text[m.end() :]
+    line, _, after = rest.partition("\n")
+    label = _LABEL_ONLY.search(line)
+    if label is not None:
+        line = line[: label.start()]
+    guess = _clean_guess(line)
+    if guess is None:
+        for nxt in after.split("\n"):
+            if _LABEL_ONLY.search(nxt) or _GUESS_LABEL.search(nxt):
+                break
+            if nxt.strip():
+                return _clean_guess(nxt)
+    return guess
+
+
+def _line_near(lines, i):
+    """The nearest non-empty line before line ``i`` (else after it)."""
+    for line in [*reversed(lines[:i]), *lines[i + 1 :]]:
+        if line.strip():
+            return _clean_guess(line)
+    return None
+
+
+def _normalise(text):
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
+
+
+class _Linguistic:
+    """Longest-match lookup of probability expressions in normalised text."""
+
+    def __init__(self, table):
+        self.table = {_normalise(k): float(v) for k, v in table.items()}
+        keys = sorted(self.table, key=len, reverse=True)
+        self.anywhere = re.compile(r"\b(" + "|".join(map(re.escape, keys)) + r")\b")
+        self.at_start = re.compile(r"^(" + "|".join(map(re.escape, keys)) + r")\b")
+
+    def labeled(self, text):
+        """Value after ``Confidence:``; ``None`` if there is no such label."""
+        m = _LING_LABEL.search(text)
+        if m is None:
+            return None
+        rest = text[m.end() :]
+        region = ""
+        for line in rest.split("\n"):
+            if line.strip():
+                region = line
+                break
+        hit = self.at_start.match(_normalise(region))
+        return self.table[hit.group(1)] if hit else math.nan
+
+    def anywhere_last(self, text):
+        hits = self.anywhere.findall(_normalise(text))
+        return self.table[hits[-1]] if hits else math.nan
+
+
+def _parse_one(text, kind, ling):
+    """``(confidence, guess, source)`` for one model output."""
+    lines = text.split("\n")
+    guess = _find_guess(text, lines)
+    # Fall back to other lines for the guess only if there is no Guess label
+    # at all ("Guess: \nProbability: 0.8" has an empty guess, not "Guess:").
+    may_infer = _GUESS_LABEL.search(text) is None
+    numeric = kind in ("auto", "probability")
+
+    m = _LABELED_NUMBER.search(text) if numeric else None
+    if m is not None:
+        value = _to_value(m)
+        if may_infer:
+            before = text[: m.start()].strip().split("\n")
+            guess = _clean_guess(before[-1]) if before[-1].strip() else None
+        return value, guess, "label" if value == value else "out-of-range"
+
+    # A "Confidence:" label whose value is not an expression of the table
+    # ("very likely") is unparseable: no partial match elsewhere in the text.
+    label_seen = False
+    if kind in ("auto", "linguistic"):
+        value = ling.labeled(text)
+        label_seen = value is not None
+        if value == value and label_seen:
+            return value, guess, "linguistic-label"
+
+    if numeric:
+        bare = [(i, _BARE_LINE.match(line.strip())) for i, line in enumerate(lines)]
+        bare = [(i, m) for i, m in bare if m is not None]
+        if bare:
+            in_range = [(i, _to_value(m)) for i, m in bare]
+            in_range = [(i, v) for i, v in in_range if v == v]
+            if in_range:
+                i, value = in_range[-1]
+                if may_infer:
+                    guess = _line_near(lines, i)
+                return value, guess, "line"
+        for line in lines:
+            m = _TRAILING.match(line.strip())
+            if m is None:
+                continue
+            value = _to_value(m)
+            if value == value:
+                if may_infer or (guess or "").endswith(m.group("val")):
+                    head = m.group("guess")
+                    g = _GUESS_LABEL.search(head)
+                    guess = _clean_guess(head[g.end() :] if g else head)
+                    guess = guess.rstrip(",;:/|-").strip() if guess else None
+                return value, guess, "trailing"
+        if bare:
+            return math.nan, guess, "out-of-range"
+
+    if kind in ("auto", "linguistic") and not label_seen:
+        value = ling.anywhere_last(text)
+        if value == value:
+            return value, guess, "linguistic"
+    return math.nan, guess, "none"
+
+
+@validate_params(
+    {
+        # texts and table get their own checks below, with messages that say
+        # how to fix the input (a lone string, nested lists, bad entries).
+        "texts": "no_validation",
+        "kind": [StrOptions(set(KINDS))],
+        "table": "no_validation",
+    },
+    prefer_skip_nested_validation=True,
+)
+def parse_verbalized_confidence(texts, *, kind="auto", table=None):
+    """Read elicited confidences out of raw language-model outputs.
+
+    Parses the answers to the paper's two elicitation prompts
+    (:data:`VERB1S_TOP1_PROMPT`, :data:`LING1S_TOP1_PROMPT`; Table 5, App.
+    B.1): ``Guess: Paris\\nProbability: 0.8``, percentages (``80%``) and
+    fractions (``3/4``), and linguistic expressions (``Confidence: highly
+    likely``) mapped to numbers with ``table``. Real outputs are messy
+    (missing labels, ``Paris, 0.8``, trailing chatter, markdown); every rule
+    is listed in the Notes. A text that yields no value in ``[0, 1]`` gives
+    NaN and is counted; no input string ever raises.
+
+    Parameters
+    ----------
+    texts : str sequence of shape (n,)
+        A list, tuple, 1-D array or pandas Series of model outputs. ``None``
+        and NaN entries give NaN; any other non-string entry is converted
+        with ``str``.
+    kind : {"auto", "probability", "linguistic"}, default="auto"
+        ``"probability"`` reads only numbers, ``"linguistic"`` only
+        expressions from ``table``; ``"auto"`` tries a labeled number, then a
+        labeled expression, then an unlabeled number, then an expression
+        anywhere in the text.
+    table : mapping of str to float, default=None
+        Expression -> probability in ``[0, 1]``. ``None`` uses
+        :data:`LINGUISTIC_CONFIDENCE_TABLE` (the Fagen-Ulmschneider 2015
+        survey medians). Matching ignores case, punctuation and extra spaces
+        and prefers the longest expression ("highly unlikely" over
+        "unlikely").
+
+    Returns
+    -------
+    result : ParsedConfidence
+        Named tuple ``(confidence, guess, n_unparseable, source)``:
+        float64 confidences with NaN where unparseable, the located guesses
+        (object array, ``None`` where absent), the number of NaN rows and,
+        per row, the name of the rule that produced the value.
+
+    See Also
+    --------
+    VERB1S_TOP1_PROMPT, LING1S_TOP1_PROMPT : the prompts whose answers this
+        parses.
+    LINGUISTIC_CONFIDENCE_TABLE : the default expression -> number table.
+
+    Notes
+    -----
+    Rules, first match wins (``kind="auto"``):
+
+    1. ``label``: the first ``Probability:`` / ``Confidence:`` /
+       ``Likelihood:`` label (any case, optional markdown ``**``, the value
+       may be on the next line) followed by a number, ``80%``,
+       ``80 percent`` or ``a/b``. A labeled number outside ``[0, 1]``
+       (``Probability: 2.0``, ``Probability: 85``) gives NaN with source
+       ``"out-of-range"``: ``85`` without a ``%`` is ambiguous, so it is not
+       guessed to mean 85%.
+    2. ``linguistic-label``: ``Confidence: <expression>``, the expression
+       must start the label's value; an expression outside ``table``
+       (``Confidence: very likely``) gives NaN rather than a partial match.
+    3. ``line``: the last line that holds only a number in ``[0, 1]`` (or a
+       percentage): ``Paris\\n0.9``.
+    4. ``trailing``: the first line ending in a separator and a decimal
+       with a point or a percentage: ``Boise, 0.99``, ``ATP: 0.95``,
+       ``Center 0.9``. Integers are not read here (``Apollo 11``).
+    5. ``linguistic``: the last expression of ``table`` anywhere in the text.
+
+    Comma decimals (``0,8``) are refused, never misread as 0. The guess is
+    the text after the first ``Guess:`` label, else the text the number
+    trails, else the first other non-empty line.
+
+    On the 108,407 verb-prompt outputs of the Influences-on-LLM-Calibration
+    study (Xia et al., 2025) whose own extracted value is valid, the values
+    agree with the study's extraction on more than 99.9% of rows
+    (``tests/test_elicitation.py``).
+
+    The table's numbers are the medians of the 123 responses to the
+    Fagen-Ulmschneider (2015) survey, computed from its published raw data;
+    they are not the CIA/Kent (1964) numbers of the "classic" study that the
+    survey revisits. Medians of a 123-person internet survey are coarse (many
+    are round numbers); pass ``table`` to use your own.
+
+    References
+    ----------
+    .. [1] K. Tian et al. "Just Ask for Calibration: Strategies for Eliciting
+       Calibrated Confidence Scores from Language Models Fine-Tuned with Human
+       Feedback." EMNLP 2023.
+    .. [2] W. Fagen-Ulmschneider. "Perception of Probability Words." Survey,
+       2015. https://github.com/wadefagen/datasets/tree/master/Perception-of-Probability-Words
+
+    Examples
+    --------
+    >>> from sklearn_betacal import parse_verbalized_confidence
+    >>> out = parse_verbalized_confidence([
+    ...     "Guess: Paris\\nProbability: 0.8",
+    ...     "Guess: Lyon\\nProbability: 35%",
+    ...     "Guess: Nice\\nConfidence: Highly likely",
+    ...     "I cannot answer that.",
+    ... ])
+    >>> out.confidence
+    array([0.8 , 0.35, 0.9 ,  nan])
+    >>> out.guess.tolist()
+    ['Paris', 'Lyon', 'Nice', None]
+    >>> out.n_unparseable
+    1
+    """
+    if isinstance(texts, str | bytes):
+        raise ValueError(
+            "texts must be a sequence of model outputs, got a single string; "
+            "wrap it in a list: parse_verbalized_confidence([text])."
+        )
+    if table is None:
+        table = LINGUISTIC_CONFIDENCE_TABLE
+    if not isinstance(table, Mapping) or not table:
+        raise ValueError(
+            "table must be a non-empty mapping from expression (str) to a "
+            f"probability in [0, 1]; got {type(table).__name__}."
+        )
+    for key, value in table.items():
+        ok = isinstance(value, int | float | np.integer | np.floating)
+        if not isinstance(key, str) or not _normalise(key) or not ok:
+            raise ValueError(
+                "table must map non-empty expressions (str) to probabilities; "
+                f"got the entry {key!r}: {value!r}."
+            )
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(
+                f"table maps {key!r} to {value!r}; probabilities must lie in [0, 1]."
+            )
+    ling = _Linguistic(table)
+
+    values = texts.tolist() if hasattr(texts, "tolist") else texts
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(
+            "texts must be a sequence (list, array, Series) of model outputs; "
+            f"got {type(texts).__name__}."
+        ) from None
+    if any(isinstance(v, list | tuple | np.ndarray) for v in values):
+        raise ValueError(
+            "texts must be 1-D: one model output per entry; got nested "
+            "sequences. Pass a single column of outputs."
+        )
+
+    n = len(values)
+    confidence = np.full(n, np.nan)
+    guess = np.full(n, None, dtype=object)
+    source = np.full(n, "none", dtype=object)
+    for i, text in enumerate(values):
+        if not isinstance(text, str):
+            if text is None or (pd.api.types.is_scalar(text) and pd.isna(text)):
+                continue
+            text = str(text)
+        confidence[i], guess[i], source[i] = _parse_one(text, kind, ling)
+    n_bad = int(np.count_nonzero(np.isnan(confidence)))
+    return ParsedConfidence(confidence, guess, n_bad, source)
+
+
+__all__ = [
+    "LINGUISTIC_CONFIDENCE_TABLE",
+    "LING1S_TOP1_PROMPT",
+    "ParsedConfidence",
+    "VERB1S_TOP1_PROMPT",
+    "parse_verbalized_confidence",
+]

