@@ -343,7 +343,7 @@ def test_report_bundled_nan_confidence_column(capsys):
 
 def test_no_command_and_unknown_option(capsys):
     status, out, err = run([], capsys)
-    assert_usage_error(status, out, err, "choose a command: report")
+    assert_usage_error(status, out, err, "choose a command: demo, report")
     status, out, err = run(["report", "--bins", "3"], capsys)
     assert_usage_error(status, out, err, "unrecognized arguments: --bins")
     status, out, err = run(["frobnicate"], capsys)

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+"""Calibration metrics and scorers.
+
+Plain functions ``metric(y_true, y_prob, *, sample_weight=None, ...)``:
+:func:`reliability_table`, :func:`expected_calibration_error`,
+:func:`maximum_calibration_error`, :func:`brier_decomposition`,
+:func:`beta_calibration_error` and :func:`area_under_accuracy_confidence`.
+Names ending in ``_error`` are lower-is-better. For NLL, AUC and the plain
+Brier score use :func:`sklearn.metrics.log_loss`,
+:func:`sklearn.metrics.roc_auc_score` and
+:func:`sklearn.metrics.brier_score_loss`.
+
+Scorers for ``cross_validate`` and ``GridSearchCV``:
+``neg_expected_calibration_error_scorer``,
+``area_under_accuracy_confidence_scorer``,
+``neg_beta_calibration_error_scorer`` (the estimator's own partition) and
+:func:`make_beta_calibration_error_scorer` (a fixed partition). The module
+level scorer objects are shared: ``set_score_request`` changes them in place,
+so call it on a ``copy.deepcopy`` when different searches need different
+requests.
+"""
+
+from ._calibration_error import (
+    BrierDecomposition,
+    beta_calibration_error,
+    brier_decomposition,
+    expected_calibration_error,
+    maximum_calibration_error,
+    reliability_table,
+)
+from ._scorers import (
+    area_under_accuracy_confidence_scorer,
+    make_beta_calibration_error_scorer,
+    neg_beta_calibration_error_scorer,
+    neg_expected_calibration_error_scorer,
+)
+from ._selective import area_under_accuracy_confidence
+
+__all__ = [
+    "BrierDecomposition",
+    "area_under_accuracy_confidence",
+    "area_under_accuracy_confidence_scorer",
+    "beta_calibration_error",
+    "brier_decomposition",
+    "expected_calibration_error",
+    "make_beta_calibration_error_scorer",
+    "maximum_calibration_error",
+    "neg_beta_calibration_error_scorer",
+    "neg_expected_calibration_error_scorer",
+    "reliability_table",
+]

@@ -1,0 +1,637 @@
+# SPDX-License-Identifier: MIT
+"""Binned calibration metrics: reliability table, ECE, MCE, Brier split, beta-CE.
+
+All functions take ``(y_true, y_prob, *, sample_weight=None, ...)`` where
+``y_true`` holds 0/1 correctness labels and ``y_prob`` the confidence that
+the answer is correct. Sample weights are frequency weights: a zero weight
+drops the row and an integer weight ``m`` counts the row ``m`` times.
+
+The numerical work is in :mod:`sklearn_betacal._kernels._calibration`; this
+module validates, calls the kernels and shapes the results.
+"""
+
+from collections import namedtuple
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import betaincinv
+from sklearn.metrics import brier_score_loss
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from .._kernels import _calibration as _k
+from .._validation import check_binary_labels, check_confidence, check_weights
+
+_STRATEGIES = StrOptions({"uniform", "quantile"})
+_NORMS = StrOptions({"l1", "l2", "max"})
+_N_BINS = Interval(Integral, 1, None, closed="left")
+_COMMON = {
+    "y_true": ["array-like"],
+    "y_prob": ["array-like"],
+    "sample_weight": ["array-like", None],
+    "n_bins": [_N_BINS],
+    "strategy": [_STRATEGIES],
+}
+
+BrierDecomposition = namedtuple(
+    "BrierDecomposition", ["brier", "calibration", "refinement"]
+)
+BrierDecomposition.__doc__ = """\
+Brier score with its binned calibration and refinement terms.
+
+Fields: ``brier`` (weighted mean of ``(p - y)**2``), ``calibration``
+(``sum_b W_b/W (conf_b - acc_b)**2``) and ``refinement``
+(``sum_b W_b/W acc_b (1 - acc_b)``).
+"""
+
+
+def _is_clean_probability(p):
+    """Cheap O(1)-memory test that float ``p`` lies in ``[+0, 1]``.
+
+    For IEEE floats, the bit patterns of ``+0.0 <= x <= 1.0`` read as
+    unsigned integers are exactly the integers ``<= bits(1.0)``; negative
+    numbers (sign bit), values above one, inf and NaN all read larger. So one
+    unsigned ``max`` replaces ``min``, ``max`` and a NaN check. (``-0.0``
+    fails here and is accepted by the full check.)
+    """
+    if p.dtype.itemsize in (4, 8):
+        uint = np.dtype(f"u{p.dtype.itemsize}")
+        one = np.array(1.0, dtype=p.dtype).view(uint)
+        return bool(p.view(uint).max() <= one)
+    p_min, p_max = p.min(), p.max()
+    return bool(p_min >= 0 and p_max <= 1)  # NaN fails
+
+
+def _is_clean_binary(y):
+    """Cheap O(1)-memory test that ``y`` is 0/1; ``False`` means "check fully"."""
+    if y.dtype.kind == "b":
+        return True
+    if y.dtype.kind in "iu":
+        # the bitwise OR of all labels is 0 or 1 iff every label is (a
+        # negative label sets the sign bit, anything above 1 a higher bit)
+        return 0 <= int(np.bitwise_or.reduce(y)) <= 1
+    y_min, y_max = y.min(), y.max()
+    if not (y_min >= 0 and y_max <= 1):  # NaN fails here as well
+        return False
+    # in [0, 1], every value is 0 or 1 iff the sum equals the count of
+    # non-zeros (a sum of ones is exact in float64 up to 2**53 rows)
+    return float(np.count_nonzero(y)) == float(np.sum(y))
+
+
+def _check_inputs(y_true, y_prob, sample_weight):
+    """Validate labels, confidences and weights; return ``(y, p, w, W)``.
+
+    A cheap pre-check (one or two reductions, no N-sized temporaries) accepts
+    clean 1-D numeric input as is. Anything it does not accept goes through
+    the shared helpers of :mod:`sklearn_betacal._validation`, which raise
+    the library's standard error messages. ``w`` is ``None`` for unit
+    weights; ``W`` is the total weight.
+    """
+    y = np.asarray(y_true)
+    p = np.asarray(y_prob)
+    fast = (
+        y.ndim == 1
+        and p.ndim == 1
+        and y.shape == p.shape
+        and p.size > 0
+        and p.dtype.kind == "f"
+        and y.dtype.kind in "biuf"
+    )
+    fast = fast and _is_clean_probability(p)
+    fast = fast and _is_clean_binary(y)
+    if not fast:
+        y = check_binary_labels(y_true, name="y_true")
+        p = check_confidence(y_prob, input="probability", name="y_prob")
+        if y.shape[0] != p.shape[0]:
+            raise ValueError(
+                f"y_true and y_prob must have the same length; got {y.shape[0]} "
+                f"labels and {p.shape[0]} confidences."
+            )
+        if p.shape[0] == 0:
+            raise ValueError("y_true and y_prob are empty; need at least one row.")
+    p = p.astype(np.float64, copy=False)
+    if sample_weight is None:
+        return y, p, None, float(p.shape[0])
+    w = np.asarray(sample_weight) if hasattr(sample_weight, "dtype") else None
+    if w is not None and w.dtype == np.float64 and w.shape == p.shape:
+        # same pre-check idea: two reductions instead of sklearn's full pass
+        total = float(np.sum(w))
+        if np.isfinite(total) and total > 0 and w.min() >= 0:
+            return y, p, w, total
+    # rejects NaN/inf, negative and all-zero weights with a clear message
+    w = check_weights(sample_weight, p.shape[0])
+    return y, p, w, float(np.sum(w))
+
+
+def _binned_error(y, p, w, total, n_bins, strategy, norm):
+    """Calibration error of one (already validated) sample."""
+    if strategy == "uniform":
+        gap, weight = _k.uniform_gap_sums(p, y, w, n_bins, with_weight=norm != "l1")
+    else:
+        idx = _k.quantile_bin_index(p, _k.quantile_edges(p, w, n_bins))
+        diff = y - p if w is None else w * (y - p)
+        gap = np.bincount(idx, weights=diff, minlength=n_bins)
+        weight = np.bincount(idx, weights=w, minlength=n_bins).astype(np.float64)
+    return _k.calibration_error_from_sums(gap, weight, total, norm)
+
+
+def _bin_index_and_edges(p, w, n_bins, strategy):
+    """Bin index per row plus each bin's reported lower and upper edge."""
+    if strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, n_bins + 1)
+        return _k.uniform_bin_index(p, n_bins), edges[:-1], edges[1:]
+    interior = _k.quantile_edges(p, w, n_bins)
+    lower = np.concatenate([[0.0], interior])
+    upper = np.concatenate([interior, [1.0]])
+    return _k.quantile_bin_index(p, interior), lower, upper
+
+
+def _binned_stats(y, p, w, n_bins, strategy):
+    idx, lower, upper = _bin_index_and_edges(p, w, n_bins, strategy)
+    count, weight, sum_p, sum_y = _k.bin_sums(idx, n_bins, p, y, w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        conf = sum_p / weight
+        acc = sum_y / weight
+    return lower, upper, count, weight, conf, acc, sum_y
+
+
+def _clopper_pearson(successes, trials, alpha):
+    """Exact two-sided ``1 - alpha`` interval for a binomial proportion.
+
+    ``lower = B^{-1}(alpha/2; x, n - x + 1)`` and
+    ``upper = B^{-1}(1 - alpha/2; x + 1, n - x)`` with ``B^{-1}`` the inverse
+    regularized incomplete beta function; ``lower = 0`` when ``x = 0`` and
+    ``upper = 1`` when ``x = n``. Real-valued ``x`` and ``n`` (weighted
+    counts) are allowed; empty bins (``n = 0``) give NaN.
+    """
+    n = np.asarray(trials, dtype=np.float64)
+    x = np.clip(np.asarray(successes, dtype=np.float64), 0.0, n)
+    lower = np.full_like(n, np.nan)
+    upper = np.full_like(n, np.nan)
+    ok = n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = betaincinv(x, n - x + 1.0, alpha / 2.0)
+        hi = betaincinv(x + 1.0, n - x, 1.0 - alpha / 2.0)
+    lower[ok] = np.where(x[ok] <= 0, 0.0, lo[ok])
+    upper[ok] = np.where(x[ok] >= n[ok], 1.0, hi[ok])
+    return lower, upper
+
+
+@validate_params(
+    {**_COMMON, "alpha": [Interval(Real, 0, 1, closed="neither")]},
+    prefer_skip_nested_validation=True,
+)
+def reliability_table(
+    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform", alpha=0.05
+):
+    """Per-bin reliability table with counts, standard errors and exact intervals.
+
+    One row per bin, empty bins included (``count == 0``, ``empty == True``,
+    statistics NaN), so that the table never hides where the data is thin.
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights (zero drops a row, an integer ``m``
+        counts it ``m`` times).
+    n_bins : int, default=10
+        Number of bins ``M``.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: equal-width bins, row ``i`` in bin
+        ``min(floor(p_i * M), M - 1)``, so bin ``b`` is ``[b/M, (b+1)/M)``
+        and the last bin also holds ``p = 1``. ``"quantile"``: equal-mass
+        bins whose interior edges are the weighted inverted-CDF quantiles at
+        levels ``k/M``; bin ``k`` is ``(e_k, e_{k+1}]`` (the first bin starts
+        at 0 inclusive). Tied confidences can make quantile bins empty.
+    alpha : float, default=0.05
+        Miscoverage of the Clopper-Pearson interval: ``[ci_lower, ci_upper]``
+        is an exact two-sided ``1 - alpha`` interval for the bin's accuracy
+        (its lower end is a one-sided ``1 - alpha/2`` lower bound).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Indexed by ``bin`` (0 .. M-1), with columns
+
+        - ``bin_lower``, ``bin_upper``: the bin's edges;
+        - ``count``: rows with positive weight in the bin;
+        - ``weight``: total weight ``W_b`` (equals ``count`` without weights);
+        - ``mean_confidence`` (``conf_b``), ``accuracy`` (``acc_b``), both
+          weighted means, and ``gap = acc_b - conf_b``;
+        - ``std_error``: ``sqrt(acc_b (1 - acc_b) / W_b)``, the standard
+          error of the accuracy;
+        - ``ci_lower``, ``ci_upper``: Clopper-Pearson interval with
+          ``W_b`` trials and ``acc_b W_b`` successes;
+        - ``empty``: True where ``W_b == 0``.
+
+    See Also
+    --------
+    expected_calibration_error : The table collapsed to one number.
+    sklearn.calibration.calibration_curve : Accuracy and confidence per
+        non-empty bin, without counts or intervals.
+
+    Notes
+    -----
+    Weights are frequency weights, so the standard error and the interval use
+    the bin's total weight as the number of trials; with unit weights that is
+    the bin count. A bin holding one point has an interval of width about
+    ``1 - alpha/2``: its gap is mostly noise (chapter 000).
+
+    References
+    ----------
+    .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
+       limits illustrated in the case of the binomial", Biometrika 26 (1934).
+    .. [2] M. P. Naeini, G. Cooper and M. Hauskrecht, "Obtaining well
+       calibrated probabilities using Bayesian binning", AAAI 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import reliability_table
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> table = reliability_table(y, p, n_bins=5)
+    >>> table[["count", "mean_confidence", "accuracy"]].round(3)
+         count  mean_confidence  accuracy
+    bin
+    0      193            0.108     0.109
+    1      180            0.310     0.306
+    2      208            0.504     0.548
+    3      207            0.703     0.662
+    4      212            0.895     0.925
+    """
+    import pandas as pd
+
+    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight)
+    lower, upper, count, weight, conf, acc, sum_y = _binned_stats(
+        y, p, w, n_bins, strategy
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std_error = np.sqrt(acc * (1.0 - acc) / weight)
+    ci_lower, ci_upper = _clopper_pearson(sum_y, weight, alpha)
+    table = pd.DataFrame(
+        {
+            "bin_lower": lower,
+            "bin_upper": upper,
+            "count": count,
+            "weight": weight,
+            "mean_confidence": conf,
+            "accuracy": acc,
+            "gap": acc - conf,
+            "std_error": std_error,
+            "ci_lower": ci_lower,
+            "ci_upper": ci_upper,
+            "empty": weight <= 0,
+        },
+        index=pd.RangeIndex(n_bins, name="bin"),
+    )
+    return table
+
+
+@validate_params({**_COMMON, "norm": [_NORMS]}, prefer_skip_nested_validation=True)
+def expected_calibration_error(
+    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform", norm="l1"
+):
+    """Expected calibration error (ECE): weighted mean gap over confidence bins.
+
+    ``ECE = sum_b (W_b / W) |acc_b - conf_b|`` with ``W_b`` the weight in bin
+    ``b`` and ``W`` the total weight: the binned estimate of the average-case
+    calibration error ``CE(h)`` (paper Def. 2.2; chapter 000).
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    n_bins : int, default=10
+        Number of bins ``M``.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins (index ``min(floor(p * M), M - 1)``, so ``p = 1`` is
+        in the last bin) or equal-mass bins; see :func:`reliability_table`.
+    norm : {"l1", "l2", "max"}, default="l1"
+        ``"l1"``: the ECE above. ``"l2"``: ``sqrt(sum_b (W_b/W) gap_b**2)``.
+        ``"max"``: the largest ``|gap_b|`` over non-empty bins, i.e. the
+        :func:`maximum_calibration_error`.
+
+    Returns
+    -------
+    ece : float
+        In ``[0, 1]``; lower is better.
+
+    See Also
+    --------
+    reliability_table : The per-bin numbers behind the ECE.
+    beta_calibration_error : The ECE within each group, averaged.
+    sklearn.metrics.brier_score_loss, sklearn.metrics.log_loss : Proper
+        scoring rules that also reward sharpness.
+
+    Notes
+    -----
+    The binned estimator is biased: opposite gaps cancel inside a bin
+    (downward bias) and sampling noise inflates each bin's gap (upward
+    bias); its value depends on ``n_bins`` and ``strategy``. Compare models
+    only at the same binning.
+
+    The equal-width path never builds a table: one weighted ``bincount`` of
+    ``y - p`` per block of rows gives every bin's signed gap.
+
+    References
+    ----------
+    .. [1] M. P. Naeini, G. Cooper and M. Hauskrecht, "Obtaining well
+       calibrated probabilities using Bayesian binning", AAAI 2015.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On calibration of
+       modern neural networks", ICML 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import expected_calibration_error
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> round(expected_calibration_error(y, p), 4)
+    0.0309
+    >>> round(expected_calibration_error(y, np.sqrt(p)), 4)  # overconfident
+    0.1577
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    return _binned_error(y, p, w, total, n_bins, strategy, norm)
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def maximum_calibration_error(
+    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform"
+):
+    """Maximum calibration error (MCE): the largest gap over non-empty bins.
+
+    ``MCE = max_{b: W_b > 0} |acc_b - conf_b|``. Equal to
+    ``expected_calibration_error(..., norm="max")``.
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning, as in :func:`expected_calibration_error`.
+
+    Returns
+    -------
+    mce : float
+        In ``[0, 1]``; lower is better.
+
+    See Also
+    --------
+    expected_calibration_error : The weighted average instead of the maximum.
+
+    Notes
+    -----
+    A bin with a single point has a gap of ``conf`` or ``1 - conf``, so the
+    MCE is dominated by the sparsest bin; read it next to the
+    :func:`reliability_table` counts.
+
+    References
+    ----------
+    .. [1] M. P. Naeini, G. Cooper and M. Hauskrecht, "Obtaining well
+       calibrated probabilities using Bayesian binning", AAAI 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import maximum_calibration_error
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> round(maximum_calibration_error(y, p), 4)
+    0.0657
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    return _binned_error(y, p, w, total, n_bins, strategy, "max")
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def brier_decomposition(
+    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform"
+):
+    """Brier score split into a binned calibration and a refinement term.
+
+    ``BS = sum_b (W_b/W)(conf_b - acc_b)**2 + sum_b (W_b/W) acc_b (1 - acc_b)``
+    (chapter 000, "ECE, derived, then the Brier score, decomposed").
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning, as in :func:`expected_calibration_error`.
+
+    Returns
+    -------
+    result : BrierDecomposition
+        Named tuple ``(brier, calibration, refinement)``. ``brier`` is the
+        weighted mean of ``(p - y)**2`` (computed by
+        :func:`sklearn.metrics.brier_score_loss`); ``calibration`` is the
+        squared-gap sibling of the ECE; ``refinement`` the within-bin
+        Bernoulli variance of the labels.
+
+    See Also
+    --------
+    sklearn.metrics.brier_score_loss : The Brier score alone.
+    expected_calibration_error : The absolute-gap summary.
+
+    Notes
+    -----
+    The split is **exact only when all forecasts inside each bin coincide**
+    (then ``brier == calibration + refinement`` up to rounding). Otherwise the
+    derivation idealizes each forecast as its bin mean ``conf_b`` and the
+    remainder ``brier - calibration - refinement`` equals
+    ``sum_b (W_b/W) [var_b(p) - 2 cov_b(p, y)]``, the within-bin spread of the
+    forecasts; it shrinks as the bins get finer.
+
+    References
+    ----------
+    .. [1] G. W. Brier, "Verification of forecasts expressed in terms of
+       probability", Monthly Weather Review 78 (1950).
+    .. [2] A. H. Murphy, "A new vector partition of the probability score",
+       Journal of Applied Meteorology 12 (1973).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import brier_decomposition
+    >>> p = np.repeat([0.2, 0.7], 5)
+    >>> y = np.array([0, 0, 0, 0, 1, 1, 1, 1, 0, 0])
+    >>> result = brier_decomposition(y, p)
+    >>> [round(v, 4) for v in result]
+    [0.205, 0.005, 0.2]
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    _, _, _, weight, conf, acc, _ = _binned_stats(y, p, w, n_bins, strategy)
+    nonempty = weight > 0
+    share = weight[nonempty] / total
+    conf, acc = conf[nonempty], acc[nonempty]
+    calibration = float(np.sum(share * (conf - acc) ** 2))
+    refinement = float(np.sum(share * acc * (1.0 - acc)))
+    brier = float(
+        brier_score_loss(
+            np.asarray(y, dtype=np.float64), p, sample_weight=w, labels=[0, 1]
+        )
+    )
+    return BrierDecomposition(brier, calibration, refinement)
+
+
+def _check_groups(groups, n_rows):
+    """Return one integer code ``0 .. S-1`` per row and ``S`` (cells)."""
+    g = np.asarray(groups)
+    if g.ndim == 2 and g.shape[1] == 1:
+        g = g[:, 0]
+    if g.ndim != 1 or g.shape[0] != n_rows:
+        raise ValueError(
+            f"groups must hold one cell id per row, shape ({n_rows},); got shape "
+            f"{g.shape}."
+        )
+    if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
+        raise ValueError(
+            f"groups contains {int(np.sum(~np.isfinite(g)))} NaN or infinite "
+            "value(s); every row needs a cell id (use -1 for 'outside every "
+            "bounded leaf')."
+        )
+    try:
+        _, codes = np.unique(g, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(
+            "groups must be comparable labels of one type (integers or "
+            f"strings); np.unique failed with: {exc}"
+        ) from None
+    codes = codes.reshape(-1)
+    return codes, int(codes.max()) + 1
+
+
+@validate_params(
+    {**_COMMON, "groups": ["array-like"], "norm": [_NORMS]},
+    prefer_skip_nested_validation=True,
+)
+def beta_calibration_error(
+    y_true,
+    y_prob,
+    *,
+    groups,
+    sample_weight=None,
+    n_bins=10,
+    strategy="uniform",
+    norm="l1",
+):
+    """Beta-calibration error CE(h; beta): per-group binned CE, weighted by size.
+
+    Estimates ``CE(h; beta) = E |E[Y | h, beta] - h|`` (paper Def. 2.4) as in
+    the paper's App. A.1: split the rows by their cell ``s = beta(q, a)``,
+    compute the binned calibration error within each cell, and average the
+    cells' errors with weights ``W_s / W`` (their share of the total weight).
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    groups : array-like of shape (n_samples,)
+        The cell of each row: integer ids from a partitioner's ``transform``
+        or ``apply`` (``-1``, "outside every bounded leaf", is a cell like
+        any other here) or any other labels, e.g. topic names.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    n_bins : int, default=10
+        Number of bins within each cell.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning within each cell; quantile edges are computed per cell.
+    norm : {"l1", "l2", "max"}, default="l1"
+        Per-cell error, as in :func:`expected_calibration_error`.
+
+    Returns
+    -------
+    beta_ce : float
+        In ``[0, 1]``; lower is better. With a single cell it equals
+        :func:`expected_calibration_error` exactly.
+
+    See Also
+    --------
+    expected_calibration_error : The average-case error (one cell).
+    make_beta_calibration_error_scorer : A scorer with a fixed partition.
+
+    Notes
+    -----
+    Average-case calibration can hide group-wise miscalibration: in the
+    paper's Example 2.1 every confidence is 0.8 and the average accuracy is
+    0.8 (ECE 0), while the two groups have accuracy 0.65 and 0.95 (beta-CE
+    0.15). Cells with zero total weight are ignored.
+
+    References
+    ----------
+    .. [1] "beta-calibration of Language Model Confidence Scores for
+       Generative QA", Def. 2.4 and App. A.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import (
+    ...     beta_calibration_error, expected_calibration_error)
+    >>> p = np.full(8, 0.8)                  # paper's Example 2.1, Table 1:
+    >>> y = np.tile([1, 0], 4)               # each QA pair as a correct and an
+    >>> w = np.array([.6, .4, .7, .3, .9, .1, 1., 0.])  # incorrect weighted row
+    >>> groups = np.repeat([1, 2], 4)
+    >>> round(expected_calibration_error(y, p, sample_weight=w), 4)
+    0.0
+    >>> round(beta_calibration_error(y, p, groups=groups, sample_weight=w), 4)
+    0.15
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    codes, n_cells = _check_groups(groups, p.shape[0])
+    if n_cells == 1:  # the ECE itself, bit for bit
+        return _binned_error(y, p, w, total, n_bins, strategy, norm)
+    if strategy == "uniform":
+        gap, weight = _k.uniform_cell_sums(p, y, w, codes, n_cells, n_bins)
+        errors = _k.cell_calibration_errors(gap, weight, norm)
+        share = weight.sum(axis=1) / total
+        keep = share > 0  # a cell of zero weight is dropped, like its rows
+        return float(np.sum(share[keep] * errors[keep]))
+    # quantile edges differ per cell: bin each cell on its own
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
+    result = 0.0
+    for s in range(n_cells):
+        rows = order[bounds[s] : bounds[s + 1]]
+        w_s = None if w is None else w[rows]
+        total_s = float(rows.shape[0]) if w is None else float(np.sum(w_s))
+        if total_s <= 0:
+            continue
+        err = _binned_error(y[rows], p[rows], w_s, total_s, n_bins, strategy, norm)
+        result += total_s / total * err
+    return float(result)

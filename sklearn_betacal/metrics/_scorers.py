@@ -1,0 +1,237 @@
+# SPDX-License-Identifier: MIT
+"""Scorers for ``cross_validate`` / ``GridSearchCV``: -ECE, -beta-CE and AUAC.
+
+The confidence that is scored is ``estimator.predict_proba(X)[:, 1]``.
+The beta-CE additionally needs one cell id per row, from one of two sources:
+
+- the estimator's own partition (:data:`neg_beta_calibration_error_scorer`):
+  the group-conditional calibrators expose ``apply(X)``; for a
+  :class:`~sklearn.pipeline.Pipeline` the scorer calls
+  ``est[-1].apply(est[:-1].transform(X))``. Each candidate of a search is
+  then judged on its *own* beta, so candidates with different partitions
+  are scored on different yardsticks;
+- a fixed, already-fitted partitioner carried by the scorer
+  (:func:`make_beta_calibration_error_scorer`), so that every candidate is
+  scored on the *same* beta, as the paper does when it tunes the kd-tree
+  depth (Sec. 5).
+"""
+
+import numbers
+
+from sklearn.base import is_classifier
+from sklearn.metrics import make_scorer
+from sklearn.metrics._scorer import _BaseScorer
+from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import HasMethods, validate_params
+from sklearn.utils.metadata_routing import UNUSED
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_cell_ids, split_confidence_features
+from ._calibration_error import (
+    _N_BINS,
+    _NORMS,
+    _STRATEGIES,
+    beta_calibration_error,
+    expected_calibration_error,
+)
+from ._selective import area_under_accuracy_confidence
+
+#: ``-expected_calibration_error`` of ``predict_proba(X)[:, 1]`` (10
+#: equal-width bins). Greater is better.
+neg_expected_calibration_error_scorer = make_scorer(
+    expected_calibration_error, response_method="predict_proba", greater_is_better=False
+)
+
+#: :func:`area_under_accuracy_confidence` of ``predict_proba(X)[:, 1]``.
+area_under_accuracy_confidence_scorer = make_scorer(
+    area_under_accuracy_confidence, response_method="predict_proba"
+)
+
+
+class _BetaCalibrationErrorScorer(_BaseScorer):
+    """``-beta_calibration_error`` with cell ids from a partitioner.
+
+    A scikit-learn scorer object (``_BaseScorer``), so it takes part in
+    multi-metric caching of ``predict_proba`` and in metadata routing
+    (``set_score_request(sample_weight=True)``).
+    """
+
+    # ``groups`` is computed by the scorer, never routed as metadata (it would
+    # clash with the ``groups`` that cross_validate routes to the splitter).
+    __metadata_request__score = {"groups": UNUSED}
+
+    def __init__(self, partitioner, confidence_column, kwargs):
+        super().__init__(
+            beta_calibration_error, -1, kwargs, response_method="predict_proba"
+        )
+        self._partitioner = partitioner
+        self._confidence_column = confidence_column
+
+    def __repr__(self):
+        kwargs = "".join(f", {k}={v!r}" for k, v in self._kwargs.items())
+        if self._partitioner is None:
+            return f"make_beta_calibration_error_scorer(partitioner=None{kwargs})"
+        return (
+            f"make_beta_calibration_error_scorer({self._partitioner!r}, "
+            f"confidence_column={self._confidence_column!r}{kwargs})"
+        )
+
+    def _own_cells(self, estimator, X):
+        if isinstance(estimator, Pipeline):
+            final, Xt = estimator[-1], estimator[:-1].transform(X)
+        else:
+            final, Xt = estimator, X
+        if not callable(getattr(final, "apply", None)):
+            raise TypeError(
+                "neg_beta_calibration_error_scorer takes the cells from the "
+                f"estimator's own partition through apply(X), but "
+                f"{type(final).__name__} has no apply method. Score it with "
+                "make_beta_calibration_error_scorer(fitted_partitioner) instead."
+            )
+        return final.apply(Xt), "apply"
+
+    def _carried_cells(self, X):
+        col = self._confidence_column
+        if col is None:
+            Z = X
+        elif hasattr(X, "columns") and hasattr(X, "drop"):
+            name = X.columns[col] if isinstance(col, numbers.Integral) else col
+            if name not in X.columns:
+                raise ValueError(
+                    f"confidence_column={col!r} is not a column of X; columns "
+                    f"are {list(X.columns)[:10]}."
+                )
+            Z = X.drop(columns=[name])  # keep feature names for the partitioner
+        else:
+            _, Z = split_confidence_features(X, col)
+        return self._partitioner.transform(Z), "partitioner"
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        self._warn_overlap(
+            message=(
+                "There is an overlap between set kwargs of this scorer instance "
+                "and passed metadata. Please pass them either as kwargs to "
+                "make_beta_calibration_error_scorer or metadata, but not both."
+            ),
+            kwargs=kwargs,
+        )
+        if not is_classifier(estimator):
+            raise TypeError(
+                "The beta-calibration-error scorer needs a classifier with "
+                f"predict_proba; got {type(estimator).__name__}."
+            )
+        # cells first: a misconfigured partition fails before predict_proba
+        if self._partitioner is None:
+            ids, who = self._own_cells(estimator, X)
+        else:
+            ids, who = self._carried_cells(X)
+        y_prob = method_caller(
+            estimator, "predict_proba", X, pos_label=self._get_pos_label()
+        )
+        groups = check_cell_ids(ids, y_prob.shape[0], who=who)
+        params = {**self._kwargs, **kwargs}
+        return self._sign * beta_calibration_error(
+            y_true, y_prob, groups=groups, **params
+        )
+
+
+#: ``-beta_calibration_error`` on the estimator's own partition: cell ids
+#: from ``estimator.apply(X)`` (or ``est[-1].apply(est[:-1].transform(X))``
+#: for a Pipeline). Greater is better.
+neg_beta_calibration_error_scorer = _BetaCalibrationErrorScorer(None, 0, {})
+
+
+@validate_params(
+    {
+        "partitioner": [HasMethods(["transform"]), None],
+        "confidence_column": [numbers.Integral, str, None],
+        "n_bins": [_N_BINS],
+        "strategy": [_STRATEGIES],
+        "norm": [_NORMS],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_beta_calibration_error_scorer(
+    partitioner=None,
+    *,
+    confidence_column=0,
+    n_bins=10,
+    strategy="uniform",
+    norm="l1",
+):
+    """Make a ``-beta_calibration_error`` scorer with a fixed (or own) partition.
+
+    The scorer computes ``-beta_calibration_error(y, predict_proba(X)[:, 1],
+    groups=cells)``, greater is better. With a fitted ``partitioner`` every
+    candidate of a search is scored on the same cells (the same beta), which
+    makes the scores comparable across partitioner hyperparameters.
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    partitioner : fitted transformer or None, default=None
+        Any already-fitted object whose ``transform`` returns one integer cell
+        id per row (a fitted ``KDTreePartitioner``, a ``FrozenEstimator``, a
+        fitted ``Pipeline`` ending in a partitioner, ...). It is never refit.
+        ``None`` uses the scored estimator's own partition through its
+        ``apply(X)`` method (for a ``Pipeline``: ``est[-1].apply`` on
+        ``est[:-1].transform(X)``), like :data:`neg_beta_calibration_error_scorer`.
+    confidence_column : int, str or None, default=0
+        Where the confidence sits in the ``X`` that the search passes to the
+        estimator. The partitioner is applied to the *other* columns (a
+        DataFrame keeps its column names). ``None`` applies the partitioner to
+        ``X`` as given, for pipelines whose raw input is not a confidence
+        column plus features (e.g. text: the carried partitioner is then itself
+        a fitted ``Pipeline`` such as embedder + partitioner).
+    n_bins : int, default=10
+        Bins within each cell.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning within each cell.
+    norm : {"l1", "l2", "max"}, default="l1"
+        Per-cell error, see :func:`expected_calibration_error`.
+
+    Returns
+    -------
+    scorer : callable
+        A scikit-learn scorer ``scorer(estimator, X, y)``; it supports
+        ``set_score_request(sample_weight=True)`` under metadata routing.
+
+    See Also
+    --------
+    beta_calibration_error : The metric.
+    neg_expected_calibration_error_scorer : The average-case counterpart.
+
+    Notes
+    -----
+    Cell id ``-1`` ("outside every bounded leaf") is scored as one more cell.
+    The confidence is always ``predict_proba(X)[:, 1]``, the probability that
+    the answer is correct.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> from sklearn_betacal.metrics import make_beta_calibration_error_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([rng.uniform(size=400), rng.integers(0, 3, 400)])
+    >>> y = (rng.uniform(size=400) < X[:, 0]).astype(int)
+    >>> cells = FunctionTransformer(lambda Z: Z[:, 0].astype(int)).fit(X[:, 1:])
+    >>> scorer = make_beta_calibration_error_scorer(cells)
+    >>> scores = cross_val_score(LogisticRegression(), X, y, scoring=scorer, cv=2)
+    >>> bool(np.all(scores <= 0))
+    True
+    """
+    if partitioner is not None:
+        try:
+            check_is_fitted(partitioner)
+        except Exception as exc:  # NotFittedError or a partitioner's own check
+            raise ValueError(
+                "make_beta_calibration_error_scorer needs an already-fitted "
+                f"partitioner (it is never refit); {type(partitioner).__name__} "
+                f"is not fitted: {exc}"
+            ) from None
+    kwargs = {"n_bins": n_bins, "strategy": strategy, "norm": norm}
+    return _BetaCalibrationErrorScorer(partitioner, confidence_column, kwargs)
