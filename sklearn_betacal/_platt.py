@@ -1,0 +1,251 @@
+# SPDX-License-Identifier: MIT
+"""Platt scaling: ``sigma(a s + b)`` fitted by maximum likelihood (baseline S).
+
+:class:`PlattScaler` validates the input, turns probabilities into logits,
+and minimises the (weighted) cross-entropy with SciPy's trust-region Newton
+method (``trust-exact``) on the loss, gradient and 2 x 2 Hessian from
+:mod:`sklearn_betacal._kernels._scaling`.
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._kernels import _scaling
+from ._validation import check_weights, to_logit, validate_confidence_data
+
+_GTOL = 1e-11  # on the mean-loss gradient; a final Newton step then polishes
+_CONVERGED = 1e-9  # max |gradient| accepted as converged after the polish
+
+
+def _separable(s, y, w):
+    """True when no finite MLE exists: the weighted classes do not overlap."""
+    live = w > 0
+    pos = s[live & (y > 0.5)]
+    neg = s[live & (y < 0.5)]
+    if pos.size == 0 or neg.size == 0:
+        return True
+    if pos.min() == pos.max() == neg.min() == neg.max():
+        return False  # one score value: the slope is not identified, b is finite
+    return bool(neg.max() <= pos.min() or pos.max() <= neg.min())
+
+
+class PlattScaler(ClassifierMixin, BaseEstimator):
+    """Platt scaling: logistic regression of correctness on one score.
+
+    Fits ``p = sigma(a * s + b)`` by maximum likelihood, where ``s`` is the
+    confidence's logit (or a raw score). With two parameters it can both
+    stretch the score axis (like temperature scaling) and shift it, which
+    repairs a global bias but may move the 0.5 decision threshold. This is
+    the scaling baseline *S* of the beta-calibration paper.
+
+    Read more in the User Guide (``docs/platt_scaling.rst``).
+
+    Parameters
+    ----------
+    input : {"probability", "logit"}, default="probability"
+        What ``X`` holds. ``"probability"``: confidences in ``[0, 1]``,
+        converted to ``s = log(p / (1 - p))`` after clipping ``p`` to
+        ``[1e-12, 1 - 1e-12]`` (so 0 and 1 map to about -/+27.6).
+        ``"logit"``: any finite real score, used as it is (pass a raw
+        probability with ``input="logit"`` to fit ``sigma(a p + b)`` on the
+        probability scale, as Eq. 5 of the paper does).
+    target_smoothing : bool, default=False
+        Use Platt's (1999) smoothed targets ``(N+ + 1) / (N+ + 2)`` for
+        positives and ``1 / (N- + 2)`` for negatives instead of 1 and 0
+        (``N+``, ``N-``: weighted counts). This is a mild regulariser that keeps
+        the fit finite on separable data; off by default so the fit is the
+        plain maximum-likelihood logistic regression.
+    max_iter : int, default=100
+        Maximum number of Newton (trust-region) iterations.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, 1)
+        The slope ``a`` (as in :class:`~sklearn.linear_model.LogisticRegression`).
+    intercept_ : ndarray of shape (1,)
+        The intercept ``b``.
+    n_iter_ : int
+        Number of Newton iterations.
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]``; column 1 of :meth:`predict_proba` is the probability that
+        the answer is correct.
+    n_features_in_ : int
+        Always 1.
+    feature_names_in_ : ndarray of shape (1,)
+        The column name, when ``X`` is a one-column DataFrame.
+
+    See Also
+    --------
+    TemperatureScaler : one parameter, ``sigma(s / tau)``; keeps every
+        ranking and 0.5-decision.
+    sklearn.linear_model.LogisticRegression : the same model with
+        ``penalty=None`` on the logit feature.
+
+    Notes
+    -----
+    The loss is the weighted mean cross-entropy
+    ``sum_i w_i [softplus(f_i) - t_i f_i] / sum_i w_i`` with ``f = a s + b``
+    and targets ``t`` (labels, or Platt's smoothed targets). It is convex in
+    ``(a, b)``; SciPy's ``trust-exact`` Newton method with the exact Hessian
+    ``sum w sigma'(f) [[s^2, s], [s, 1]]`` (the IRLS system) converges
+    quadratically from ``(a, b) = (1, 0)``, the identity map.
+
+    On separable data (every positive scored at or above every negative, or
+    the reverse, or a single class) the maximum-likelihood slope or intercept
+    is infinite. The fit then stops where the gradient falls below tolerance,
+    with a large slope, and raises a ``ConvergenceWarning`` that suggests
+    ``target_smoothing=True``, which always gives a finite fit.
+
+    ``sample_weight`` scales each row's loss term: a zero weight equals
+    dropping the row and an integer weight equals repeating it.
+
+    References
+    ----------
+    .. [1] J. Platt, "Probabilistic Outputs for Support Vector Machines and
+       Comparisons to Regularized Likelihood Methods", Advances in Large
+       Margin Classifiers, 1999.
+    .. [2] H.-T. Lin, C.-J. Lin and R. C. Weng, "A note on Platt's
+       probabilistic outputs for support vector machines", Machine Learning
+       68, 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import PlattScaler
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.uniform(0.5, 1.0, size=1000)  # overconfident model
+    >>> y = (rng.random(1000) < conf - 0.2).astype(int)
+    >>> ps = PlattScaler().fit(conf, y)
+    >>> print(np.round([ps.coef_[0, 0], ps.intercept_[0]], 3))
+    [ 0.462 -0.311]
+    >>> ps.predict_proba([0.6, 0.9]).round(3)
+    array([[0.531, 0.469],
+           [0.331, 0.669]])
+    """
+
+    _parameter_constraints: dict = {
+        "input": [StrOptions({"probability", "logit"})],
+        "target_smoothing": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, input="probability", target_smoothing=False, max_iter=100):
+        self.input = input
+        self.target_smoothing = target_smoothing
+        self.max_iter = max_iter
+
+    def _scores(self, X, y=None, *, reset):
+        out = validate_confidence_data(self, X, y, reset=reset, input=self.input)
+        h, y = out if y is not None else (out, None)
+        s = h if self.input == "logit" else to_logit(h)
+        return s, y
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit ``a`` and ``b`` by maximum likelihood.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            One confidence (or score) per row; see ``input``.
+        y : array-like of shape (n_samples,)
+            Binary labels, 1 = the answer is correct.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; zero drops a row, an integer repeats it.
+
+        Returns
+        -------
+        self : PlattScaler
+            The fitted calibrator.
+        """
+        if y is None:
+            raise ValueError(
+                "PlattScaler requires y to be passed, but the target y is None."
+            )
+        s, y = self._scores(X, y, reset=True)
+        w = check_weights(sample_weight, s.shape[0])
+        t = _scaling.platt_targets(y, w) if self.target_smoothing else y
+        fun, hess = _scaling.platt_objective(s, t, w)
+        res = minimize(
+            fun,
+            np.array([1.0, 0.0]),
+            jac=True,
+            hess=hess,
+            method="trust-exact",
+            options={"gtol": _GTOL, "maxiter": self.max_iter},
+        )
+        x, grad = _scaling.newton_polish(fun, hess, res.x)
+        if not self.target_smoothing and _separable(s, y, w):
+            warnings.warn(
+                "PlattScaler: the calibration data are separable (every positive "
+                "scored at or above every negative, or one class only), so the "
+                "maximum-likelihood slope or intercept is infinite; the "
+                "coefficients are where the solver stopped. Set "
+                "target_smoothing=True for a finite fit.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif grad > _CONVERGED:
+            warnings.warn(
+                f"PlattScaler did not converge in max_iter={self.max_iter} "
+                f"Newton steps ({res.message}); the largest gradient entry is "
+                f"{grad:.3g}. Increase max_iter.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        self.coef_ = np.array([[float(x[0])]])
+        self.intercept_ = np.array([float(x[1])])
+        self.n_iter_ = int(res.nit)
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict_proba(self, X):
+        """Calibrated probabilities ``sigma(a s + b)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            One confidence (or score) per row, as in :meth:`fit`.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is the probability that the answer is correct.
+        """
+        check_is_fitted(self)
+        s, _ = self._scores(X, reset=False)
+        f = self.coef_[0, 0] * s + self.intercept_[0]
+        p = _scaling.sigmoid_scaled(f, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            One confidence (or score) per row, as in :meth:`fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Values in ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(np.intp)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+__all__ = ["PlattScaler"]
