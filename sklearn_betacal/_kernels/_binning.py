@@ -1,0 +1,408 @@
+# SPDX-License-Identifier: MIT
+"""Uniform-mass double-dipping histogram binning (UMD), pure NumPy.
+
+Kernel of :class:`~sklearn_betacal.UMDBinner`, ``ScalingBinningCalibrator``,
+``BetaBinningCalibrator`` and ``ScalingBetaBinningCalibrator``. It implements
+Algorithm 4 of the beta-calibration paper (001, App. A.2), which is Alg. 1 of
+Gupta & Ramdas (2021), plus their randomized tie-breaking (their Alg. 2).
+
+Interface
+---------
+``tie_break(h, delta, rng) -> h_nudged``
+    ``(h + U(0, delta)) / (1 + delta)``, one uniform draw per row (Gupta &
+    Ramdas' public ``nudge``); values in ``[0, 1]`` stay in ``[0, 1]``.
+``umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None) -> UMDTable``
+    ``h``: float64 scores, already nudged by the caller when ties are to be
+    broken (pass the same ``delta`` so that prediction can undo it in
+    expectation); ``t``: float64 targets in ``[0, 1]`` (labels, or fitted
+    values as Alg. 3 passes them); ``sample_weight``: float64 or ``None``;
+    ``raw``: optionally the un-nudged scores, which makes predicting tied
+    confidences a plain lookup (same results, faster).
+``umd_predict(table, x) -> values``
+    Calibrated values at the *raw* (un-nudged) scores ``x``.
+
+Conventions
+-----------
+``edges`` are the ``B - 1`` interior thresholds ``h_(A_1) .. h_(A_{B-1})`` of
+Alg. 4, so ``np.searchsorted(edges, x, side="right")`` is the bin index
+``0 .. B-1`` (Alg. 4, line 12: ``h_(A_{b-1}) <= x < h_(A_b)``). The outer
+bounds ``h_(0) = 0`` and ``h_(n+1) = 1`` of line 11 are replaced by
+``-inf``/``+inf``: the same map on ``[0, 1]``, and the natural extension to
+logit scores and to test values outside the fitted range.
+
+``values[b]`` is the (weighted) mean of ``t`` over the points *strictly*
+between the edge points (line 9, ``mean(t_(l+1) .. t_(u-1))``): the edge
+points themselves are left out of both neighbouring bins ("double dipping"
+avoided), and ``counts[b]`` is the weight of those points.
+
+Sample weights are frequency weights, measured in cumulative weight: a row
+of weight ``k`` is ``k`` copies of the row at the same (already nudged)
+score. Rows of weight zero are dropped before the order statistics are
+computed. Then ``N = sum(w)`` replaces ``n`` in Alg. 4, ``A_k =
+ceil(k (N + 1) / B)`` is a position on the cumulative-weight axis, the copy
+occupying ``(A_k - 1, A_k]`` is the edge point, and bin ``b`` averages the
+weight that lies in ``(A_{b-1}, A_b - 1]`` (the last bin: ``(A_{B-1}, N]``).
+For integer weights this is exactly Alg. 4 run on the repeated rows.
+
+Ties in ``h`` that survive (``delta = 0``, or repeated rows) are handled as
+exchangeable: a block of rows with the same score that straddles an edge
+position contributes its mean target to every position it covers. For
+copies of one row that is exactly Alg. 4; for tied rows with different
+targets it is the average of Alg. 4 over the orderings of the tie, so the
+result never depends on the input order.
+
+Test-time ties: with ``delta > 0`` Gupta & Ramdas also nudge each test point,
+which makes the output random. ``umd_predict`` returns its expectation
+instead: the output at a raw score ``x`` is the average of the piecewise
+constant calibrator over the nudge interval ``[x, x + delta] / (1 + delta)``.
+This is deterministic and order-independent, equals the plain lookup for
+every ``x`` whose nudge interval holds no edge, and, for a score ``v`` that
+was tied in the fit data, weighs each bin by (up to the granularity of the
+random nudges) the share of ``v``'s nudged fit copies that landed in it.
+
+Cost: ``np.sort`` for the order statistics (no argsort unless the weights
+are not all one), one ``np.searchsorted`` of the scores into the ``B - 1``
+edges and two ``np.bincount`` for the bin sums (plus, with ``raw``, one
+``np.sort`` of the raw scores to find the tied values). Prediction with
+``delta > 0`` is one ``np.searchsorted`` into the table's raw-score step
+function (``lookup_edges``, at most ``2B`` breakpoints plus two per tied
+value), a gather and a NaN test; only scores within about ``delta`` of an
+edge that are not a tied fit value take the exact (slower) path.
+
+References
+----------
+Gupta, C. and Ramdas, A. (2021). Distribution-free calibration guarantees for
+histogram binning without sample splitting. ICML.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class UMDTable(NamedTuple):
+    """A fitted UMD calibrator (Alg. 4 of the paper).
+
+    Attributes
+    ----------
+    edges : ndarray of shape (B - 1,)
+        Interior thresholds ``h_(A_1) .. h_(A_{B-1})`` (nudged scale).
+    values : ndarray of shape (B,)
+        Bin means ``Pi_b`` of the targets over the points strictly between
+        the edge points.
+    counts : ndarray of shape (B,)
+        Weight (number of points, for unit weights) behind each mean.
+    delta : float
+        Tie-breaking noise the fit scores were nudged with (0: none).
+    lookup_edges, lookup_values : ndarray or None
+        For ``delta > 0``: the calibrator as a step function of the *raw*
+        score, ``lookup_values[searchsorted(lookup_edges, x, "right")]``,
+        with NaN on the tiny windows where the nudge interval of ``x`` holds
+        an edge (computed exactly at prediction time), except at the tied
+        raw scores seen in the fit, whose expected output is stored. Built
+        by ``umd_fit``; ``None`` makes ``umd_predict`` build it (no ties).
+    """
+
+    edges: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    delta: float
+    lookup_edges: np.ndarray | None = None
+    lookup_values: np.ndarray | None = None
+
+
+def tie_break(h, delta, rng):
+    """Randomized tie-breaking of Gupta & Ramdas: ``(h + U(0, delta)) / (1 + delta)``.
+
+    One ``rng.uniform(0, delta)`` draw per row, in row order, so the same
+    ``rng`` state gives the same nudges. Probabilities stay in ``[0, 1]``.
+    ``delta == 0`` returns ``h`` itself (no copy, no draw).
+    """
+    if delta == 0:
+        return h
+    return (h + rng.uniform(0.0, delta, size=h.shape[0])) / (1.0 + delta)
+
+
+def edge_positions(total_weight, n_bins):
+    """``A_1 .. A_{B-1}`` of Alg. 4, line 5: ``ceil(k (N + 1) / B)``.
+
+    Exact integer arithmetic when ``N`` is integral (a float ``ceil`` of
+    ``k (N + 1) / B`` can round ``3.0000000000000004`` up to 4).
+    """
+    k = np.arange(1, n_bins, dtype=np.int64)
+    if float(total_weight).is_integer():
+        n1 = int(total_weight) + 1
+        return ((k * n1 + n_bins - 1) // n_bins).astype(np.float64)
+    return np.ceil(k * (total_weight + 1.0) / n_bins)
+
+
+def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
+    """Fit Alg. 4 (UMD) on scores ``h`` and targets ``t``.
+
+    Parameters
+    ----------
+    h, t : ndarray of shape (n,), float64
+        Scores (nudged by the caller if ties are to be broken) and targets.
+    sample_weight : ndarray of shape (n,), float64, or None
+        Non-negative frequency weights; zero-weight rows are dropped.
+    n_bins : int
+        ``B >= 1``. Every bin has interior weight ``>= floor(N / B) - 1``,
+        which is ``>= 1`` when ``N >= 2B`` (the assumption of Thm A.1); a bin
+        left empty (only possible when ``N < 2B``) gets the overall mean.
+    delta : float
+        The tie-breaking ``delta`` used on ``h``; stored for prediction.
+    raw : ndarray of shape (n,), float64, or None
+        The scores before nudging. Optional: lets the table store the
+        expected output at every tied raw score, so that predicting tied
+        confidences costs one lookup instead of the exact slow path.
+
+    Returns
+    -------
+    UMDTable
+    """
+    if sample_weight is not None:
+        keep = sample_weight > 0
+        if not keep.all():
+            h, t, sample_weight = h[keep], t[keep], sample_weight[keep]
+            raw = None if raw is None else raw[keep]
+        if np.all(sample_weight == 1.0):
+            sample_weight = None
+    n = h.shape[0]
+    B = int(n_bins)
+
+    # Alg. 4, lines 1-5: order statistics and edge positions A_k.
+    if sample_weight is None:
+        hs = np.sort(h)
+        N = float(n)
+        pos = edge_positions(N, B)
+        edge_rows = np.minimum(pos.astype(np.int64) - 1, n - 1)
+        cum_w = None
+    else:
+        order = np.argsort(h, kind="stable")
+        hs = h[order]
+        cum_w = np.cumsum(sample_weight[order])
+        N = float(cum_w[-1])
+        pos = edge_positions(N, B)
+        # The copy at position A_k occupies (A_k - 1, A_k]: its row is the
+        # first one whose cumulative weight reaches A_k.
+        edge_rows = np.minimum(np.searchsorted(cum_w, pos, side="left"), n - 1)
+    edges = hs[edge_rows]
+
+    # Lines 6-10 by value: a row with edges[k-1] < h < edges[k] lies strictly
+    # inside bin k; rows equal to an edge value are handled below.
+    wt = t if sample_weight is None else t * sample_weight
+    bin_of = np.searchsorted(edges, h, side="right")
+    sums = np.bincount(bin_of, weights=wt, minlength=B)
+    if sample_weight is None:
+        mass = np.bincount(bin_of, minlength=B).astype(np.float64)
+    else:
+        mass = np.bincount(bin_of, weights=sample_weight, minlength=B)
+
+    if B > 1:
+        on_edge = (bin_of > 0) & (h == edges[np.maximum(bin_of - 1, 0)])
+        if on_edge.any():
+            sums, mass = _redistribute_edge_blocks(
+                h,
+                wt,
+                sample_weight,
+                bin_of,
+                on_edge,
+                edges,
+                hs,
+                cum_w,
+                pos,
+                N,
+                sums,
+                mass,
+            )
+
+    empty = mass <= 0
+    if empty.any():
+        total_w = N if sample_weight is None else np.sum(sample_weight)
+        values = np.where(
+            empty, np.sum(wt) / total_w, sums / np.where(empty, 1.0, mass)
+        )
+    else:
+        values = sums / mass
+    table = UMDTable(edges=edges, values=values, counts=mass, delta=float(delta))
+    if delta > 0 and B > 1:
+        table = _with_lookup(table, None if raw is None else np.sort(raw))
+    return table
+
+
+def _redistribute_edge_blocks(
+    h, wt, w, bin_of, on_edge, edges, hs, cum_w, pos, N, sums, mass
+):
+    """Move the rows equal to an edge value to the positions they occupy.
+
+    A block of rows sharing the score ``v = edges[k]`` covers the positions
+    ``(lo, lo + W]`` on the cumulative-weight axis (``lo`` = weight strictly
+    below ``v``). The edge copies ``(A_k - 1, A_k]`` inside it are left out
+    (Alg. 4, line 9) and the rest goes to the bins whose interiors
+    ``(A_{b-1}, A_b - 1]`` it overlaps, each position carrying the block's
+    mean target. For a single distinct edge point the block is exactly the
+    edge copy and contributes nothing.
+    """
+    B = sums.shape[0]
+    # side="right" above put each edge-valued row in the bin after the last
+    # edge that equals its value; group them by that edge.
+    k = bin_of[on_edge] - 1
+    blk_s = np.bincount(k, weights=wt[on_edge], minlength=B - 1)
+    if w is None:
+        blk_w = np.bincount(k, minlength=B - 1).astype(np.float64)
+    else:
+        blk_w = np.bincount(k, weights=w[on_edge], minlength=B - 1)
+    sums = sums - np.bincount(k + 1, weights=wt[on_edge], minlength=B)
+    mass = mass - np.concatenate(([0.0], blk_w))
+    # Exact zero where a bin held nothing but edge-valued rows (the
+    # subtraction above can leave -0.0 or a rounding residue).
+    sums[mass <= 0] = 0.0
+    mass[mass <= 0] = 0.0
+
+    ks = np.flatnonzero(blk_w)
+    v = edges[ks]
+    below = np.searchsorted(hs, v, side="left")
+    if cum_w is None:
+        lo = below.astype(np.float64)
+    else:
+        lo = np.where(below > 0, cum_w[np.maximum(below - 1, 0)], 0.0)
+    hi = lo + blk_w[ks]
+    m = blk_s[ks] / blk_w[ks]
+
+    # Interiors of the bins: (L_b, U_b].
+    L = np.concatenate(([0.0], pos))
+    U = np.concatenate((pos - 1.0, [N]))
+    b0 = np.searchsorted(U, lo, side="right")
+    b1 = np.searchsorted(L, hi, side="left") - 1
+    n_pairs = np.maximum(b1 - b0 + 1, 0)
+    r = np.repeat(np.arange(ks.shape[0]), n_pairs)
+    b = np.repeat(b0, n_pairs) + (
+        np.arange(r.shape[0]) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
+    )
+    overlap = np.minimum(hi[r], U[b]) - np.maximum(lo[r], L[b])
+    overlap = np.maximum(overlap, 0.0)
+    sums = sums + np.bincount(b, weights=overlap * m[r], minlength=B)
+    mass = mass + np.bincount(b, weights=overlap, minlength=B)
+    return sums, mass
+
+
+def _windows(edges, delta):
+    """Raw-score windows where the nudge interval may hold an edge.
+
+    ``x``'s nudge interval ``[x, x + delta] / (1 + delta)`` lies above edge
+    ``e`` iff ``x > e (1 + delta)`` and below it iff ``x < e (1 + delta) -
+    delta``. The margin ``tol`` only widens the windows, which sends
+    borderline scores to the exact computation and cannot change a result.
+    """
+    top = edges * (1.0 + delta)
+    tol = 8.0 * np.finfo(np.float64).eps * (np.max(np.abs(top)) + delta)
+    return top - delta - tol, top + tol
+
+
+def _with_lookup(table, raw_sorted):
+    """Add the raw-score step function (see ``UMDTable``) to ``table``."""
+    edges, values, delta = table.edges, table.values, table.delta
+    w_lo, w_hi = _windows(edges, delta)
+    # Overlapping windows (edges of one tied value) form one cluster.
+    starts = np.flatnonzero(np.concatenate(([True], w_lo[1:] > w_hi[:-1])))
+    ends = np.append(starts[1:], edges.shape[0]) - 1
+    c_lo, c_hi = w_lo[starts], w_hi[ends]
+    # A cluster's tied raw score v (when the fit saw it at least twice).
+    v = np.full(starts.shape[0], np.nan)
+    if raw_sorted is not None:
+        i = np.searchsorted(raw_sorted, c_lo, side="left")
+        j = np.searchsorted(raw_sorted, c_hi, side="right")
+        ok = j - i >= 2
+        ok[ok] = raw_sorted[i[ok]] == raw_sorted[j[ok] - 1]
+        v[ok] = raw_sorted[i[ok]]
+    has_v = ~np.isnan(v)
+    # Pieces per cluster: [c_lo, v) NaN, [v, v+) E(v), [v+, c_hi] NaN, then
+    # the bin above the cluster until the next one; side="right" lookups.
+    k = 2 + 2 * has_v
+    offs = np.cumsum(k) - k
+    bp = np.empty(k.sum())
+    lv = np.empty(k.sum())
+    bp[offs], lv[offs] = c_lo, np.nan
+    hv = np.flatnonzero(has_v)
+    bp[offs[hv] + 1] = v[hv]
+    lv[offs[hv] + 1] = _nudge_average(edges, values, v[hv], delta)
+    bp[offs[hv] + 2], lv[offs[hv] + 2] = np.nextafter(v[hv], np.inf), np.nan
+    bp[offs + k - 1] = np.nextafter(c_hi, np.inf)
+    lv[offs + k - 1] = values[ends + 1]
+    return table._replace(
+        lookup_edges=bp, lookup_values=np.concatenate(([values[0]], lv))
+    )
+
+
+def umd_predict(table, x):
+    """Evaluate a fitted UMD calibrator at raw scores ``x`` (float64).
+
+    ``delta == 0``: Alg. 4, line 12, ``values[searchsorted(edges, x, "right")]``.
+    ``delta > 0``: the expectation of that lookup over the test-time nudge
+    ``(x + U(0, delta)) / (1 + delta)`` (see the module docstring), read from
+    the table's raw-score step function; scores in a window around an edge
+    that the table has no stored value for are computed exactly.
+    """
+    edges, values, delta = table.edges, table.values, table.delta
+    if edges.shape[0] == 0:
+        return np.full(x.shape, values[0])
+    if delta == 0:
+        return values[np.searchsorted(edges, x, side="right")]
+    if table.lookup_edges is None:
+        table = _with_lookup(table, None)
+    out = table.lookup_values[np.searchsorted(table.lookup_edges, x, side="right")]
+    slow = np.isnan(out)
+    if slow.any():
+        rows = np.flatnonzero(slow)
+        xs = x[rows]
+        w_lo, w_hi = _windows(edges, delta)
+        # The first edge whose window reaches xs: xs straddles it.
+        key = np.minimum(np.searchsorted(w_hi, xs, side="left"), edges.shape[0] - 1)
+        out[rows] = _straddle_average(edges, values, xs, key, delta)
+    return out
+
+
+def _straddle_average(edges, values, xs, key, delta):
+    """``_nudge_average`` for the straddling rows, without sorting them.
+
+    Rows that straddle the same first edge ``key`` nearly always share one
+    score (a tied confidence), so the average is computed once per key for a
+    representative score and reused for every row equal to it; the rare row
+    that differs from its key's representative is computed on its own.
+    """
+    rep = np.empty(edges.shape[0])
+    # Which row of a key ends up as its representative is unspecified for
+    # repeated indices; it does not matter, every row is checked against it.
+    rep[key] = xs
+    keys = np.flatnonzero(np.bincount(key, minlength=edges.shape[0]))
+    avg = np.empty(edges.shape[0])
+    avg[keys] = _nudge_average(edges, values, rep[keys], delta)
+    same = xs == rep[key]
+    out = avg[key]
+    if not same.all():
+        out[~same] = _nudge_average(edges, values, xs[~same], delta)
+    return out
+
+
+def _nudge_average(edges, values, x, delta):
+    """Mean of the step function over ``[x, x + delta] / (1 + delta)``."""
+    s = 1.0 + delta
+    lo = x / s
+    hi = (x + delta) / s
+    k0 = np.searchsorted(edges, lo, side="right")
+    k1 = np.searchsorted(edges, hi, side="right")
+    n_seg = k1 - k0 + 1
+    r = np.repeat(np.arange(x.shape[0]), n_seg)
+    off = np.arange(r.shape[0]) - np.repeat(np.cumsum(n_seg) - n_seg, n_seg)
+    b = k0[r] + off
+    left = np.where(off == 0, lo[r], edges[np.maximum(b - 1, 0)])
+    right = np.where(b == k1[r], hi[r], edges[np.minimum(b, edges.shape[0] - 1)])
+    seg = np.maximum(right - left, 0.0)
+    num = np.bincount(r, weights=seg * values[b], minlength=x.shape[0])
+    den = np.bincount(r, weights=seg, minlength=x.shape[0])
+    plain = values[np.searchsorted(edges, x, side="right")]
+    # den == 0 only when the nudge interval is below float resolution.
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), plain)
+
+
+__all__ = ["UMDTable", "edge_positions", "tie_break", "umd_fit", "umd_predict"]

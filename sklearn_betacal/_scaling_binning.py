@@ -1,0 +1,317 @@
+# SPDX-License-Identifier: MIT
+"""ScalingBinningCalibrator: Kumar et al.'s scaling-binning (baseline S-B).
+
+Fits a scaler (Platt by default) on one part of the calibration data, then
+uniform-mass bins of the *scaled* values on the other part, and outputs the
+mean scaled value of a bin. The binning is the UMD kernel of
+:mod:`sklearn_betacal._kernels._binning` with the scaled values as targets,
+which is how Alg. 3 of the paper feeds fitted values to binning.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+
+from ._kernels._binning import tie_break, umd_fit, umd_predict
+from ._umd import resolve_n_bins
+from ._validation import check_weights, validate_confidence_data
+
+
+def _positive_column(estimator, who):
+    """Index of class 1 in ``estimator.classes_`` (its predict_proba column)."""
+    classes = np.asarray(getattr(estimator, "classes_", [0, 1]))
+    col = np.flatnonzero(classes == 1)
+    if classes.shape[0] != 2 or col.size != 1:
+        raise ValueError(
+            f"{who}: the scaler must be a binary classifier with classes [0, 1]; "
+            f"its classes_ are {classes.tolist()}. Fit it on 0/1 correctness "
+            "labels (both classes must occur in the scaler's part of the data)."
+        )
+    return int(col[0])
+
+
+class ScalingBinningCalibrator(ClassifierMixin, BaseEstimator):
+    """Scaling-binning calibrator of Kumar et al. (2019), baseline S-B.
+
+    The calibration rows are split at random into ``D1`` (a fraction
+    ``scaler_fraction``) and ``D2``. A scaler ``g`` (Platt scaling by
+    default) is fitted on ``D1``; the scaled values ``g(x)`` of ``D2`` are
+    cut into ``B`` uniform-mass bins, and a new confidence gets the mean of
+    ``g(x)`` over ``D2``'s points in its bin -- the mean of the *scaled
+    values*, not of the labels. The output takes at most ``B`` distinct
+    values, so its calibration error can be estimated by binning without the
+    underestimation that continuous scalers suffer (Kumar et al., Prop. 3.3),
+    while the scaler makes it far more sample-efficient than histogram
+    binning of the labels.
+
+    Parameters
+    ----------
+    scaler : estimator, default=None
+        Classifier with ``fit`` and ``predict_proba`` that takes the same
+        ``X`` (one confidence per row); ``None`` means
+        ``PlattScaler(input=input)``. Any calibrator of this package works
+        (e.g. ``TemperatureScaler``). An already-fitted scaler wrapped in
+        :class:`~sklearn.frozen.FrozenEstimator` is not refit, and then all
+        calibration rows form ``D2``.
+    n_bins : int, default=None
+        Number of bins ``B`` on ``D2``. Mutually exclusive with
+        ``points_per_bin``; when both are None, 15 bins are used.
+    points_per_bin : int, default=None
+        Points per bin ``b``; then ``B = floor(N2 / b)`` with ``N2`` the
+        (weighted) size of ``D2``.
+    scaler_fraction : float, default=0.5
+        Fraction of the calibration rows used to fit the scaler (``D1``); the
+        paper splits equally. Ignored for a frozen scaler.
+    delta : float, default=1e-10
+        Tie-breaking noise for the scaled values before binning, as in
+        :class:`UMDBinner` (a monotone scaler keeps the ties of tied
+        confidences).
+    input : {"probability", "logit"}, default="probability"
+        Scale of ``X``: confidences in ``[0, 1]`` or finite scores. Passed to
+        the default ``PlattScaler``.
+    random_state : int, RandomState instance or None, default=None
+        Controls the ``D1``/``D2`` split and the tie-breaking noise.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]``.
+    scaler_ : estimator
+        The fitted scaler (the frozen one as given, if frozen).
+    n_bins_ : int
+        Number of bins used (reduced with a warning when ``N2 < 2B``).
+    bin_edges_ : ndarray of shape (n_bins_ - 1,)
+        Interior bin thresholds on the (nudged) scaled values.
+    bin_values_ : ndarray of shape (n_bins_,)
+        Mean scaled value of ``D2`` strictly inside each bin.
+    bin_counts_ : ndarray of shape (n_bins_,)
+        Weight behind each bin value.
+    n_features_in_ : int
+        Always 1.
+    feature_names_in_ : ndarray of shape (1,)
+        Set when ``X`` is a one-column DataFrame.
+
+    See Also
+    --------
+    UMDBinner : histogram binning of the labels (baseline B).
+    PlattScaler : the default scaler (baseline S).
+    ScalingBetaBinningCalibrator : scaler, then binning per partition cell.
+
+    Notes
+    -----
+    Differences from ``PlattBinnerCalibrator`` of the ``uncertainty-calibration``
+    package (Kumar et al.'s code): (1) that code fits Platt scaling and the
+    bins on the *same* data, while this class splits (the paper's
+    procedure; pass a ``FrozenEstimator`` scaler to bin on all rows); (2)
+    its bins are ``np.array_split`` chunks of the sorted scaled values with
+    boundaries at midpoints between chunks, and each bin mean includes every
+    point of its chunk; here the bins are those of Alg. 4 (UMD), whose edges
+    are the order statistics ``g_(A_k)`` and whose means leave the edge
+    points out. With ``N2 = B m - 1`` points the chunks and the UMD bins
+    hold the same points except that each of the first ``B - 1`` chunks
+    also holds its edge point.
+
+    The output takes at most ``B`` distinct values, except at a confidence
+    whose scaled value equals an edge point's: with ``delta > 0`` it gets the
+    expected output over the tie-breaking nudge, a mix of the neighbouring
+    bins (see :class:`UMDBinner`, Notes, "Ties").
+
+    Sample weights go to the scaler's ``fit`` (an error names a scaler that
+    cannot take them) and weigh the bin means. Zero-weight rows are dropped
+    before the split, so a zero weight is the same as leaving the row out.
+    An integer weight ``k`` keeps ``k`` copies of a row together in one part
+    of the split, whereas ``k`` repeated rows are split independently: the
+    two agree in distribution, and exactly with a frozen scaler and
+    ``delta=0``.
+
+    References
+    ----------
+    .. [1] A. Kumar, P. Liang and T. Ma. Verified uncertainty calibration.
+       NeurIPS 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_betacal import ScalingBinningCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=4000)
+    >>> y = rng.uniform(size=4000) < 1 / (1 + np.exp(-2 * z))
+    >>> sb = ScalingBinningCalibrator(
+    ...     LogisticRegression(), n_bins=10, input="logit", random_state=0
+    ... ).fit(z.reshape(-1, 1), y)
+    >>> sb.n_bins_
+    10
+    >>> np.round(sb.predict_proba([[-2.0], [0.0], [2.0]])[:, 1], 2)
+    array([0.04, 0.56, 0.96])
+    """
+
+    _parameter_constraints: dict = {
+        "scaler": [HasMethods(["fit", "predict_proba"]), None],
+        "n_bins": [Interval(Integral, 1, None, closed="left"), None],
+        "points_per_bin": [Interval(Integral, 1, None, closed="left"), None],
+        "scaler_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "input": [StrOptions({"probability", "logit"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        scaler=None,
+        n_bins=None,
+        points_per_bin=None,
+        scaler_fraction=0.5,
+        delta=1e-10,
+        input="probability",
+        random_state=None,
+    ):
+        self.scaler = scaler
+        self.n_bins = n_bins
+        self.points_per_bin = points_per_bin
+        self.scaler_fraction = scaler_fraction
+        self.delta = delta
+        self.input = input
+        self.random_state = random_state
+
+    @_fit_context(
+        # the scaler is validated by its own fit
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None):
+        """Fit the scaler on ``D1`` and the bins on ``D2``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            Confidences (see ``input``).
+        y : array-like of shape (n_samples,)
+            1 if the answer was correct, else 0 (or bool).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights (see Notes).
+
+        Returns
+        -------
+        self : ScalingBinningCalibrator
+        """
+        who = type(self).__name__
+        if y is None:
+            raise ValueError(
+                f"{who} requires y to be passed, but the target y is None: pass "
+                "the 0/1 correctness labels of the calibration set."
+            )
+        h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
+        sw = None
+        if sample_weight is not None:
+            sw = check_weights(sample_weight, h.shape[0])
+            keep = sw > 0
+            if not keep.all():
+                h, y, sw = h[keep], y[keep], sw[keep]
+        rng = check_random_state(self.random_state)
+
+        if self.scaler is None:
+            from ._platt import PlattScaler
+
+            scaler = PlattScaler(input=self.input)
+        else:
+            scaler = clone(self.scaler)
+        frozen = isinstance(scaler, FrozenEstimator)
+        n = h.shape[0]
+        if frozen:
+            part2 = np.arange(n)
+        else:
+            if n < 2:
+                raise ValueError(
+                    f"{who} needs at least 2 calibration rows (one to fit the "
+                    f"scaler, one to bin); got {n}."
+                )
+            n1 = min(max(int(round(self.scaler_fraction * n)), 1), n - 1)
+            perm = rng.permutation(n)
+            part1, part2 = np.sort(perm[:n1]), np.sort(perm[n1:])
+            fit_params = {}
+            if sw is not None:
+                if not has_fit_parameter(scaler, "sample_weight"):
+                    raise ValueError(
+                        f"{who}: sample_weight was given but the scaler "
+                        f"{type(scaler).__name__} does not accept sample_weight "
+                        "in fit; use a scaler that does (e.g. PlattScaler) or "
+                        "drop the weights."
+                    )
+                fit_params["sample_weight"] = sw[part1]
+            scaler.fit(h[part1].reshape(-1, 1), y[part1], **fit_params)
+        col = _positive_column(scaler, who)
+
+        g2 = scaler.predict_proba(h[part2].reshape(-1, 1))[:, col]
+        g2 = np.asarray(g2, dtype=np.float64)
+        sw2 = None if sw is None else sw[part2]
+        total = float(g2.shape[0]) if sw2 is None else float(np.sum(sw2))
+        B = resolve_n_bins(self.n_bins, self.points_per_bin, total, who=who)
+        delta = float(self.delta)
+        # Kumar et al.: bins on the scaled values, and the bin output is the
+        # mean of the scaled values themselves (targets t = g, as in Alg. 3).
+        table = umd_fit(tie_break(g2, delta, rng), g2, sw2, B, delta=delta, raw=g2)
+
+        self.classes_ = np.array([0, 1])
+        self.scaler_ = scaler
+        self.n_bins_ = B
+        self.bin_edges_ = table.edges
+        self.bin_values_ = table.values
+        self.bin_counts_ = table.counts
+        self._positive_col = col
+        self._table = table
+        return self
+
+    def _calibrated(self, X):
+        h = validate_confidence_data(self, X, reset=False, input=self.input)
+        g = self.scaler_.predict_proba(h.reshape(-1, 1))[:, self._positive_col]
+        return umd_predict(self._table, np.asarray(g, dtype=np.float64))
+
+    def predict_proba(self, X):
+        """Calibrated probability of each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            Confidences, on the scale given by ``input``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is the calibrated probability that the answer is
+            correct, column 0 its complement.
+        """
+        check_is_fitted(self)
+        p = self._calibrated(X)
+        proba = np.empty((p.shape[0], 2))
+        proba[:, 1] = p
+        proba[:, 0] = 1.0 - p
+        return proba
+
+    def predict(self, X):
+        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            Confidences, on the scale given by ``input``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[(self._calibrated(X) > 0.5).astype(np.intp)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+__all__ = ["ScalingBinningCalibrator"]

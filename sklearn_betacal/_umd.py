@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: MIT
+"""UMDBinner: uniform-mass double-dipping histogram binning (baseline B).
+
+Estimator glue around :mod:`sklearn_betacal._kernels._binning`: validates the
+confidences, labels and weights, resolves the number of bins, draws the
+tie-breaking nudges from ``random_state`` and stores the fitted table.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._kernels._binning import tie_break, umd_fit, umd_predict
+from ._validation import check_weights, validate_confidence_data
+
+#: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.
+DEFAULT_N_BINS = 15
+
+
+def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who):
+    """Number of bins ``B`` for a calibration set of total weight ``N``.
+
+    ``n_bins`` and ``points_per_bin`` are mutually exclusive; with
+    ``points_per_bin = b`` the paper's ``B = floor(N / b)`` (Alg. 1, line 1)
+    is used; with neither, ``DEFAULT_N_BINS``. ``B`` is then reduced, with a
+    ``UserWarning``, to ``max(1, floor(N / 2))`` when ``N < 2B``: Thm A.1
+    needs ``N >= 2B``, which is also what keeps every bin non-empty once the
+    edge points are left out.
+    """
+    if n_bins is not None and points_per_bin is not None:
+        raise ValueError(
+            f"{who}: n_bins={n_bins} and points_per_bin={points_per_bin} are "
+            "mutually exclusive; set one of them to None."
+        )
+    if points_per_bin is not None:
+        B = int(total_weight // points_per_bin)
+        if B < 1:
+            warnings.warn(
+                f"{who}: only {total_weight:g} calibration point(s) for "
+                f"points_per_bin={points_per_bin}; using a single bin.",
+                UserWarning,
+                stacklevel=4,
+            )
+            B = 1
+    else:
+        B = DEFAULT_N_BINS if n_bins is None else int(n_bins)
+    if total_weight < 2 * B and B > 1:
+        reduced = max(1, int(total_weight // 2))
+        warnings.warn(
+            f"{who}: {B} bins need at least {2 * B} calibration points (the "
+            f"guarantee of Thm A.1 assumes N >= 2B); got {total_weight:g}. "
+            f"Using {reduced} bin(s) instead.",
+            UserWarning,
+            stacklevel=4,
+        )
+        B = reduced
+    return B
+
+
+class UMDBinner(ClassifierMixin, BaseEstimator):
+    """Uniform-mass double-dipping histogram binning (UMD, Alg. 4).
+
+    Sorts the calibration confidences, puts the ``B - 1`` bin edges at the
+    order statistics ``h_(A_k)``, ``A_k = ceil(k (n + 1) / B)``, and returns
+    for a new confidence the mean label of the calibration points strictly
+    between the two edges around it (the edge points themselves are left
+    out, which is what makes the guarantee below hold without a separate
+    split: "double dipping"). Gupta & Ramdas (2021), Alg. 1; the paper's
+    Alg. 4 and its baseline "B".
+
+    Parameters
+    ----------
+    n_bins : int, default=None
+        Number of bins ``B``. Mutually exclusive with ``points_per_bin``; when
+        both are None, 15 bins are used.
+    points_per_bin : int, default=None
+        Minimum number of points per bin ``b``; then ``B = floor(N / b)``,
+        as Alg. 1 of the paper sets it (``N`` = total sample weight).
+    delta : float, default=1e-10
+        Randomized tie-breaking (Gupta & Ramdas' Alg. 2): every calibration
+        confidence is nudged to ``(h + U(0, delta)) / (1 + delta)`` before
+        binning, with the noise drawn from ``random_state``. ``delta=0``
+        turns it off; tied confidences are then treated as exchangeable (see
+        Notes).
+    input : {"probability", "logit"}, default="probability"
+        ``"probability"``: confidences in ``[0, 1]``; ``"logit"``: any finite
+        score. Binning only uses the order of the scores, so both are binned
+        as given (no logit transform, no clipping).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the tie-breaking noise. The same seed gives byte-identical
+        fits.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]``: incorrect, correct.
+    n_bins_ : int
+        Number of bins actually used (see Notes for when it is reduced).
+    bin_edges_ : ndarray of shape (n_bins_ - 1,)
+        Interior thresholds ``h_(A_1) .. h_(A_{B-1})`` on the nudged scale;
+        a confidence ``x`` falls in bin ``searchsorted(bin_edges_, x,
+        side="right")``. The outer bins extend to -inf/+inf.
+    bin_values_ : ndarray of shape (n_bins_,)
+        Calibrated probability of each bin (mean label strictly inside it).
+    bin_counts_ : ndarray of shape (n_bins_,)
+        Number of points (total weight) behind each bin value.
+    n_features_in_ : int
+        Always 1.
+    feature_names_in_ : ndarray of shape (1,)
+        Set when ``X`` is a one-column DataFrame.
+
+    See Also
+    --------
+    ScalingBinningCalibrator : Platt scaling, then binning of the scaled
+        values (Kumar et al., 2019).
+    BetaBinningCalibrator : one UMD per partition cell (Alg. 1, 2).
+    sklearn.isotonic.IsotonicRegression : monotone non-parametric calibration.
+
+    Notes
+    -----
+    **Guarantee** (Thm A.1, eq. 6; Gupta & Ramdas 2021, Thm 3): if the
+    calibration pairs are i.i.d., the confidences are distinct (with
+    ``delta > 0`` they are almost surely, at the price of an additive term
+    that vanishes with ``delta``) and ``N >= 2B``, then with probability at
+    least ``1 - alpha`` over the calibration set, simultaneously for every
+    bin ``b``, ``|E[Y | bin b] - bin_values_[b]| <= eps`` with
+    ``eps = sqrt(log(2B / alpha) / (2 (floor(N / B) - 1)))``. It holds for
+    any distribution (no smoothness or model assumption), is about the
+    conditional mean given the *bin*, not given the exact confidence, and
+    needs the test point to come from the same distribution.
+
+    **Too many bins**: when ``N < 2B`` the guarantee does not apply and a bin
+    could be left with no interior point, so ``B`` is reduced to
+    ``max(1, floor(N / 2))`` with a ``UserWarning``.
+
+    **Sample weights** are frequency weights: a row of weight ``k`` is ``k``
+    copies of the row at the same (nudged) confidence; order statistics are
+    taken on the cumulative weight. Zero-weight rows are dropped before the
+    nudges are drawn, so a zero weight is exactly the same as leaving the row
+    out. With ``delta=0`` an integer weight is exactly the same as repeating
+    the row; with ``delta > 0`` repeated rows would get different nudges, so
+    the two agree in distribution, not draw for draw.
+
+    **Ties.** With ``delta > 0`` a confidence ``v`` shared by many
+    calibration rows is spread over several bins. Gupta & Ramdas nudge the
+    test point too, which makes predictions random; here a test confidence
+    gets the *expected* output over that nudge, i.e. the average of the bin
+    values over the nudge interval of ``v``, which weighs each bin by the
+    share of ``v``'s nudged calibration copies in it. Predictions are thus
+    deterministic, do not depend on the order of the rows, and equal the
+    plain lookup away from tied values. With ``delta=0`` tied rows that
+    straddle an edge contribute their mean label to every position they
+    cover (the average of Alg. 4 over the orderings of the tie) and test
+    values use the plain lookup of Alg. 4, line 12.
+
+    References
+    ----------
+    .. [1] C. Gupta and A. Ramdas. Distribution-free calibration guarantees
+       for histogram binning without sample splitting. ICML 2021.
+    .. [2] beta-calibration of language model confidence scores for
+       generative QA, App. A.2 (Alg. 4) and A.3 (Thm A.1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import UMDBinner
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.uniform(size=2000)
+    >>> y = rng.uniform(size=2000) < h**2
+    >>> umd = UMDBinner(n_bins=5, random_state=0).fit(h, y)
+    >>> umd.n_bins_
+    5
+    >>> np.round(umd.predict_proba([0.1, 0.5, 0.95])[:, 1], 2)
+    array([0.02, 0.24, 0.83])
+    """
+
+    _parameter_constraints: dict = {
+        "n_bins": [Interval(Integral, 1, None, closed="left"), None],
+        "points_per_bin": [Interval(Integral, 1, None, closed="left"), None],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "input": [StrOptions({"probability", "logit"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_bins=None,
+        points_per_bin=None,
+        delta=1e-10,
+        input="probability",
+        random_state=None,
+    ):
+        self.n_bins = n_bins
+        self.points_per_bin = points_per_bin
+        self.delta = delta
+        self.input = input
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the bins on calibration confidences ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            Confidences (see ``input``).
+        y : array-like of shape (n_samples,)
+            1 if the answer was correct, else 0 (or bool).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights (see Notes).
+
+        Returns
+        -------
+        self : UMDBinner
+        """
+        if y is None:
+            raise ValueError(
+                "UMDBinner requires y to be passed, but the target y is None: "
+                "pass the 0/1 correctness labels of the calibration set."
+            )
+        h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
+        sw = None
+        if sample_weight is not None:
+            sw = check_weights(sample_weight, h.shape[0])
+            keep = sw > 0
+            if not keep.all():
+                h, y, sw = h[keep], y[keep], sw[keep]
+            total = float(np.sum(sw))
+        else:
+            total = float(h.shape[0])
+        B = resolve_n_bins(self.n_bins, self.points_per_bin, total, who="UMDBinner")
+        rng = check_random_state(self.random_state)
+        delta = float(self.delta)
+        table = umd_fit(tie_break(h, delta, rng), y, sw, B, delta=delta, raw=h)
+        self.classes_ = np.array([0, 1])
+        self.n_bins_ = B
+        self.bin_edges_ = table.edges
+        self.bin_values_ = table.values
+        self.bin_counts_ = table.counts
+        self._table = table
+        return self
+
+    def _calibrated(self, X):
+        h = validate_confidence_data(self, X, reset=False, input=self.input)
+        return umd_predict(self._table, h)
+
+    def predict_proba(self, X):
+        """Calibrated probability of each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            Confidences, on the scale given by ``input``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is the calibrated probability that the answer is
+            correct, column 0 its complement.
+        """
+        check_is_fitted(self)
+        p = self._calibrated(X)
+        proba = np.empty((p.shape[0], 2))
+        proba[:, 1] = p
+        proba[:, 0] = 1.0 - p
+        return proba
+
+    def predict(self, X):
+        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            Confidences, on the scale given by ``input``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[(self._calibrated(X) > 0.5).astype(np.intp)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+__all__ = ["UMDBinner", "resolve_n_bins"]

@@ -1,0 +1,440 @@
+# SPDX-License-Identifier: MIT
+"""Tests for UMDBinner and the UMD kernel (Alg. 4, Gupta & Ramdas 2021)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_betacal import UMDBinner
+from sklearn_betacal._kernels._binning import (
+    UMDTable,
+    _nudge_average,
+    edge_positions,
+    tie_break,
+    umd_fit,
+    umd_predict,
+)
+
+# --------------------------------------------------------------- reference
+
+
+def _alg4_reference(h, t, B):
+    """Alg. 4 transcribed line by line, 1-based like the paper (distinct h).
+
+    Returns the edge values h_(A_1) .. h_(A_{B-1}), Pi_1 .. Pi_B, the
+    number of points behind each Pi_b, and g_UMD as a Python function with
+    the paper's outer bounds h_(0) = 0 and h_(n+1) = 1 (line 11-12).
+    """
+    n = len(h)
+    order = sorted(range(n), key=lambda i: h[i])  # line 1
+    hs = [None] + [h[i] for i in order]  # hs[1] .. hs[n]
+    ts = [None] + [t[i] for i in order]  # line 2
+    delta = (n + 1) / B  # line 3
+    A = [0] + [math.ceil(k * delta) for k in range(1, B)] + [n + 1]  # line 5
+    Pi, cnt = [], []
+    for b in range(1, B + 1):  # lines 6-10
+        lo, up = A[b - 1], A[b]
+        inside = [ts[j] for j in range(lo + 1, up)]  # t_(l+1) .. t_(u-1)
+        Pi.append(sum(inside) / len(inside))
+        cnt.append(len(inside))
+    hs[0], hs_end = 0.0, 1.0  # line 11
+    hs.append(hs_end)
+
+    def g(x):  # line 12
+        return sum(Pi[b - 1] for b in range(1, B + 1) if hs[A[b - 1]] <= x < hs[A[b]])
+
+    edges = [hs[A[b]] for b in range(1, B)]
+    return np.array(edges), np.array(Pi), np.array(cnt, dtype=float), g
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_umd_matches_alg4_reference(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 300))
+    B = int(rng.integers(1, n // 2 + 1))
+    h = rng.uniform(size=n)  # distinct almost surely
+    assert np.unique(h).size == n
+    y = (rng.uniform(size=n) < h).astype(float)
+    edges, Pi, cnt, g = _alg4_reference(list(h), list(y), B)
+
+    model = UMDBinner(n_bins=B, delta=0.0).fit(h, y)
+    assert model.n_bins_ == B
+    assert_array_equal(model.bin_edges_, edges)
+    assert_allclose(model.bin_values_, Pi, rtol=1e-12, atol=1e-15)
+    assert_array_equal(model.bin_counts_, cnt)
+    # Test-time lookup, on fit points, edges and fresh points in [0, 1).
+    x = np.concatenate([h, edges, rng.uniform(size=200), [0.0]])
+    expected = np.array([g(v) for v in x])
+    assert_allclose(model.predict_proba(x)[:, 1], expected, rtol=1e-12, atol=0)
+
+    # With the default tie-breaking the order is unchanged (the scores are
+    # far apart compared with delta), so the bins are the same.
+    nudged = UMDBinner(n_bins=B, random_state=seed).fit(h, y)
+    assert_allclose(nudged.bin_values_, Pi, rtol=1e-12, atol=1e-15)
+    assert_allclose(nudged.bin_edges_, edges, rtol=0, atol=2e-10)
+
+
+def test_umd_edge_positions_exact_integers():
+    # ceil(k (n + 1) / B) by hand: n = 9, B = 4 -> 2.5, 5, 7.5 -> 3, 5, 8.
+    assert_array_equal(edge_positions(9, 4), [3, 5, 8])
+    # k (n + 1) / B = 3 exactly although 0.1-style float rounding would not.
+    assert_array_equal(edge_positions(29, 10), np.arange(3, 30, 3))
+    assert edge_positions(100, 1).size == 0
+
+
+def test_umd_counts_leave_out_edge_points():
+    h = np.arange(1, 21) / 21.0
+    model = UMDBinner(n_bins=4, delta=0.0).fit(h, h > 0.5)
+    # n = 20, B = 4: A = 0, 6, 11, 16, 21 -> 5, 4, 4, 4 interior points.
+    assert_array_equal(model.bin_counts_, [5, 4, 4, 4])
+    assert model.bin_counts_.sum() == 20 - 3
+
+
+# ------------------------------------------------------------- guarantee
+
+
+@pytest.mark.slow
+def test_umd_guarantee_eq6_holds_with_probability_one_minus_alpha():
+    # h ~ U(0, 1) and P(Y = 1 | h) = h^2, so E[Y | a <= h < b] =
+    # (b^3 - a^3) / (3 (b - a)); outer bins reach the support bounds 0, 1.
+    rng = np.random.default_rng(12345)
+    N, B, alpha, n_rep = 500, 10, 0.1, 400
+    eps = math.sqrt(math.log(2 * B / alpha) / (2 * (N // B - 1)))  # eq. (6)
+    ok, z = 0, []
+    for _ in range(n_rep):
+        h = rng.uniform(size=N)
+        y = (rng.uniform(size=N) < h**2).astype(float)
+        model = UMDBinner(n_bins=B, delta=0.0).fit(h, y)
+        a = np.concatenate([[0.0], model.bin_edges_])
+        b = np.concatenate([model.bin_edges_, [1.0]])
+        truth = (b**3 - a**3) / (3 * (b - a))
+        err = model.bin_values_ - truth
+        ok += bool(np.all(np.abs(err) <= eps))
+        # Given the edges, the interior labels are i.i.d. Bernoulli(truth)
+        # (Lemma 2 of Gupta & Ramdas): standardised errors have mean 0 and
+        # variance 1, a much sharper check than the eps bound.
+        sd = np.sqrt(truth * (1 - truth) / model.bin_counts_)
+        z.append(err / sd)
+    assert ok / n_rep >= 1 - alpha
+    z = np.concatenate(z)
+    assert abs(z.mean()) < 0.05
+    assert 0.9 < z.var() < 1.1
+
+
+# ------------------------------------------------------------------- ties
+
+
+def test_umd_real_verbalized_confidences(influences_verb):
+    h = influences_verb.verbal_confidence.to_numpy()
+    y = influences_verb.correct_judge.to_numpy()
+    assert np.unique(h).size < 200  # heavily tied
+    a = UMDBinner(n_bins=20, random_state=0).fit(h, y)
+    b = UMDBinner(n_bins=20, random_state=0).fit(h, y)
+    assert a.n_bins_ == 20 and a.bin_values_.shape == (20,)
+    p = a.predict_proba(h)
+    assert np.all((p >= 0) & (p <= 1))
+    assert_array_equal(a.bin_edges_, b.bin_edges_)
+    assert a.predict_proba(h).tobytes() == b.predict_proba(h).tobytes()
+    # Deterministic and order-independent at test time.
+    perm = np.random.default_rng(1).permutation(h.size)
+    assert_array_equal(a.predict_proba(h[perm]), p[perm])
+
+    # A tied value gets the bin values weighted by where its nudged copies
+    # fell (the documented expectation over the test-time nudge).
+    nudged = tie_break(h, 1e-10, np.random.RandomState(0))
+    bins = np.searchsorted(a.bin_edges_, nudged, side="right")
+    for v in (0.8, 0.9, 0.95):
+        share = a.bin_values_[bins[h == v]].mean()
+        assert_allclose(a.predict_proba([v])[0, 1], share, atol=0.01)
+    # The calibrated map is far less overconfident than the raw one.
+    assert abs(np.mean(p[:, 1]) - y.mean()) < 0.01 < abs(h.mean() - y.mean())
+
+
+def test_umd_test_time_ties_equal_expected_randomized_output():
+    rng = np.random.default_rng(0)
+    h = np.repeat([0.2, 0.5, 0.9], [30, 50, 40])
+    y = (rng.uniform(size=h.size) < h).astype(float)
+    delta = 1e-10
+    rs = np.random.RandomState(0)
+    table = umd_fit(tie_break(h, delta, rs), y, None, 12, delta=delta)
+    x = np.array([0.2, 0.5, 0.9, 0.3])
+    plain = table._replace(delta=0.0)
+    # Gupta & Ramdas: nudge the test point as well; average many draws.
+    draws = [umd_predict(plain, tie_break(x, delta, rs)) for _ in range(4000)]
+    assert_allclose(umd_predict(table, x), np.mean(draws, axis=0), atol=0.02)
+    assert np.unique(np.searchsorted(table.edges, table.edges[:4])).size == 4
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_umd_predict_lookup_equals_exact_nudge_average(tied):
+    # The fitted raw-score lookup (with stored outputs at tied scores) must
+    # give exactly what the exact computation gives, including for scores a
+    # hair away from a tied value (they fall back to the exact path).
+    rng = np.random.default_rng(11)
+    n = 3000
+    h = rng.choice(np.linspace(0.05, 1, 20), size=n) if tied else rng.uniform(size=n)
+    y = (rng.uniform(size=n) < h).astype(float)
+    delta = 1e-10
+    hn = tie_break(h, delta, np.random.RandomState(2))
+    with_raw = umd_fit(hn, y, None, 40, delta=delta, raw=h)
+    bare = with_raw._replace(lookup_edges=None, lookup_values=None)
+    x = np.concatenate(
+        [h, h + 3e-11, h - 3e-11, np.nextafter(h, 2), rng.uniform(size=500)]
+    )
+    a = umd_predict(with_raw, x)
+    b = umd_predict(bare, x)
+    assert_array_equal(a, b)
+    ref = _nudge_average(with_raw.edges, with_raw.values, x, delta)
+    assert_allclose(a, ref, rtol=0, atol=1e-15)
+    if tied:
+        # every tied raw value is answered from the stored table
+        assert np.isnan(with_raw.lookup_values).sum() >= 1
+        hit = with_raw.lookup_values[
+            np.searchsorted(with_raw.lookup_edges, h, side="right")
+        ]
+        assert not np.isnan(hit).any()
+
+
+def test_umd_ties_without_nudging_average_over_orderings():
+    # delta = 0: a tie straddling an edge contributes its mean label to every
+    # position, i.e. the average of Alg. 4 over the orders of the tie.
+    h = np.array([0.1, 0.5, 0.5, 0.5, 0.5, 0.9])
+    y = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 1.0])
+    # n = 6, B = 2: A = (0, 4, 7); bin 1 = positions 1..3, bin 2 = 5..6.
+    table = umd_fit(h, y, None, 2)
+    assert_array_equal(table.edges, [0.5])
+    assert_allclose(table.values, [(0 + 0.75 + 0.75) / 3, (0.75 + 1) / 2])
+    assert_allclose(table.counts, [3, 2])
+
+
+# --------------------------------------------------------------- weights
+
+
+def _weights(draw, n):
+    return np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_umd_integer_weight_equals_repeat(data):
+    n = data.draw(st.integers(2, 40))
+    seed = data.draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, 8, size=n) / 8.0  # ties on purpose
+    y = (rng.uniform(size=n) < 0.5).astype(float)
+    w = _weights(data.draw, n)
+    if w.sum() < 2:
+        w[0] = 2
+    B = data.draw(st.integers(1, max(1, int(w.sum()) // 2)))
+    # delta = 0: exact equality with the repeated rows.
+    a = UMDBinner(n_bins=B, delta=0.0).fit(h, y, sample_weight=w)
+    b = UMDBinner(n_bins=B, delta=0.0).fit(np.repeat(h, w), np.repeat(y, w))
+    assert_array_equal(a.bin_edges_, b.bin_edges_)
+    assert_allclose(a.bin_values_, b.bin_values_, rtol=1e-12, atol=1e-14)
+    x = np.linspace(0, 1, 17)
+    assert_allclose(a.predict_proba(x), b.predict_proba(x), rtol=1e-12, atol=1e-14)
+    # delta > 0: a weight-k row is k copies at the same nudged score.
+    hn = tie_break(h, 1e-10, np.random.RandomState(seed))
+    ta = umd_fit(hn, y, w.astype(float), B, delta=1e-10)
+    tb = umd_fit(np.repeat(hn, w), np.repeat(y, w), None, B, delta=1e-10)
+    assert_array_equal(ta.edges, tb.edges)
+    assert_allclose(ta.values, tb.values, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.filterwarnings("ignore:UMDBinner. 2 bins need:UserWarning")
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_umd_zero_weight_equals_drop(data):
+    n = data.draw(st.integers(3, 40))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1)))
+    h = rng.integers(0, 6, size=n) / 5.0
+    y = (rng.uniform(size=n) < 0.5).astype(float)
+    w = rng.uniform(0.5, 3.0, size=n)
+    drop = rng.uniform(size=n) < 0.3
+    drop[0] = False
+    w[drop] = 0.0
+    a = UMDBinner(n_bins=2, random_state=7).fit(h, y, sample_weight=w)
+    b = UMDBinner(n_bins=2, random_state=7).fit(
+        h[~drop], y[~drop], sample_weight=w[~drop]
+    )
+    x = np.linspace(0, 1, 11)
+    # Byte-identical: the nudges are drawn for the kept rows only.
+    assert a.predict_proba(x).tobytes() == b.predict_proba(x).tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    h=st.lists(st.floats(0, 1), min_size=2, max_size=60),
+    x=st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=20),
+    B=st.integers(1, 12),
+    seed=st.integers(0, 100),
+)
+def test_umd_predict_proba_rows_sum_to_one(h, x, B, seed):
+    h = np.array(h)
+    y = np.random.default_rng(seed).uniform(size=h.size) < 0.5
+    model = UMDBinner(n_bins=min(B, h.size // 2), input="logit", random_state=seed)
+    proba = model.fit(h, y).predict_proba(np.array(x))
+    assert proba.shape == (len(x), 2)
+    assert np.all((proba >= 0) & (proba <= 1))
+    assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert_array_equal(model.predict(np.array(x)), (proba[:, 1] > 0.5).astype(int))
+
+
+# -------------------------------------------------------------- parameters
+
+
+def test_umd_deterministic_for_fixed_random_state():
+    rng = np.random.default_rng(3)
+    h = rng.integers(0, 10, size=500) / 10.0
+    y = rng.uniform(size=500) < h
+    fits = [UMDBinner(n_bins=8, random_state=42).fit(h, y) for _ in range(2)]
+    assert fits[0].bin_edges_.tobytes() == fits[1].bin_edges_.tobytes()
+    assert fits[0].bin_values_.tobytes() == fits[1].bin_values_.tobytes()
+    other = UMDBinner(n_bins=8, random_state=43).fit(h, y)
+    assert other.bin_edges_.tobytes() != fits[0].bin_edges_.tobytes()
+
+
+def test_umd_points_per_bin_sets_floor_n_over_b():
+    h = np.linspace(0.01, 0.99, 230)
+    model = UMDBinner(points_per_bin=50).fit(h, h > 0.5)
+    assert model.n_bins_ == 4  # floor(230 / 50)
+    w = np.full(230, 2.0)
+    assert UMDBinner(points_per_bin=50).fit(h, h > 0.5, w).n_bins_ == 9
+
+
+def test_umd_n_bins_and_points_per_bin_are_exclusive():
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        UMDBinner(n_bins=5, points_per_bin=10).fit([0.1, 0.9] * 10, [0, 1] * 10)
+
+
+def test_umd_too_many_bins_warns_and_reduces():
+    h = np.linspace(0, 1, 9)
+    with pytest.warns(UserWarning, match="N >= 2B"):
+        model = UMDBinner(n_bins=10).fit(h, h > 0.5)
+    assert model.n_bins_ == 4
+    assert np.all(model.bin_counts_ >= 1)
+    with pytest.warns(UserWarning, match="single bin"):
+        assert UMDBinner(points_per_bin=50).fit(h, h > 0.5).n_bins_ == 1
+
+
+@pytest.mark.parametrize(
+    "params, X, y, match",
+    [
+        ({"n_bins": 0}, [0.5, 0.6], [0, 1], "n_bins"),
+        ({"delta": -1.0}, [0.5, 0.6], [0, 1], "delta"),
+        ({"input": "score"}, [0.5, 0.6], [0, 1], "input"),
+        ({}, [0.5, 1.5], [0, 1], "outside \\[0, 1\\]"),
+        ({}, [0.5, np.nan], [0, 1], "NaN"),
+        ({}, [0.5, 0.6], [0, 2], "binary"),
+        ({}, [[0.5, 1.0], [0.6, 2.0]], [0, 1], "one confidence per row"),
+    ],
+)
+def test_umd_rejects_bad_input(params, X, y, match):
+    with pytest.raises(ValueError, match=match):
+        UMDBinner(**params).fit(X, y)
+
+
+def test_umd_rejects_all_zero_weights_and_missing_y():
+    with pytest.raises(ValueError, match="non-zero"):
+        UMDBinner().fit([0.2, 0.4], [0, 1], sample_weight=[0, 0])
+    with pytest.raises(ValueError, match="y to be passed"):
+        UMDBinner().fit([0.2, 0.4], None)
+
+
+def test_umd_logit_input_bins_the_same_order():
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.01, 0.99, size=300)
+    y = rng.uniform(size=300) < p
+    z = np.log(p) - np.log1p(-p)
+    a = UMDBinner(n_bins=6, delta=0.0).fit(p, y)
+    b = UMDBinner(n_bins=6, delta=0.0, input="logit").fit(z, y)
+    assert_allclose(a.bin_values_, b.bin_values_, rtol=1e-12)
+    assert_array_equal(a.predict(p), b.predict(z))
+
+
+def test_umd_single_bin_and_tiny_data():
+    model = UMDBinner(n_bins=1).fit([0.3], [1])
+    assert_allclose(model.predict_proba([0.0, 1.0])[:, 1], [1.0, 1.0])
+    assert model.bin_edges_.shape == (0,)
+    table = UMDTable(np.array([]), np.array([0.25]), np.array([4.0]), 0.0)
+    assert_allclose(umd_predict(table, np.array([-5.0, 5.0])), [0.25, 0.25])
+
+
+def test_umd_dataframe_feature_names():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame({"conf": np.linspace(0, 1, 40)})
+    model = UMDBinner(n_bins=2).fit(X, X.conf > 0.5)
+    assert list(model.feature_names_in_) == ["conf"]
+    assert model.predict_proba(X).shape == (40, 2)
+
+
+# ---------------------------------------------------- scikit-learn checks
+
+_ONE_COLUMN = (
+    "the check fits on X with several columns; a confidence-only calibrator "
+    "takes exactly one confidence per row (DESIGN.md) and rejects more with "
+    "a ValueError"
+)
+_ONE_D_INDEXING = (
+    "with the one_d_array tag sklearn's _enforce_estimator_tags_X makes X "
+    "1-D, and the check then indexes X[:, 0] / X.shape[1] itself"
+)
+_BINARY_ONLY = (
+    "labels must be 0/1 or bool (DESIGN.md: 'is this answer correct'); "
+    "the check fits multiclass or string labels and expects other messages"
+)
+
+UMD_EXPECTED_FAILURES = {
+    # X with more than one column
+    "check_sample_weights_shape": _ONE_COLUMN,
+    "check_sample_weights_not_overwritten": _ONE_COLUMN,
+    "check_sample_weights_pandas_series": _ONE_COLUMN,
+    "check_sample_weight_equivalence_on_dense_data": _ONE_COLUMN
+    + " (the equivalence itself is tested in test_umd_integer_weight_equals_"
+    "repeat and test_umd_zero_weight_equals_drop)",
+    "check_estimators_nan_inf": _ONE_COLUMN + " (NaN/inf: test_umd_rejects_bad_input)",
+    "check_estimators_empty_data_messages": _ONE_COLUMN,
+    "check_estimator_sparse_tag": _ONE_COLUMN + ", before the sparse check",
+    "check_estimator_sparse_array": _ONE_COLUMN + ", before the sparse check",
+    "check_estimator_sparse_matrix": _ONE_COLUMN + ", before the sparse check",
+    "check_classifiers_one_label_sample_weights": _ONE_COLUMN,
+    "check_classifiers_train": "the check needs > 83% accuracy from the first "
+    "feature of a multi-feature toy problem; a calibrator only sees that one",
+    # sklearn's own indexing after making X 1-D
+    "check_dont_overwrite_parameters": _ONE_D_INDEXING,
+    "check_n_features_in_after_fitting": _ONE_D_INDEXING,
+    "check_n_features_in": _ONE_D_INDEXING,
+    "check_f_contiguous_array_estimator": _ONE_D_INDEXING,
+    "check_methods_sample_order_invariance": _ONE_D_INDEXING
+    + " (order invariance: test_umd_real_verbalized_confidences)",
+    "check_methods_subset_invariance": _ONE_D_INDEXING,
+    "check_fit2d_1sample": _ONE_D_INDEXING,
+    "check_fit2d_1feature": _ONE_D_INDEXING,
+    "check_fit2d_predict1d": _ONE_D_INDEXING,
+    "check_dict_unchanged": _ONE_D_INDEXING,
+    "check_fit1d": "1-D X is accepted on purpose (one confidence per row)",
+    "check_sample_weights_not_an_array": "_validation.validate_confidence_data "
+    "does not reshape a 1-D non-ndarray X (_NotAnArray) before validate_data",
+    "check_classifier_data_not_an_array": "same as check_sample_weights_not_an_array",
+    "check_dtype_object": "_validation.check_confidence rejects object-dtype "
+    "X instead of converting numeric objects",
+    # labels
+    "check_estimators_dtypes": _BINARY_ONLY,
+    "check_classifiers_classes": _BINARY_ONLY,
+    "check_classifiers_regression_target": _BINARY_ONLY,
+    "check_classifier_not_supporting_multiclass": _BINARY_ONLY
+    + " ('Only binary classification is supported.')",
+}
+
+
+@parametrize_with_checks(
+    [UMDBinner(n_bins=3, input="logit", random_state=0)],
+    expected_failed_checks=lambda est: UMD_EXPECTED_FAILURES,
+)
+def test_umd_sklearn_compatible(estimator, check):
+    check(estimator)
