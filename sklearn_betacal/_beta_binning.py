@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._kernels._binning import tie_break, umd_fit, umd_predict
@@ -31,32 +30,6 @@ from ._validation import (
     check_weights,
     split_confidence_features,
 )
-
-
-def _check_labels(y):
-    """``check_binary_labels`` plus scikit-learn's wording for the target type.
-
-    Object arrays of numbers (e.g. ``y.astype(object)``) are read as numbers;
-    a continuous or multiclass target gets the phrase scikit-learn's own
-    classifiers use ("Unknown label type", "Only binary classification").
-    """
-    y = np.asarray(y)
-    if y.dtype.kind == "O" and all(isinstance(v, Real) for v in y.ravel()):
-        y = y.astype(np.float64)
-    try:
-        return check_binary_labels(y)
-    except ValueError as exc:
-        try:
-            kind = type_of_target(y, input_name="y")
-        except ValueError:
-            kind = "unknown"
-        if kind == "multiclass":
-            raise ValueError(
-                f"Only binary classification is supported. {exc}"
-            ) from None
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(f"Unknown label type: {kind}. {exc}") from None
-        raise
 
 
 def _take_rows(Z, rows):
@@ -266,7 +239,7 @@ class BetaBinningCalibrator(ClassifierMixin, BaseEstimator):
                 "UMDBinner."
             )
         if y is not None:
-            y = _check_labels(y)
+            y = check_binary_labels(y)
         idx = self._confidence_index()
         h, Z = split_confidence_features(X_arr, idx)
         if hasattr(X, "columns") and hasattr(X, "drop"):

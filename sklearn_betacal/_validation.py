@@ -9,6 +9,7 @@ rows, how to fix it) instead of a traceback from deep inside NumPy.
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 #: Clip used to turn a probability of exactly 0 or 1 into a finite logit.
@@ -22,9 +23,12 @@ INPUT_KINDS = ("probability", "logit")
 def check_binary_labels(y, *, name="y"):
     """Return ``y`` as a float64 array of zeros and ones.
 
-    Accepts ``{0, 1}`` (any numeric dtype) or bool. Anything else, including a
-    multiclass or string label vector, raises a ``ValueError`` that says which
-    values were found and how to encode them.
+    Accepts ``{0, 1}`` (any numeric dtype, also an object array of numbers) or
+    bool. Anything else raises a ``ValueError`` that says which values were
+    found and how to encode them; its first words are scikit-learn's own
+    ("Only binary classification is supported." for a multiclass target,
+    "Unknown label type: ..." for strings or continuous values) so that
+    generic scikit-learn tooling recognises the error.
     """
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -33,14 +37,16 @@ def check_binary_labels(y, *, name="y"):
         raise ValueError(
             f"{name} must be a 1-D array of binary labels; got shape {y.shape}."
         )
+    if y.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in y):
+        y = y.astype(np.float64)
     if y.dtype == bool:
         return y.astype(np.float64)
     if y.dtype.kind not in "uif":
-        found = np.unique(y.astype(object)).tolist()[:5]
+        found = np.unique(y.astype(str)).tolist()[:5]
         raise ValueError(
-            f"{name} must be binary with values in {{0, 1}} (or bool); got "
-            f"non-numeric labels such as {found}. Encode a correct answer as 1 "
-            "and an incorrect one as 0."
+            f"Unknown label type: non-numeric. {name} must be binary with values "
+            f"in {{0, 1}} (or bool); got labels such as {found}. Encode a correct "
+            "answer as 1 and an incorrect one as 0."
         )
     y = y.astype(np.float64, copy=False)
     n_bad_finite = int(np.count_nonzero(~np.isfinite(y)))
@@ -52,8 +58,14 @@ def check_binary_labels(y, *, name="y"):
     bad = (y != 0) & (y != 1)
     if bad.any():
         found = np.unique(y[bad])[:5].tolist()
+        integral = bool(np.all(y == np.round(y)))
+        lead = (
+            "Only binary classification is supported."
+            if integral
+            else "Unknown label type: continuous."
+        )
         raise ValueError(
-            f"{name} must be binary with values in {{0, 1}} (or bool); "
+            f"{lead} {name} must be binary with values in {{0, 1}} (or bool); "
             f"{int(bad.sum())} row(s) have other values, e.g. {found}. This "
             "library calibrates 'is this answer correct' (1) versus not (0); for "
             "multiclass logits use TemperatureScaler with an (n, K) matrix."
@@ -84,9 +96,7 @@ def check_confidence(h, *, input="probability", name="X"):
             f"shape {h.shape}. Pass only the confidence column."
         )
     if h.dtype.kind not in "uifb":
-        raise ValueError(
-            f"{name} must be numeric confidences; got dtype {h.dtype}."
-        )
+        raise ValueError(f"{name} must be numeric confidences; got dtype {h.dtype}.")
     h = h.astype(np.float64, copy=False)
     n_nan = int(np.count_nonzero(np.isnan(h)))
     n_inf = int(np.count_nonzero(np.isinf(h)))
@@ -125,29 +135,36 @@ def expit(z):
 def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"):
     """``validate_data`` for confidence-only calibrators.
 
-    Accepts ``X`` of shape ``(n,)`` or ``(n, 1)`` (array or one-column
-    DataFrame), records ``n_features_in_`` (always 1) and
-    ``feature_names_in_`` through scikit-learn's ``validate_data``, and returns
-    the confidences as a float64 vector (plus ``y`` as 0/1 floats when given).
+    Accepts ``X`` of shape ``(n,)`` or ``(n, 1)`` (any array-like, a Series or
+    a one-column DataFrame; numeric object arrays are converted), records
+    ``n_features_in_`` (always 1) and ``feature_names_in_`` through
+    scikit-learn's ``validate_data``, and returns the confidences as a float64
+    vector (plus ``y`` as 0/1 floats when given).
     """
+    if sp.issparse(X):
+        raise TypeError(
+            f"{type(estimator).__name__} does not accept sparse input; pass a "
+            "dense array of confidences (X.toarray())."
+        )
     X_arr = X
-    if hasattr(X, "ndim") and getattr(X, "ndim", 2) == 1:
-        X_arr = np.asarray(X).reshape(-1, 1)
-    elif isinstance(X, list | tuple) and np.ndim(X) == 1:
-        X_arr = np.asarray(X).reshape(-1, 1)
-    if hasattr(X_arr, "shape") and len(X_arr.shape) == 2 and X_arr.shape[1] != 1:
+    if not hasattr(X, "columns"):
+        X_arr = np.asarray(X)
+        if X_arr.ndim == 1:
+            X_arr = X_arr.reshape(-1, 1)
+    kwargs = {"reset": reset, "ensure_all_finite": False, "dtype": "numeric"}
+    if y is None:
+        X_arr = validate_data(estimator, X_arr, **kwargs)
+    else:
+        X_arr, y = validate_data(estimator, X_arr, y, **kwargs)
+    if X_arr.shape[1] != 1:
         raise ValueError(
             f"{type(estimator).__name__} calibrates one confidence per row: X "
             f"must have shape (n,) or (n, 1); got {X_arr.shape[1]} columns. "
             "For group-conditional calibration use BetaBinningCalibrator or "
             "ScalingBetaBinningCalibrator with a confidence_column."
         )
-    kwargs = dict(reset=reset, ensure_all_finite=False, dtype=None)
-    if y is None:
-        X_arr = validate_data(estimator, X_arr, **kwargs)
-        return check_confidence(X_arr, input=input)
-    X_arr, y = validate_data(estimator, X_arr, y, **kwargs)
-    return check_confidence(X_arr, input=input), check_binary_labels(y)
+    h = check_confidence(X_arr, input=input)
+    return h if y is None else (h, check_binary_labels(y))
 
 
 def split_confidence_features(X, confidence_column=0):
@@ -197,8 +214,7 @@ def check_cell_ids(ids, n_rows, *, who="partitioner"):
     if ids.dtype.kind == "f":
         if not np.all(np.isfinite(ids)) or np.any(ids != np.round(ids)):
             raise ValueError(
-                f"{who}.transform must return integer cell ids; got "
-                "non-integer floats."
+                f"{who}.transform must return integer cell ids; got non-integer floats."
             )
     elif ids.dtype.kind not in "iub":
         raise ValueError(

@@ -398,10 +398,8 @@ UMD_EXPECTED_FAILURES = {
     + " (the equivalence itself is tested in test_umd_integer_weight_equals_"
     "repeat and test_umd_zero_weight_equals_drop)",
     "check_estimators_nan_inf": _ONE_COLUMN + " (NaN/inf: test_umd_rejects_bad_input)",
-    "check_estimators_empty_data_messages": _ONE_COLUMN,
-    "check_estimator_sparse_tag": _ONE_COLUMN + ", before the sparse check",
-    "check_estimator_sparse_array": _ONE_COLUMN + ", before the sparse check",
-    "check_estimator_sparse_matrix": _ONE_COLUMN + ", before the sparse check",
+    "check_estimator_sparse_array": "the check itself fails to build a 1-D sparse "
+    "array in lil format after the one_d_array tag made X 1-D",
     "check_classifiers_one_label_sample_weights": _ONE_COLUMN,
     "check_classifiers_train": "the check needs > 83% accuracy from the first "
     "feature of a multi-feature toy problem; a calibrator only sees that one",
@@ -418,15 +416,12 @@ UMD_EXPECTED_FAILURES = {
     "check_fit2d_predict1d": _ONE_D_INDEXING,
     "check_dict_unchanged": _ONE_D_INDEXING,
     "check_fit1d": "1-D X is accepted on purpose (one confidence per row)",
-    "check_sample_weights_not_an_array": "_validation.validate_confidence_data "
-    "does not reshape a 1-D non-ndarray X (_NotAnArray) before validate_data",
-    "check_classifier_data_not_an_array": "same as check_sample_weights_not_an_array",
-    "check_dtype_object": "_validation.check_confidence rejects object-dtype "
-    "X instead of converting numeric objects",
+    "check_sample_weights_not_an_array": _BINARY_ONLY,
+    "check_classifier_data_not_an_array": _BINARY_ONLY,
+    "check_dtype_object": _ONE_D_INDEXING,
     # labels
     "check_estimators_dtypes": _BINARY_ONLY,
     "check_classifiers_classes": _BINARY_ONLY,
-    "check_classifiers_regression_target": _BINARY_ONLY,
     "check_classifier_not_supporting_multiclass": _BINARY_ONLY
     + " ('Only binary classification is supported.')",
 }
