@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: MIT
+"""KDTreePartitioner: build/transform speed against floors and a peer, and
+which ``split_axis`` gives the lowest beta-calibration error on real data.
+
+Two sub-commands, each in one process.
+
+``speed`` -- on Gaussian float32 rows of shape (N, d), for each depth:
+
+* the median-finding floor: per tree level one strided copy of a column and
+  one ``np.partition`` of it over all N rows (what any level-wise median
+  kd-tree must at least do);
+* the kernel ``build_kdtree`` (split_axis="cycle") on validated data, and
+  the estimator ``KDTreePartitioner.fit`` (kernel + ``validate_data``, whose
+  finite check reads all N x d values), ``KDTreePartitioner.transform``;
+* ``split_axis="max_spread"`` and ``"pca"`` estimator fits (they read every
+  coordinate, so they cannot approach the floor);
+* the peer ``sklearn.neighbors.KDTree`` construction with
+  ``leaf_size = ceil(N / 2**depth)`` (same depth; it converts to float64).
+
+Medians of ``--repeats`` runs of CPU time (``time.process_time``; the
+machine is shared, CPU time is less disturbed by other processes than wall
+time, which is printed too) and ratios to the floor; peak RSS at the end.
+BLAS is limited to ``--blas-threads`` (default 1) threads.
+
+``quality`` -- the verbalized-confidence rows of the Influences-on-LLM-
+Calibration data (``../shared/data/influences``), embedded by TF-IDF of
+question + extracted answer and ``TruncatedSVD``; per seed a 20:60:20 split
+(tree : calibration : test, the paper's protocol without its tuning split);
+``BetaBinningCalibrator(partitioner=FrozenEstimator(tree))`` fitted on the
+calibration rows; on the test rows beta-CE (``beta_calibration_error``)
+under the tree's own cells, under two fixed reference partitions (dataset x
+model, 48 groups; KMeans-32 on the embedding) so that different trees are
+scored against the same beta, and plain ECE. The embedding is used as is
+(SVD coordinates come sorted by singular value, which favours "cycle") and
+after a random rotation (like a neural embedding, whose coordinates have no
+order). Usage::
+
+    python benchmarks/bench_kdtree.py [--blas-threads 1] speed --n 1e5 --d 384
+    python benchmarks/bench_kdtree.py quality [--seeds 3] [--svd 128]
+"""
+
+import argparse
+import math
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+
+import numpy as np
+import scipy
+import sklearn
+
+import sklearn_betacal
+from sklearn_betacal import KDTreePartitioner
+from sklearn_betacal._kernels._kdtree import build_kdtree
+
+DEPTHS = (2, 4, 6, 8, 10)
+
+
+def timed(fn, repeats):
+    """Median CPU and wall seconds of ``repeats`` calls of ``fn``."""
+    cpu, wall = [], []
+    for _ in range(repeats):
+        c0, w0 = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return statistics.median(cpu), statistics.median(wall)
+
+
+def peak_rss_gb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def header():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(ln.split(":", 1)[1].strip() for ln in f if "model name" in ln)
+    except (OSError, StopIteration):
+        pass
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(
+        f"# machine: {platform.machine()}, nproc={os.cpu_count()}, CPU: {cpu}, "
+        f"load avg {os.getloadavg()[0]:.1f} (shared with other jobs)"
+    )
+    print(
+        f"# python {sys.version.split()[0]}, numpy {np.__version__}, scipy "
+        f"{scipy.__version__}, scikit-learn {sklearn.__version__}, "
+        f"sklearn_betacal {sklearn_betacal.__version__}"
+    )
+
+
+def floor(X, depth):
+    for lev in range(depth):
+        col = np.ascontiguousarray(X[:, lev % X.shape[1]])
+        np.partition(col, (col.shape[0] - 1) // 2)
+
+
+def speed(args):
+    from sklearn.neighbors import KDTree
+
+    n, d, reps = int(float(args.n)), args.d, args.repeats
+    header()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d), dtype=np.float32)
+    X_new = rng.standard_normal((min(n, 100_000), d), dtype=np.float32)
+    print(f"# N={n:.0e} d={d} float32 ({X.nbytes / 2**30:.2f} GiB), repeats={reps}")
+    print(f"# peak RSS after data: {peak_rss_gb():.2f} GiB")
+    cols = (
+        "depth | floor | kernel build (x floor) | fit (x floor) | transform"
+        f" {X_new.shape[0]:.0e} rows | fit max_spread | fit pca | sklearn KDTree"
+        " (x kernel)"
+    )
+    print("\nCPU seconds, median of repeats (wall seconds in brackets)\n")
+    print("| " + cols + " |")
+    print("|" + "---|" * (cols.count("|") + 1))
+    peers = set(args.peer_depths)
+    for depth in args.depths:
+        f_c, f_w = timed(lambda depth=depth: floor(X, depth), reps)
+        k_c, k_w = timed(lambda depth=depth: build_kdtree(X, depth, 1, "cycle"), reps)
+        part = KDTreePartitioner(depth)
+        e_c, e_w = timed(lambda part=part: part.fit(X), reps)
+        t_c, t_w = timed(lambda part=part: part.transform(X_new), reps)
+        row = [
+            f"{depth}",
+            f"{f_c:.3f} ({f_w:.3f})",
+            f"{k_c:.3f} ({k_w:.3f}) **{k_c / f_c:.1f}x**",
+            f"{e_c:.3f} ({e_w:.3f}) {e_c / f_c:.1f}x",
+            f"{t_c:.3f} ({t_w:.3f})",
+        ]
+        slow_reps = max(1, min(reps, args.slow_repeats))
+        for axis in ("max_spread", "pca"):
+            if depth in peers:
+                p = KDTreePartitioner(depth, split_axis=axis, random_state=0)
+                c, w = timed(lambda p=p: p.fit(X), slow_reps)
+                row.append(f"{c:.2f} ({w:.2f})")
+            else:
+                row.append("-")
+        if depth in peers:
+            leaf = math.ceil(n / 2**depth)
+            c, w = timed(lambda leaf=leaf: KDTree(X, leaf_size=leaf), slow_reps)
+            row.append(f"{c:.2f} ({w:.2f}) {c / k_c:.1f}x")
+        else:
+            row.append("-")
+        print("| " + " | ".join(row) + " |", flush=True)
+    print(f"\n# peak RSS at end: {peak_rss_gb():.2f} GiB")
+
+
+def _embed(frame, n_components, seed):
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    text = frame.question.fillna("") + " " + frame.extracted_answer.fillna("")
+    tfidf = TfidfVectorizer(min_df=2, sublinear_tf=True).fit_transform(text)
+    emb = TruncatedSVD(n_components, random_state=seed).fit_transform(tfidf)
+    return emb.astype(np.float32)
+
+
+def quality(args):
+    import pandas as pd
+    from sklearn.cluster import KMeans
+    from sklearn.frozen import FrozenEstimator
+
+    from sklearn_betacal import BetaBinningCalibrator
+    from sklearn_betacal.metrics import (
+        beta_calibration_error,
+        expected_calibration_error,
+    )
+
+    header()
+    path = os.path.join(
+        args.data, "influences", "influences_llm_calibration_all.parquet"
+    )
+    A = pd.read_parquet(path)
+    V = A[(A.prompt_style == "verb") & A.verbal_confidence.between(0, 1)]
+    V = V.reset_index(drop=True)
+    h = V.verbal_confidence.to_numpy(float)
+    y = V.correct_judge.to_numpy(float)
+    t0 = time.perf_counter()
+    emb = _embed(V, args.svd, 0)
+    rot = np.linalg.qr(np.random.default_rng(0).normal(size=(args.svd, args.svd)))[0]
+    embeddings = {"svd": emb, "rotated": (emb @ rot).astype(np.float32)}
+    print(
+        f"# {len(V)} verb rows, TF-IDF + TruncatedSVD({args.svd}) in "
+        f"{time.perf_counter() - t0:.0f} s; BetaBinningCalibrator("
+        f"points_per_bin={args.b}); {args.seeds} seeds; beta-CE with 10 "
+        "uniform bins per cell, -1 rows form their own cell"
+    )
+    group_ref = pd.factorize(V.dataset + "/" + V.model)[0]
+    configs = [("none (raw)", None, 0), ("UMD only", "cycle", 0)]
+    for depth in args.depths:
+        configs += [(axis, axis, depth) for axis in ("cycle", "max_spread", "pca")]
+    results = {}
+    for emb_name, Z in embeddings.items():
+        for seed in range(args.seeds):
+            perm = np.random.default_rng(seed).permutation(len(V))
+            n_tree, n_cal = int(0.2 * len(V)), int(0.6 * len(V))
+            i_tree, i_cal = perm[:n_tree], perm[n_tree : n_tree + n_cal]
+            i_test = perm[n_tree + n_cal :]
+            km = KMeans(32, random_state=seed, n_init=1).fit(Z[i_tree])
+            ref_km = km.predict(Z[i_test])
+            for name, axis, depth in configs:
+                if axis is None:
+                    p_test, cells = h[i_test], np.zeros(len(i_test), int)
+                else:
+                    tree = KDTreePartitioner(depth, split_axis=axis, random_state=seed)
+                    tree.fit(Z[i_tree])
+                    cal = BetaBinningCalibrator(
+                        partitioner=FrozenEstimator(tree),
+                        points_per_bin=args.b,
+                        random_state=seed,
+                    )
+                    cal.fit(np.column_stack([h[i_cal], Z[i_cal]]), y[i_cal])
+                    X_test = np.column_stack([h[i_test], Z[i_test]])
+                    p_test = cal.predict_proba(X_test)[:, 1]
+                    cells = tree.apply(Z[i_test])
+                yt = y[i_test]
+                row = (
+                    beta_calibration_error(yt, p_test, groups=cells),
+                    beta_calibration_error(yt, p_test, groups=group_ref[i_test]),
+                    beta_calibration_error(yt, p_test, groups=ref_km),
+                    expected_calibration_error(yt, p_test),
+                    float(np.mean(cells == -1)),
+                )
+                results.setdefault((emb_name, name, depth), []).append(row)
+    print(
+        "\nTest-split means over seeds (+- std). Lower is better for all "
+        "errors. 'own' = beta-CE under the tree's own cells (not comparable "
+        "across trees); 'dataset x model' and 'KMeans-32' are fixed betas.\n"
+    )
+    print(
+        "| embedding | split_axis | depth | beta-CE own | beta-CE dataset x model |"
+        " beta-CE KMeans-32 | ECE | test rows outside (-1) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for (emb_name, name, depth), rows in results.items():
+        r = np.array(rows)
+        m, s = r.mean(axis=0), r.std(axis=0)
+        cells = " | ".join(f"{m[i]:.4f} +- {s[i]:.4f}" for i in range(4))
+        print(f"| {emb_name} | {name} | {depth} | {cells} | {m[4]:.3f} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--n", default="1e5")
+    sp.add_argument("--d", type=int, default=384)
+    sp.add_argument("--repeats", type=int, default=5)
+    sp.add_argument("--slow-repeats", type=int, default=5)
+    sp.add_argument("--depths", type=int, nargs="+", default=list(DEPTHS))
+    sp.add_argument("--peer-depths", type=int, nargs="+", default=list(DEPTHS))
+    qp = sub.add_parser("quality")
+    qp.add_argument("--data", default=os.path.join("..", "shared", "data"))
+    qp.add_argument("--seeds", type=int, default=3)
+    qp.add_argument("--svd", type=int, default=128)
+    qp.add_argument("--b", type=int, default=50)
+    qp.add_argument("--depths", type=int, nargs="+", default=[2, 4, 6])
+    ap.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads (default 1: on a shared 2-core machine OpenBLAS "
+        "threads spin and inflate CPU and wall time of the 'pca' projection)",
+    )
+    args = ap.parse_args()
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(args.blas_threads):
+        speed(args) if args.cmd == "speed" else quality(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,593 @@
+# SPDX-License-Identifier: MIT
+"""Tests for the partitioners: KDTreePartitioner, GroupColumnPartitioner,
+ClusterPartitioner (beta of Sec. 2.3 / App. C of the paper)."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.cluster import DBSCAN, KMeans
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.mixture import GaussianMixture
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import sklearn_betacal._partition as partition_module
+from sklearn_betacal import (
+    ClusterPartitioner,
+    GroupColumnPartitioner,
+    KDTreePartitioner,
+)
+from sklearn_betacal._validation import check_cell_ids
+
+# --------------------------------------------------------------------------
+# Hand-built example (App. C), computed by hand:
+#   root: coordinate x, values 1..8, lower median z = 4, next value 5
+#         -> threshold 4.5, left = {P0, P1, P2, P3}, right = {P4..P7}
+#   left node: coordinate y, values {5, 1, 7, 3}, z = 3, next 5 -> thr 4
+#         -> left-left = {P1 (2,1), P3 (4,3)}, left-right = {P0 (1,5), P2 (3,7)}
+#   right node: coordinate y, values {8, 2, 6, 4}, z = 4, next 6 -> thr 5
+#         -> right-left = {P5 (6,2), P7 (8,4)}, right-right = {P4 (5,8), P6 (7,6)}
+# Cells left to right: 0 = {P1, P3}, 1 = {P0, P2}, 2 = {P5, P7}, 3 = {P4, P6};
+# bounds = min/max of each cell's rows in x and y.
+HAND_Z = np.array(
+    [[1, 5], [2, 1], [3, 7], [4, 3], [5, 8], [6, 2], [7, 6], [8, 4]], dtype=float
+)
+HAND_CELLS = np.array([1, 0, 1, 0, 3, 2, 3, 2])
+HAND_LOWER = np.array([[2, 1], [1, 5], [6, 2], [5, 6]], dtype=float)
+HAND_UPPER = np.array([[4, 3], [3, 7], [8, 4], [7, 8]], dtype=float)
+HAND_TEST = np.array(
+    [
+        [3, 2],  # -> cell 0, inside
+        [1.5, 2],  # routed to cell 0, x < 2: outside
+        [4.5, 5],  # x <= 4.5, y > 4 -> cell 1, but x > 3: outside
+        [6.5, 7],  # -> cell 3, inside
+        [7, 3],  # -> cell 2, inside
+        [2, 6],  # -> cell 1, inside
+        [3, 4],  # -> cell 0 (y <= 4), y > 3: outside
+        [4, 3],  # a fitted row on the bounds: inside (inclusive)
+        [100, 100],  # far away: outside
+    ]
+)
+HAND_TEST_CELLS = np.array([0, -1, -1, 3, 2, 1, -1, 0, -1])
+
+
+def test_kdtree_hand_example_leaf_for_leaf():
+    part = KDTreePartitioner(max_depth=2).fit(HAND_Z)
+    assert part.n_cells_ == 4
+    assert part.depth_ == 2
+    assert_array_equal(part.apply(HAND_Z), HAND_CELLS)
+    assert_array_equal(part.leaf_axes_, [[0, 1]] * 4)
+    assert_array_equal(part.leaf_lower_, HAND_LOWER)
+    assert_array_equal(part.leaf_upper_, HAND_UPPER)
+    assert_array_equal(part.leaf_n_samples_, [2, 2, 2, 2])
+    internal = part.tree_["axis"] >= 0
+    assert_array_equal(part.tree_["threshold"][internal], [4.5, 4.0, 5.0])
+    assert_array_equal(part.apply(HAND_TEST), HAND_TEST_CELLS)
+    out = part.transform(HAND_TEST)
+    assert out.shape == (len(HAND_TEST), 1) and out.dtype == np.int64
+    assert_array_equal(out[:, 0], HAND_TEST_CELLS)
+
+
+def test_kdtree_unbounded_never_outside():
+    part = KDTreePartitioner(max_depth=2, bounded=False).fit(HAND_Z)
+    assert_array_equal(part.apply(HAND_TEST), [0, 0, 1, 3, 2, 1, 0, 0, 3])
+
+
+def test_kdtree_max_depth_zero_single_cell_without_bounds():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    part = KDTreePartitioner(max_depth=0).fit(X)
+    assert part.n_cells_ == 1 and part.depth_ == 0
+    assert part.leaf_axes_.shape == (1, 0)
+    assert part.leaf_lower_.shape == (1, 0)
+    far = np.vstack([X, 1e6 * np.ones((1, 3))])
+    assert_array_equal(part.apply(far), np.zeros(len(far)))
+
+
+def test_kdtree_cycle_wraps_after_last_coordinate():
+    rng = np.random.default_rng(1)
+    part = KDTreePartitioner(max_depth=3).fit(rng.normal(size=(64, 2)))
+    assert part.n_cells_ == 8
+    assert_array_equal(part.leaf_axes_, [[0, 1, 0]] * 8)
+
+
+# --------------------------------------------------------------------------
+# An independent, recursive reference implementation of the documented rule
+# (App. C + the tie rule of the Notes), compared with the level-wise kernel.
+
+
+def _reference_leaves(X, max_depth, min_samples_leaf):
+    """Leaves left to right as (rows, thresholds path, axes, lower, upper)."""
+    M = X.shape[1]
+    leaves, nodes = [], []
+
+    def build(rows, depth, route):
+        m = len(rows)
+        if depth < max_depth and m >= max(2, 2 * min_samples_leaf):
+            a = depth % M
+            v = np.sort(X[rows, a])
+            z = v[(m - 1) // 2]
+            n_le, n_lt = int(np.sum(v <= z)), int(np.sum(v < z))
+            ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
+            ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
+            if ok_a and (not ok_b or abs(2 * n_le - m) <= abs(2 * n_lt - m)):
+                thr = z + (v[n_le] - z) / 2
+            elif ok_b:
+                thr = v[n_lt - 1] + (z - v[n_lt - 1]) / 2
+            else:
+                thr = None
+            if thr is not None:
+                go = X[rows, a] <= thr
+                build(rows[go], depth + 1, [*route, (a, thr, True)])
+                build(rows[~go], depth + 1, [*route, (a, thr, False)])
+                return
+        axes = [a for a, _, _ in route]
+        leaves.append(
+            (
+                rows,
+                route,
+                axes,
+                X[rows][:, axes].min(axis=0),
+                X[rows][:, axes].max(axis=0),
+            )
+        )
+
+    build(np.arange(X.shape[0]), 0, [])
+    return leaves, nodes
+
+
+def _reference_apply(leaves, X):
+    out = np.full(X.shape[0], -1)
+    for i, x in enumerate(X):
+        for c, (_, route, axes, lo, hi) in enumerate(leaves):
+            if all((x[a] <= t) == is_left for a, t, is_left in route):
+                inside = np.all((x[axes] >= lo) & (x[axes] <= hi))
+                out[i] = c if inside else -1
+                break
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    n_features=st.integers(1, 4),
+    max_depth=st.integers(0, 5),
+    min_samples_leaf=st.integers(1, 4),
+    n_levels=st.sampled_from([2, 3, 10, None]),
+)
+def test_kdtree_matches_recursive_reference(
+    seed, n, n_features, max_depth, min_samples_leaf, n_levels
+):
+    rng = np.random.default_rng(seed)
+    if n_levels is None:  # continuous: no ties
+        X = rng.normal(size=(n, n_features))
+        X_new = rng.normal(size=(40, n_features)) * 1.2
+    else:  # few distinct values: heavy ties at the median
+        X = rng.integers(0, n_levels, size=(n, n_features)).astype(float)
+        X_new = rng.integers(-1, n_levels + 1, size=(40, n_features)).astype(float)
+    part = KDTreePartitioner(max_depth, min_samples_leaf=min_samples_leaf).fit(X)
+    leaves, _ = _reference_leaves(X, max_depth, min_samples_leaf)
+    assert part.n_cells_ == len(leaves)
+    expected = np.empty(n, dtype=int)
+    for c, (rows, _, axes, lo, hi) in enumerate(leaves):
+        expected[rows] = c
+        used = part.leaf_axes_[c] >= 0
+        assert_array_equal(part.leaf_axes_[c][used], axes)
+        assert_array_equal(part.leaf_lower_[c][used], lo)
+        assert_array_equal(part.leaf_upper_[c][used], hi)
+    assert_array_equal(part.apply(X), expected)
+    assert_array_equal(part.apply(X_new), _reference_apply(leaves, X_new))
+    # no empty leaf, every row in exactly one leaf, min_samples_leaf honoured
+    assert part.leaf_n_samples_.sum() == n
+    assert np.all(part.leaf_n_samples_ >= min(min_samples_leaf, n))
+    assert_array_equal(np.bincount(expected), part.leaf_n_samples_)
+
+
+# --------------------------------------------------------------------------
+# Ties, min_samples_leaf, split rules
+
+
+@pytest.mark.parametrize("split_axis", ["cycle", "max_spread", "pca"])
+def test_kdtree_all_equal_columns_give_one_leaf(split_axis):
+    X = np.ones((100, 3))
+    part = KDTreePartitioner(10, split_axis=split_axis).fit(X)
+    assert part.n_cells_ == 1
+    assert_array_equal(part.apply(X), np.zeros(100))
+
+
+def test_kdtree_constant_split_column_stops_cycle_but_not_max_spread():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.zeros(200), rng.normal(size=200)])
+    assert KDTreePartitioner(3).fit(X).n_cells_ == 1  # root coordinate is constant
+    part = KDTreePartitioner(3, split_axis="max_spread").fit(X)
+    assert part.n_cells_ == 8
+    assert np.all(part.leaf_axes_ == 1)
+
+
+@pytest.mark.parametrize("split_axis", ["cycle", "max_spread", "pca"])
+def test_kdtree_heavy_duplicates_no_empty_leaves(split_axis):
+    rng = np.random.default_rng(3)
+    X = rng.choice([0.0, 0.0, 0.0, 1.0, 2.0], size=(2000, 4))
+    part = KDTreePartitioner(8, split_axis=split_axis).fit(X)
+    ids = part.apply(X)
+    assert ids.min() >= 0
+    assert_array_equal(np.bincount(ids, minlength=part.n_cells_), part.leaf_n_samples_)
+    assert np.all(part.leaf_n_samples_ > 0)
+
+
+def test_kdtree_ties_choose_the_more_balanced_split():
+    # 7 rows: values 0 0 0 0 0 1 2; lower median 0 ties 5 rows. The paper's
+    # "<= 0" gives 5/2 (valid, |2*5-7| = 3), "< 0" is empty: take 5/2.
+    X = np.array([0, 0, 0, 0, 0, 1, 2], dtype=float)[:, None]
+    part = KDTreePartitioner(1).fit(X)
+    assert_array_equal(part.leaf_n_samples_, [5, 2])
+    # values 0 1 1 1 1 1 1: median 1, "<= 1" leaves the right child empty;
+    # "< 1" gives 1/6.
+    X = np.array([0, 1, 1, 1, 1, 1, 1], dtype=float)[:, None]
+    part = KDTreePartitioner(1).fit(X)
+    assert_array_equal(part.leaf_n_samples_, [1, 6])
+    assert_allclose(part.tree_["threshold"][0], 0.5)
+    # with min_samples_leaf=2 neither split is allowed
+    assert KDTreePartitioner(1, min_samples_leaf=2).fit(X).n_cells_ == 1
+
+
+@pytest.mark.parametrize("min_samples_leaf", [1, 7, 30])
+def test_kdtree_min_samples_leaf_is_respected(min_samples_leaf):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(250, 5))
+    part = KDTreePartitioner(10, min_samples_leaf=min_samples_leaf).fit(X)
+    assert part.leaf_n_samples_.min() >= min_samples_leaf
+    # no leaf could have been split further without breaking the rule
+    assert part.leaf_n_samples_.max() < 2 * min_samples_leaf or part.depth_ == 10
+
+
+def test_kdtree_max_spread_splits_the_widest_coordinate():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(500, 4)) * np.array([1.0, 1.0, 50.0, 1.0])
+    part = KDTreePartitioner(1, split_axis="max_spread").fit(X)
+    assert part.tree_["axis"][0] == 2
+
+
+def test_kdtree_pca_splits_along_the_principal_direction():
+    rng = np.random.default_rng(6)
+    t = rng.normal(size=1000)
+    X = np.column_stack([t, t]) + 0.05 * rng.normal(size=(1000, 2))
+    part = KDTreePartitioner(1, split_axis="pca").fit(X)
+    assert_allclose(np.abs(part.components_[0]), [2**-0.5, 2**-0.5], atol=0.01)
+    # the root split separates t < median from t > median
+    ids = part.apply(X)
+    assert abs(np.corrcoef(ids, t)[0, 1]) > 0.8
+
+
+@pytest.mark.parametrize("split_axis", ["cycle", "max_spread", "pca"])
+def test_kdtree_fitted_rows_are_in_their_cell(split_axis):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3000, 16)).astype(np.float32)
+    part = KDTreePartitioner(6, split_axis=split_axis).fit(X)
+    ids = part.apply(X)
+    assert ids.min() >= 0
+    assert_array_equal(np.bincount(ids, minlength=part.n_cells_), part.leaf_n_samples_)
+    # balanced median splits: 3000 / 64 rows per leaf, +- 1 per level
+    assert part.n_cells_ == 64
+    assert part.leaf_n_samples_.max() - part.leaf_n_samples_.min() <= 6
+    # a subset and a shuffled copy give the same ids row by row
+    perm = rng.permutation(len(X))[:500]
+    assert_array_equal(part.apply(X[perm]), ids[perm])
+
+
+def test_kdtree_float32_and_float64_give_the_same_tree():
+    rng = np.random.default_rng(8)
+    X32 = rng.normal(size=(500, 6)).astype(np.float32)
+    p32 = KDTreePartitioner(5).fit(X32)
+    p64 = KDTreePartitioner(5).fit(X32.astype(np.float64))
+    assert_array_equal(p32.tree_["threshold"], p64.tree_["threshold"])
+    assert_array_equal(p32.leaf_lower_, p64.leaf_lower_)
+    X_new = rng.normal(size=(300, 6))
+    assert_array_equal(p32.apply(X_new), p64.apply(X_new))
+
+
+def test_kdtree_new_points_outside_bounds_are_rare_and_far_points_outside():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(20000, 8))
+    part = KDTreePartitioner(4).fit(X)
+    ids = part.apply(rng.normal(size=(20000, 8)))
+    # four bounded coordinates per leaf, ~1250 rows per leaf: few outliers
+    assert 0 < np.mean(ids == -1) < 0.01
+    assert np.all(part.apply(np.full((3, 8), 50.0)) == -1)
+
+
+# --------------------------------------------------------------------------
+# Determinism, pickling, sklearn integration
+
+
+@pytest.mark.parametrize("split_axis", ["cycle", "max_spread", "pca"])
+def test_kdtree_same_random_state_is_byte_identical(split_axis, monkeypatch):
+    # force the subsampling path of "pca"
+    monkeypatch.setattr(partition_module, "PCA_MAX_SAMPLES", 200)
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(1000, 12))
+    a = KDTreePartitioner(5, split_axis=split_axis, random_state=3).fit(X)
+    b = KDTreePartitioner(5, split_axis=split_axis, random_state=3).fit(X)
+    assert pickle.dumps(a.tree_) == pickle.dumps(b.tree_)
+    assert a.leaf_lower_.tobytes() == b.leaf_lower_.tobytes()
+    assert a.apply(X).tobytes() == b.apply(X).tobytes()
+    if split_axis == "pca":
+        assert a.components_.tobytes() == b.components_.tobytes()
+        c = KDTreePartitioner(5, split_axis=split_axis, random_state=4).fit(X)
+        assert c.components_.tobytes() != a.components_.tobytes()
+
+
+def test_kdtree_pickle_roundtrip():
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 5))
+    part = KDTreePartitioner(4, split_axis="pca").fit(X)
+    back = pickle.loads(pickle.dumps(part))
+    X_new = rng.normal(size=(100, 5))
+    assert_array_equal(back.apply(X_new), part.apply(X_new))
+
+
+def test_kdtree_clone_and_set_params():
+    part = KDTreePartitioner(3, split_axis="max_spread", min_samples_leaf=5)
+    twin = clone(part)
+    assert twin.get_params() == part.get_params()
+    twin.set_params(max_depth=6, split_axis="pca")
+    assert (twin.max_depth, twin.split_axis, part.max_depth) == (6, "pca", 3)
+    X = np.random.default_rng(12).normal(size=(200, 3))
+    # 200 rows: depth-5 nodes hold ~6 < 2 * min_samples_leaf rows, so 32 cells
+    assert twin.fit(X).n_cells_ == 32
+
+
+def test_kdtree_gridsearch_over_tree_params_in_a_pipeline():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    pipe = make_pipeline(
+        KDTreePartitioner(),
+        OneHotEncoder(handle_unknown="ignore"),
+        LogisticRegression(),
+    )
+    grid = {
+        "kdtreepartitioner__max_depth": [0, 3],
+        "kdtreepartitioner__split_axis": ["cycle", "max_spread", "pca"],
+        "kdtreepartitioner__min_samples_leaf": [1, 20],
+    }
+    search = GridSearchCV(pipe, grid, cv=2).fit(X, y)
+    assert len(search.cv_results_["params"]) == 12
+    # depth 0 is one cell: the classifier sees a constant, chance accuracy
+    assert search.best_params_["kdtreepartitioner__max_depth"] > 0
+
+
+def test_kdtree_frozen_is_not_refit():
+    rng = np.random.default_rng(14)
+    part = KDTreePartitioner(3).fit(rng.normal(size=(100, 2)))
+    frozen = FrozenEstimator(part)
+    # FrozenEstimator.fit requires y positionally (sklearn API): pass None
+    frozen.fit(rng.normal(size=(100, 2)) + 10, None)
+    X = rng.normal(size=(50, 2))
+    assert_array_equal(frozen.transform(X), part.transform(X))
+
+
+def test_kdtree_output_feature_names_and_pandas_output():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(15)
+    df = pd.DataFrame(rng.normal(size=(60, 2)), columns=["e0", "e1"])
+    part = KDTreePartitioner(2).set_output(transform="pandas").fit(df)
+    assert_array_equal(part.get_feature_names_out(), ["cell"])
+    out = part.transform(df)
+    assert list(out.columns) == ["cell"]
+    assert_array_equal(check_cell_ids(out, len(df)), part.apply(df))
+
+
+@pytest.mark.parametrize(
+    "X, msg",
+    [
+        (np.array([[0.0, np.nan], [1.0, 2.0]]), "NaN"),
+        (np.array([[0.0, np.inf], [1.0, 2.0]]), "infinity"),
+    ],
+)
+def test_kdtree_rejects_non_finite_input(X, msg):
+    with pytest.raises(ValueError, match=msg):
+        KDTreePartitioner().fit(X)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": -1},
+        {"max_depth": 2.5},
+        {"split_axis": "random"},
+        {"min_samples_leaf": 0},
+    ],
+)
+def test_kdtree_param_validation(params):
+    with pytest.raises(ValueError, match="parameter of KDTreePartitioner"):
+        KDTreePartitioner(**params).fit(np.zeros((4, 2)))
+
+
+def test_kdtree_transform_checks_feature_count():
+    part = KDTreePartitioner(2).fit(np.random.default_rng(0).normal(size=(20, 3)))
+    with pytest.raises(ValueError, match="3 features"):
+        part.transform(np.zeros((2, 4)))
+
+
+# --------------------------------------------------------------------------
+# GroupColumnPartitioner
+
+
+def test_group_column_maps_groups_to_sorted_cell_ids():
+    X = np.array([[0.9, 3], [0.2, 7], [0.5, 3], [0.4, -1]])
+    part = GroupColumnPartitioner(column=1).fit(X)
+    assert_array_equal(part.groups_, [-1, 3, 7])
+    assert part.n_cells_ == 3
+    # a user group labelled -1 is renumbered: never confused with "outside"
+    assert_array_equal(part.apply(X), [1, 2, 1, 0])
+    assert_array_equal(part.apply(np.array([[0.1, 5], [0.1, 7]])), [-1, 2])
+
+
+def test_group_column_unknown_error_names_the_groups():
+    part = GroupColumnPartitioner(handle_unknown="error").fit([[1], [2]])
+    with pytest.raises(ValueError, match=r"1 row\(s\) have groups not seen.*\[9\]"):
+        part.transform([[2], [9]])
+
+
+def test_group_column_dataframe_column_name_and_strings():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"topic": ["law", "art", "law", "sport"], "x": [1, 2, 3, 4]})
+    part = GroupColumnPartitioner(column="topic").fit(df)
+    assert part.groups_.tolist() == ["art", "law", "sport"]
+    assert_array_equal(part.apply(df), [1, 0, 1, 2])
+    with pytest.raises(ValueError, match="column='nope' is not a column"):
+        GroupColumnPartitioner(column="nope").fit(df)
+
+
+def test_group_column_top_label_case():
+    # beta = predicted class of a K-class classifier (top-label calibration)
+    rng = np.random.default_rng(16)
+    proba = rng.dirichlet(np.ones(4), size=200)
+    pred = proba.argmax(axis=1)
+    part = GroupColumnPartitioner().fit(pred[:, None])
+    assert_array_equal(part.apply(pred[:, None]), pred)
+
+
+def test_group_column_warns_on_continuous_values():
+    with pytest.warns(UserWarning, match="non-integer floats"):
+        GroupColumnPartitioner().fit([[0.1], [0.25], [0.3]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GroupColumnPartitioner().fit([[1.0], [2.0]])
+
+
+def test_group_column_out_of_range_column():
+    with pytest.raises(ValueError, match="out of range"):
+        GroupColumnPartitioner(column=3).fit(np.zeros((3, 2)))
+
+
+# --------------------------------------------------------------------------
+# ClusterPartitioner
+
+
+def test_cluster_partitioner_default_kmeans_is_deterministic():
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(300, 4))
+    a = ClusterPartitioner(random_state=0).fit(X)
+    b = ClusterPartitioner(random_state=0).fit(X)
+    assert a.n_cells_ == 8
+    assert_array_equal(a.apply(X), b.apply(X))
+    assert_array_equal(a.apply(X), a.clusterer_.predict(X))
+
+
+def test_cluster_partitioner_wraps_any_clusterer_with_predict():
+    rng = np.random.default_rng(18)
+    X = np.vstack([rng.normal(size=(100, 2)), rng.normal(size=(100, 2)) + 8])
+    part = ClusterPartitioner(GaussianMixture(2, random_state=0)).fit(X)
+    ids = part.apply(X)
+    assert part.n_cells_ == 2
+    assert len(set(ids[:100])) == 1 and len(set(ids[100:])) == 1
+    assert ids[0] != ids[-1]
+
+
+def test_cluster_partitioner_rejects_clusterer_without_predict():
+    with pytest.raises(ValueError, match="implementing 'fit' and 'predict'"):
+        ClusterPartitioner(DBSCAN()).fit(np.zeros((5, 2)))
+
+
+def test_cluster_partitioner_frozen_clusterer_is_not_refit():
+    rng = np.random.default_rng(19)
+    km = KMeans(3, random_state=0).fit(rng.normal(size=(90, 2)))
+    centers = km.cluster_centers_.copy()
+    part = ClusterPartitioner(FrozenEstimator(km)).fit(rng.normal(size=(90, 2)))
+    assert_array_equal(km.cluster_centers_, centers)
+    X = rng.normal(size=(30, 2))
+    assert_array_equal(part.apply(X), km.predict(X))
+    # a cluster that no fitting row reached has no cell: it maps to -1
+    part = ClusterPartitioner(FrozenEstimator(km)).fit(X[km.predict(X) != 0])
+    assert part.n_cells_ == 2
+    assert np.all(part.apply(X)[km.predict(X) == 0] == -1)
+
+
+# --------------------------------------------------------------------------
+# scikit-learn estimator checks
+
+
+@parametrize_with_checks(
+    [
+        KDTreePartitioner(),
+        KDTreePartitioner(3, split_axis="max_spread", min_samples_leaf=2),
+        KDTreePartitioner(split_axis="pca", random_state=0),
+        GroupColumnPartitioner(),
+        ClusterPartitioner(random_state=0),
+    ]
+)
+@pytest.mark.filterwarnings("ignore:The group column holds non-integer floats")
+def test_partitioners_pass_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+# --------------------------------------------------------------------------
+# Real data: embeddings of the verbalised-confidence QA rows
+
+
+@pytest.mark.slow
+def test_kdtree_on_real_qa_embeddings(influences_verb):
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rows = influences_verb.sample(6000, random_state=0)
+    text = (
+        rows.question.fillna("") + " " + rows.extracted_answer.fillna("")
+    ).to_numpy()
+    emb = TruncatedSVD(32, random_state=0).fit_transform(
+        TfidfVectorizer(min_df=2).fit_transform(text)
+    )
+    fit_rows, new_rows = emb[:3000], emb[3000:]
+    for split_axis in ["cycle", "max_spread", "pca"]:
+        part = KDTreePartitioner(5, split_axis=split_axis, random_state=0)
+        part.fit(fit_rows)
+        assert part.n_cells_ == 32
+        assert np.all(part.apply(fit_rows) >= 0)
+        ids = part.apply(new_rows)
+        # A new row leaves its cell when it passes the min or max of the
+        # cell's m fitted rows in one of the 5 path coordinates; for
+        # exchangeable rows that happens with probability <= 2 * 5 / (m + 1).
+        assert 0 < np.mean(ids == -1) < 2 * 5 / (3000 / 32 + 1)
+        assert len(np.unique(ids[ids >= 0])) == 32
+
+
+# --------------------------------------------------------------------------
+# Integration: every partitioner works as ``partitioner=`` of a calibrator
+
+
+@pytest.mark.parametrize(
+    "partitioner",
+    [
+        KDTreePartitioner(2, split_axis="pca", random_state=0),
+        GroupColumnPartitioner(column=0),
+        ClusterPartitioner(KMeans(3, n_init=1, random_state=0)),
+    ],
+    ids=["kdtree", "group", "cluster"],
+)
+def test_partitioners_plug_into_beta_binning(partitioner):
+    from sklearn_betacal import BetaBinningCalibrator
+
+    rng = np.random.default_rng(20)
+    n = 1200
+    Z = np.column_stack([rng.integers(0, 3, n), rng.normal(size=n)]).astype(float)
+    h = rng.uniform(size=n)
+    # the groups differ in miscalibration: group g is correct w.p. h ** (g + 1)
+    y = (rng.uniform(size=n) < h ** (Z[:, 0] + 1)).astype(int)
+    X = np.column_stack([h, Z])
+    cal = BetaBinningCalibrator(partitioner, points_per_bin=50, random_state=0)
+    proba = cal.fit(X, y).predict_proba(X)
+    assert proba.shape == (n, 2)
+    assert_allclose(proba.sum(axis=1), 1.0)
+    assert cal.partitioner_.n_cells_ >= 3
