@@ -488,7 +488,7 @@ def test_beta_binning_rejects_bad_partitioner_output_at_predict():
         ({}, {"X": "one_column"}, r"1 feature\(s\)"),
         ({}, {"y": "multiclass"}, "Only binary classification"),
         ({}, {"y": "continuous"}, "Unknown label type"),
-        ({}, {"y": "strings"}, "non-numeric labels"),
+        ({}, {"y": "strings"}, "Unknown label type: non-numeric"),
         ({}, {"y": "twelve"}, r"\{0, 1\}"),
         ({}, {"w": "zeros"}, "non-zero"),
         ({}, {"w": "negative"}, "negative"),
