@@ -6,8 +6,8 @@ Data: the Influences-on-LLM-Calibration records in ``../shared/data/influences``
 (dataset, model) pair, far fewer than the paper's 4,800-20,000 per set).
 
 For every (dataset, model, confidence kind) and for a pooled row per dataset
-(all models together, the model's identity available to beta as a one-hot
-block of features next to the text embedding), run the 20:60:10:10 protocol
+(all models together, the model's identity available to beta: the model
+column crossed with every kd-tree, :class:`CrossPartitioner`), run the 20:60:10:10 protocol
 of :mod:`sklearn_betacal._protocol` for ``--seeds`` seeds and report CE(h; beta),
 ECE and AUAC as mean +- 95% t-interval over seeds, in the layout of Table 2.
 
@@ -60,27 +60,28 @@ def configurations(A, kinds, datasets, pooled=True, per_model=True):
             if per_model:
                 for model in sorted(D.model.unique()):
                     rows = D[ok & (D.model == model)]
-                    yield (dataset, model, kind), rows, ()
+                    yield (dataset, model, kind), rows, None
             if pooled:
-                rows = D[ok]
-                onehot = pd.get_dummies(rows.model, prefix="model", dtype=float)
-                rows = pd.concat([rows, onehot], axis=1)
-                yield (dataset, "pooled", kind), rows, tuple(onehot.columns)
+                yield (dataset, "pooled", kind), D[ok], "model"
 
 
 def run_one(args):
-    key, rows, extra, seeds, base_config = args
+    key, rows, group, seeds, base_config = args
     dataset, model, kind = key
-    config = ProtocolConfig(**{**base_config, "extra_feature_columns": extra})
-    out = []
+    config = ProtocolConfig(**{**base_config, "group_column": group})
+    out, first = [], None
     for seed in seeds:
-        res, _ = run_protocol(rows, CONFIDENCE_COLUMNS[kind], seed=seed, config=config)
+        res, preds = run_protocol(
+            rows, CONFIDENCE_COLUMNS[kind], seed=seed, config=config
+        )
+        if first is None and model == "pooled":
+            first = preds
         res.insert(0, "kind", kind)
         res.insert(0, "model", model)
         res.insert(0, "dataset", dataset)
         res["n_rows"] = len(rows)
         out.append(res)
-    return pd.concat(out, ignore_index=True)
+    return pd.concat(out, ignore_index=True), first
 
 
 def main(argv=None):
@@ -93,25 +94,30 @@ def main(argv=None):
     )
     parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument("--no-per-model", action="store_true")
+    parser.add_argument("--depths", nargs="+", type=int, default=[1, 2, 3])
+    parser.add_argument("--points-per-bin", nargs="+", type=int, default=[20, 40, 80])
     parser.add_argument(
         "--out", type=Path, default=HERE / "results" / "paper_experiment.md"
     )
     args = parser.parse_args(argv)
 
     A = load_verb(args.data)
-    base = {}
+    base = {"depths": tuple(args.depths), "points_per_bin": tuple(args.points_per_bin)}
     tasks = [
-        (key, rows, extra, list(range(args.seeds)), base)
-        for key, rows, extra in configurations(
+        (key, rows, group, list(range(args.seeds)), base)
+        for key, rows, group in configurations(
             A, args.kinds, args.datasets, per_model=not args.no_per_model
         )
     ]
     print(f"{len(tasks)} configurations x {args.seeds} seeds", file=sys.stderr)
     start = time.perf_counter()
     frames = []
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for i, res in enumerate(pool.map(run_one, tasks), 1):
+        for i, (res, preds) in enumerate(pool.map(run_one, tasks), 1):
             frames.append(res)
+            if preds is not None:
+                write_diagram(args.out.parent, res.iloc[0], preds)
             print(
                 f"[{i}/{len(tasks)}] {res.dataset[0]}/{res.model[0]}/{res.kind[0]} "
                 f"{time.perf_counter() - start:.0f}s",
@@ -127,7 +133,10 @@ def main(argv=None):
         "# The paper's experiment on the Influences-on-LLM-Calibration data",
         "",
         f"Seeds: {args.seeds}. Runtime: {time.perf_counter() - start:.0f} s on "
-        f"{os.cpu_count()} cores. Mean ± 95% t-interval over seeds.",
+        f"{os.cpu_count()} cores. Mean ± 95% t-interval over seeds. "
+        f"Grid: kd-tree depth {args.depths} x points per bin "
+        f"{args.points_per_bin}; evaluation beta: depth-2 kd-tree "
+        "(crossed with the model for pooled rows).",
         "",
         wins,
         "",
@@ -136,6 +145,23 @@ def main(argv=None):
     ]
     args.out.write_text("\n".join(text))
     print(wins)
+
+
+def write_diagram(folder, row, preds):
+    """Reliability diagrams (seed 0, test split) of a pooled configuration."""
+    from sklearn_betacal._plotting import (
+        have_matplotlib,
+        reliability_figure,
+        save_figure,
+    )
+
+    if not have_matplotlib():
+        return
+    shown = [c for c in ("None", "S", "B", "BB", "HS-BB") if c in preds]
+    curves = [(c, preds["_y"], preds[c]) for c in shown]
+    name = f"paper_{row.dataset}_{row.kind}_pooled.png"
+    title = f"{row.dataset}, {row.kind} confidence, all models pooled (seed 0)"
+    save_figure(reliability_figure(curves, title=title), folder / name)
 
 
 def win_counts(summary):

@@ -26,6 +26,7 @@ _LAZY = {
     "KDTreePartitioner": "._partition",
     "GroupColumnPartitioner": "._partition",
     "ClusterPartitioner": "._partition",
+    "CrossPartitioner": "._partition",
     "BetaBinningCalibrator": "._beta_binning",
     "HierarchicalLogisticScaler": "._hierarchical",
     "ScalingBetaBinningCalibrator": "._scaling_beta_binning",

@@ -5,13 +5,15 @@ beta-calibration (Def. 2.3 of the paper) conditions on a partition of the
 question-answer space. A *partitioner* is any scikit-learn transformer whose
 ``transform`` returns one integer cell id per row, ``-1`` meaning "outside
 every cell" (the group-conditional calibrators then use their root, whole-data
-calibrator, Alg. 2). This module provides three:
+calibrator, Alg. 2). This module provides four:
 
 - :class:`KDTreePartitioner`, the paper's kd-tree with bounded leaves
   (Sec. 2.3, App. C), plus split rules that suit high-dimensional embeddings;
 - :class:`GroupColumnPartitioner`, a partition read from a precomputed column
   (topics, datasets, the predicted class in the top-label case);
-- :class:`ClusterPartitioner`, any clusterer with ``predict`` (e.g. KMeans).
+- :class:`ClusterPartitioner`, any clusterer with ``predict`` (e.g. KMeans);
+- :class:`CrossPartitioner`, the cross of several partitions (e.g. the model
+  that answered x a kd-tree cell of the question embedding).
 
 The numerical work of the kd-tree lives in ``_kernels/_kdtree.py``.
 """
@@ -626,3 +628,160 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
 
 
 __all__ = ["ClusterPartitioner", "GroupColumnPartitioner", "KDTreePartitioner"]
+
+
+def _select_columns(X, columns):
+    """Columns of ``X`` by int positions, a slice, or DataFrame names."""
+    if hasattr(X, "iloc"):
+        if isinstance(columns, slice) or (
+            np.ndim(columns) > 0
+            and all(isinstance(c, Integral) for c in np.ravel(columns))
+        ):
+            return X.iloc[:, columns]
+        return X[columns]
+    return np.asarray(X)[:, columns]
+
+
+class CrossPartitioner(_PartitionerMixin, BaseEstimator):
+    """Cross several partitions, each on its own columns: one cell per combination.
+
+    beta may combine several groupings, e.g. "which model answered" and "which
+    kd-tree cell of the question embedding": a row's cell is the combination
+    of its component cells. Each component partitioner is fitted on its own
+    columns of ``X``; the crossed cells are the combinations observed at fit
+    time, numbered ``0 .. n_cells_ - 1`` in lexicographic order of the
+    component ids. A row that any component puts outside (``-1``), or whose
+    combination was never seen in ``fit``, gets ``-1`` (the calibrators then
+    use their root calibrator, Alg. 2).
+
+    Read more in the :ref:`User Guide <partitioners>`.
+
+    Parameters
+    ----------
+    partitioners : list of (str, partitioner, columns) tuples
+        Name, any transformer whose ``transform`` returns one integer cell id
+        per row (cloned before fitting; pass ``FrozenEstimator(p)`` to keep a
+        fitted one as is), and the columns of ``X`` it reads: int positions,
+        a slice, or DataFrame column names.
+
+    Attributes
+    ----------
+    partitioners_ : list of (str, partitioner, columns)
+        The fitted components.
+    cell_codes_ : ndarray of shape (n_cells_, n_components)
+        Component cell ids of each crossed cell.
+    n_cells_ : int
+        Number of crossed cells.
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    See Also
+    --------
+    KDTreePartitioner, GroupColumnPartitioner, ClusterPartitioner
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import (
+    ...     CrossPartitioner, GroupColumnPartitioner, KDTreePartitioner)
+    >>> rng = np.random.default_rng(0)
+    >>> Z = np.column_stack([rng.normal(size=40), np.repeat([0, 1], 20)])
+    >>> cross = CrossPartitioner([
+    ...     ("text", KDTreePartitioner(max_depth=1), [0]),
+    ...     ("model", GroupColumnPartitioner(), [1]),
+    ... ]).fit(Z)
+    >>> cross.n_cells_
+    4
+    >>> cross.cell_codes_.tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+
+    _parameter_constraints = {"partitioners": [list]}
+
+    def __init__(self, partitioners):
+        self.partitioners = partitioners
+
+    def _component_ids(self, X, fitted):
+        ids = []
+        for name, part, columns in fitted:
+            cells = np.asarray(part.transform(_select_columns(X, columns)))
+            if cells.ndim == 2 and cells.shape[1] == 1:
+                cells = cells[:, 0]
+            if cells.ndim != 1 or cells.dtype.kind not in "iu":
+                raise ValueError(
+                    f"partitioner {name!r} must return one integer cell id per "
+                    f"row; got dtype {cells.dtype}, shape {cells.shape}."
+                )
+            ids.append(cells.astype(np.int64))
+        return np.column_stack(ids)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None):
+        """Fit every component on its columns and record the combinations.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored; accepted for Pipeline compatibility.
+
+        Returns
+        -------
+        self : CrossPartitioner
+        """
+        if not self.partitioners:
+            raise ValueError("partitioners must name at least one partitioner.")
+        if not hasattr(X, "shape"):
+            X = np.asarray(X)
+        self.n_features_in_ = X.shape[1]
+        fitted = []
+        for name, part, columns in self.partitioners:
+            if not hasattr(part, "transform"):
+                raise ValueError(
+                    f"partitioner {name!r} has no transform method: "
+                    f"{type(part).__name__}."
+                )
+            est = clone(part)
+            # y positionally: FrozenEstimator.fit requires it.
+            est.fit(_select_columns(X, columns), None)
+            fitted.append((name, est, columns))
+        self.partitioners_ = fitted
+        ids = self._component_ids(X, fitted)
+        inside = ids[np.all(ids >= 0, axis=1)]
+        self.cell_codes_ = np.unique(inside, axis=0)
+        self.n_cells_ = int(self.cell_codes_.shape[0])
+        return self
+
+    def apply(self, X):
+        """Crossed cell id of every row (``-1``: outside or unseen combination).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        cells : ndarray of shape (n_samples,), dtype int64
+        """
+        check_is_fitted(self)
+        if not hasattr(X, "shape"):
+            X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has shape {X.shape}; CrossPartitioner was fitted on "
+                f"{self.n_features_in_} columns."
+            )
+        ids = self._component_ids(X, self.partitioners_)
+        out = np.full(ids.shape[0], -1, dtype=np.int64)
+        if self.n_cells_ == 0:
+            return out
+        # lexicographic rank of each row's combination among the fitted ones
+        codes = np.ascontiguousarray(self.cell_codes_)
+        view = codes.view([("", codes.dtype)] * codes.shape[1]).ravel()
+        rows = np.ascontiguousarray(ids)
+        row_view = rows.view([("", rows.dtype)] * rows.shape[1]).ravel()
+        pos = np.searchsorted(view, row_view)
+        pos_c = np.minimum(pos, len(view) - 1)
+        hit = view[pos_c] == row_view
+        out[hit] = pos_c[hit]
+        return out

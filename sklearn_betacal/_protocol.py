@@ -46,6 +46,9 @@ class ProtocolConfig:
     B = floor(N/b)"). ``eval_depth`` is the depth of the fixed evaluation
     beta on which CE(h; beta) is measured for every calibrator, and
     ``n_bins`` the number of equal-width confidence bins inside each cell.
+    ``group_column`` (e.g. ``"model"`` for rows pooled over several LLMs)
+    makes that column part of beta: every kd-tree, the evaluation one
+    included, is crossed with the groups (:class:`CrossPartitioner`).
     """
 
     fractions: tuple = (0.2, 0.6, 0.1, 0.1)
@@ -57,6 +60,7 @@ class ProtocolConfig:
     calibrators: tuple = CALIBRATORS
     text_columns: tuple = ("question", "answer")
     extra_feature_columns: tuple = ()
+    group_column: str = None
     hierarchical_kwargs: dict = field(default_factory=dict)
 
 
@@ -136,7 +140,29 @@ def _features(frame, config, fit_rows, seed):
     if config.extra_feature_columns:
         extra = frame[list(config.extra_feature_columns)].to_numpy(dtype=np.float64)
         Z = np.hstack([Z, extra])
+    if config.group_column is not None:
+        codes = pd.factorize(frame[config.group_column], sort=True)[0]
+        Z = np.hstack([Z, codes.reshape(-1, 1).astype(np.float64)])
     return Z
+
+
+def _partitioner(depth, n_features, config):
+    """kd-tree beta of one depth, crossed with the group column if any."""
+    from sklearn_betacal import (
+        CrossPartitioner,
+        GroupColumnPartitioner,
+        KDTreePartitioner,
+    )
+
+    if config.group_column is None:
+        return KDTreePartitioner(max_depth=depth)
+    n_text = n_features - 1
+    return CrossPartitioner(
+        [
+            ("text", KDTreePartitioner(max_depth=depth), slice(0, n_text)),
+            ("group", GroupColumnPartitioner(), [n_text]),
+        ]
+    )
 
 
 def run_protocol(
@@ -169,7 +195,6 @@ def run_protocol(
         ``"_y"`` (test labels), ``"_h"`` (raw test confidences) and
         ``"_cells"`` (evaluation-beta cell ids of the test rows).
     """
-    from sklearn_betacal import KDTreePartitioner
     from sklearn_betacal.metrics import (
         area_under_accuracy_confidence,
         area_under_accuracy_confidence_scorer,
@@ -185,8 +210,10 @@ def run_protocol(
 
     Z = _features(frame, config, part, seed)
     X = np.column_stack([h, Z])
-    partitioners = [KDTreePartitioner(max_depth=d).fit(Z[part]) for d in config.depths]
-    evaluator = KDTreePartitioner(max_depth=config.eval_depth).fit(Z[part])
+    partitioners = [
+        _partitioner(d, Z.shape[1], config).fit(Z[part]) for d in config.depths
+    ]
+    evaluator = _partitioner(config.eval_depth, Z.shape[1], config).fit(Z[part])
     test_cells = np.asarray(evaluator.transform(Z[test])).ravel()
 
     search_rows = np.concatenate([cal, tune])
@@ -245,6 +272,8 @@ def _describe(params):
     out = []
     for key, value in sorted(params.items()):
         inner = getattr(value, "estimator", value)
+        for _, component, _ in getattr(inner, "partitioners_", ()):
+            inner = component if hasattr(component, "max_depth") else inner
         if hasattr(inner, "max_depth"):
             out.append(f"depth={inner.max_depth}")
         else:

@@ -591,3 +591,82 @@ def test_partitioners_plug_into_beta_binning(partitioner):
     assert proba.shape == (n, 2)
     assert_allclose(proba.sum(axis=1), 1.0)
     assert cal.partitioner_.n_cells_ >= 3
+
+
+# --------------------------------------------------------------------------
+# CrossPartitioner
+# --------------------------------------------------------------------------
+
+
+def test_cross_partitioner_cells_are_observed_combinations():
+    from sklearn_betacal import CrossPartitioner
+
+    rng = np.random.default_rng(0)
+    Z = np.column_stack([rng.normal(size=200), rng.integers(0, 3, size=200)])
+    cross = CrossPartitioner(
+        [
+            ("text", KDTreePartitioner(max_depth=2), [0]),
+            ("model", GroupColumnPartitioner(), [1]),
+        ]
+    ).fit(Z)
+    kd = KDTreePartitioner(max_depth=2).fit(Z[:, [0]]).apply(Z[:, [0]])
+    grp = GroupColumnPartitioner().fit(Z[:, [1]]).apply(Z[:, [1]])
+    cells = cross.apply(Z)
+    # same crossed cell <=> same pair of component cells
+    pairs = kd * 10 + grp
+    for c in np.unique(cells):
+        assert len(np.unique(pairs[cells == c])) == 1
+    assert len(np.unique(cells)) == len(np.unique(pairs)) == cross.n_cells_ == 12
+    assert cross.cell_codes_.shape == (12, 2)
+
+
+def test_cross_partitioner_outside_or_unseen_is_minus_one():
+    from sklearn_betacal import CrossPartitioner
+
+    Z = np.array([[0.0, 0], [1.0, 0], [2.0, 1], [3.0, 1]])
+    cross = CrossPartitioner(
+        [
+            ("text", KDTreePartitioner(max_depth=1), [0]),
+            ("model", GroupColumnPartitioner(), [1]),
+        ]
+    ).fit(Z)
+    assert cross.n_cells_ == 2  # (left, model 0) and (right, model 1)
+    new = np.array([[0.5, 1], [9.0, 1], [2.5, 1], [0.2, 7]])
+    # unseen combination, outside the kd bounds, inside, unseen group
+    assert cross.apply(new).tolist() == [-1, -1, 1, -1]
+    assert cross.transform(new).shape == (4, 1)
+
+
+def test_cross_partitioner_works_inside_beta_binning():
+    from sklearn_betacal import BetaBinningCalibrator, CrossPartitioner
+
+    rng = np.random.default_rng(1)
+    n = 2000
+    h = rng.uniform(size=n)
+    model = rng.integers(0, 2, size=n)
+    emb = rng.normal(size=n)
+    y = (rng.uniform(size=n) < np.where(model == 1, h, h**3)).astype(int)
+    X = np.column_stack([h, emb, model])
+    cross = CrossPartitioner(
+        [
+            ("text", KDTreePartitioner(max_depth=1), [0]),
+            ("model", GroupColumnPartitioner(), [1]),
+        ]
+    )
+    bb = BetaBinningCalibrator(partitioner=cross, points_per_bin=50, random_state=0)
+    bb.fit(X, y)
+    assert bb.partitioner_.n_cells_ == 4
+    assert set(np.unique(bb.apply(X))) == {0, 1, 2, 3}
+    p = bb.predict_proba(X)[:, 1]
+    # the model-0 cells learn the h**3 curve: lower calibrated confidence
+    assert p[model == 0].mean() < p[model == 1].mean() - 0.15
+
+
+def test_cross_partitioner_rejects_bad_components():
+    from sklearn_betacal import CrossPartitioner
+
+    Z = np.zeros((4, 2))
+    with pytest.raises(ValueError, match="at least one"):
+        CrossPartitioner([]).fit(Z)
+    with pytest.raises(ValueError, match="no transform"):
+        CrossPartitioner([("x", object(), [0])]).fit(Z)
