@@ -1,0 +1,439 @@
+# SPDX-License-Identifier: MIT
+"""Scaling-beta-binning (Alg. 3): HS-BB and S-BB, and the misspecification nu.
+
+:class:`ScalingBetaBinningCalibrator` splits the calibration rows into D1 and
+D2, fits a scaler on D1 (the hierarchical logistic model of Eq. 5 for HS-BB,
+one pooled logistic regression for S-BB, or any probabilistic estimator),
+replaces the labels of D2 by the scaler's fitted values (proxy ground truth,
+Def. 3.2) and runs beta-binning (Alg. 1) on D2 with those proxies. It
+subclasses :class:`~sklearn_betacal.BetaBinningCalibrator` and reuses its
+partitioner, binning and prediction (Alg. 2) code.
+
+:func:`estimate_misspecification` estimates the ``nu`` of Def. 3.2 on a
+hold-out set with true labels, for use with :mod:`sklearn_betacal.bounds`.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    validate_params,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from ._beta_binning import BetaBinningCalibrator
+from ._validation import check_binary_labels, check_confidence, check_weights
+
+
+class _CellColumn(TransformerMixin, BaseEstimator):
+    """Partitioner that reads precomputed cell ids from its single column.
+
+    Lets the internal scaler share the outer calibrator's partition without
+    refitting (or re-running) the outer partitioner.
+    """
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.asarray(X)[:, 0].astype(np.int64)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+
+def _positive_proba(estimator, X):
+    """Column of ``predict_proba`` for class 1 (``classes_`` may be any order)."""
+    proba = estimator.predict_proba(X)
+    classes = getattr(estimator, "classes_", np.array([0, 1]))
+    hits = np.flatnonzero(np.asarray(classes) == 1)
+    if proba.ndim != 2 or hits.size != 1:
+        raise ValueError(
+            f"The scaler {type(estimator).__name__} must be a probabilistic "
+            "binary classifier with classes_ containing 1 and predict_proba of "
+            f"shape (n, 2); got classes_={classes!r} and output shape "
+            f"{proba.shape}."
+        )
+    return np.asarray(proba[:, hits[0]], dtype=np.float64)
+
+
+class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
+    """Scaling-beta-binning (Alg. 3): a scaler's fitted values, then beta-binning.
+
+    The calibration rows are split at random into D1 (a ``split`` fraction)
+    and D2. A scaler is fitted on D1; its fitted probabilities on D2 replace
+    the labels of D2 as proxy ground truth (Def. 3.2); beta-binning (Alg. 1)
+    is then run on D2 with those proxies, one UMD binning per partition cell
+    plus a root binning. Prediction is beta-binning's (Alg. 2): a row gets its
+    cell's binning, or the root one. With ``scaler="hierarchical"`` (the
+    default) this is HS-BB of the paper, with ``scaler="pooled"`` S-BB.
+
+    Read more in the :ref:`User Guide <scaling_beta_binning>`.
+
+    Parameters
+    ----------
+    partitioner : transformer or None, default=None
+        As in :class:`BetaBinningCalibrator`: maps the partition features to
+        a cell id per row (``-1`` outside every cell); cloned and fitted on
+        the partition features of *all* calibration rows (D1 and D2) unless
+        it is a ``FrozenEstimator``. ``None`` means ``KDTreePartitioner()``.
+        The hierarchical scaler uses the same cells for its random effects.
+    points_per_bin : int >= 2 or "auto", default=50
+        Minimum number of points per bin ``b`` of the binning on D2.
+        ``"auto"``: the smallest ``b`` whose Thm 3.1 bound with
+        misspecification ``nu`` reaches ``epsilon``, with ``N`` = total
+        weight of D2.
+    epsilon : float in (0, 1), default=None
+        Target bound of Thm 3.1, for ``points_per_bin="auto"``.
+    alpha : float in (0, 1), default=0.1
+        Failure probability of Thm 3.1, for ``points_per_bin="auto"``.
+    confidence_column : int or str, default=0
+        Position (or DataFrame column name) of the confidence in ``X``.
+    delta : float >= 0, default=1e-10
+        UMD's randomized tie-breaking (see :class:`BetaBinningCalibrator`).
+    random_state : int, RandomState instance or None, default=None
+        Draws the D1/D2 split (one permutation of the rows) and then the
+        tie-breaking nudges of the D2 rows, in that order.
+    scaler : {"hierarchical", "pooled"} or estimator, default="hierarchical"
+        ``"hierarchical"``: :class:`HierarchicalLogisticScaler` on the raw
+        confidence with the partition's cells (Eq. 5; HS-BB).
+        ``"pooled"``: one logistic regression ``expit(a h + b)`` on the raw
+        confidence, i.e. ``PlattScaler(input="logit")`` applied to ``h``
+        (Eq. 5 with a single cell; S-BB). An estimator: cloned, fitted on
+        the D1 rows of ``X`` and ``y`` (and ``sample_weight`` when given), and
+        its ``predict_proba`` on the D2 rows of ``X`` gives the proxies.
+    split : float in (0, 1), default=0.5
+        Fraction of the calibration rows in D1 (the paper splits equally).
+    nu : float in [0, 1), default=0.0
+        Misspecification of the proxies (Def. 3.2) assumed by
+        ``points_per_bin="auto"``; estimate it with
+        :func:`estimate_misspecification`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]``.
+    scaler_ : estimator
+        The scaler fitted on D1. For ``"hierarchical"`` and ``"pooled"`` it
+        takes ``X = [h, cell id]`` and ``h`` respectively.
+    scaling_indices_, binning_indices_ : ndarray of int64
+        Row positions (in the rows with positive weight) of D1 and D2.
+    partitioner_, points_per_bin_, root_, cell_tables_, fallback_cells_, \
+n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
+        As in :class:`BetaBinningCalibrator` (the binning ones refer to D2).
+
+    See Also
+    --------
+    BetaBinningCalibrator : beta-binning on the true labels (BB).
+    HierarchicalLogisticScaler : the scaler of HS-BB (Eq. 5).
+    ScalingBinningCalibrator : the unpartitioned scaling-binning (S-B).
+    estimate_misspecification : ``nu`` of the proxies on a hold-out set.
+
+    Notes
+    -----
+    **Which rows fit what.** The partitioner is fitted on the partition
+    features of all calibration rows (it needs no labels; pass a
+    ``FrozenEstimator`` to fit it elsewhere, as the paper does on an
+    unlabeled split). The scaler sees only D1, the binning only D2.
+
+    **Guarantee.** Thm 3.1 applies to the binning on D2 with ``N = |D2|``
+    and the misspecification ``nu`` of the scaler's fitted values, which is
+    unknown; :func:`estimate_misspecification` estimates it on a labelled
+    hold-out set, and ``points_per_bin="auto"`` with ``nu`` then picks ``b``
+    (Sec. 3.3, "Applying Theorem 3.1").
+
+    **Sample weights** are frequency weights: zero-weight rows are removed
+    first (exactly like dropping them), and the remaining weights go to the
+    scaler and to the binning. Because the split draws rows, not weight
+    units, an integer weight is not the same as a repeated row (a repeated
+    row may land in both D1 and D2).
+
+    References
+    ----------
+    .. [1] "beta-calibration of Language Model Confidence Scores for
+       Generative QA", Sec. 3.2 (Eq. 5, Alg. 3), Def. 3.2, Thm 3.1.
+    .. [2] A. Kumar, P. Liang and T. Ma. Verified uncertainty calibration.
+       NeurIPS 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import GroupColumnPartitioner
+    >>> from sklearn_betacal import ScalingBetaBinningCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> group = rng.integers(0, 4, size=8000)
+    >>> h = rng.uniform(size=8000)
+    >>> y = rng.uniform(size=8000) < h ** (0.5 + group / 2)
+    >>> X = np.column_stack([h, group])
+    >>> hsbb = ScalingBetaBinningCalibrator(
+    ...     GroupColumnPartitioner(), points_per_bin=200, random_state=0
+    ... ).fit(X, y)
+    >>> hsbb.n_cells_fitted_
+    4
+    >>> hsbb.predict_proba([[0.5, 0], [0.5, 3]])[:, 1].round(2)
+    array([0.71, 0.27])
+    """
+
+    _parameter_constraints: dict = {
+        **BetaBinningCalibrator._parameter_constraints,
+        "scaler": [
+            StrOptions({"hierarchical", "pooled"}),
+            HasMethods(["fit", "predict_proba"]),
+        ],
+        "split": [Interval(Real, 0, 1, closed="neither")],
+        "nu": [Interval(Real, 0, 1, closed="left")],
+    }
+
+    def __init__(
+        self,
+        partitioner=None,
+        points_per_bin=50,
+        epsilon=None,
+        alpha=0.1,
+        confidence_column=0,
+        delta=1e-10,
+        random_state=None,
+        scaler="hierarchical",
+        split=0.5,
+        nu=0.0,
+    ):
+        super().__init__(
+            partitioner=partitioner,
+            points_per_bin=points_per_bin,
+            epsilon=epsilon,
+            alpha=alpha,
+            confidence_column=confidence_column,
+            delta=delta,
+            random_state=random_state,
+        )
+        self.scaler = scaler
+        self.split = split
+        self.nu = nu
+
+    def _fit_scaler(self, X, h, y, sw, cells, d1, d2):
+        """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
+        w1 = None if sw is None else sw[d1]
+        if self.scaler == "hierarchical":
+            from ._hierarchical import HierarchicalLogisticScaler
+
+            scaler = HierarchicalLogisticScaler(partitioner=_CellColumn())
+            X1 = np.column_stack([h[d1], cells[d1]])
+            X2 = np.column_stack([h[d2], cells[d2]])
+        elif self.scaler == "pooled":
+            from ._platt import PlattScaler
+
+            # Eq. (5) with one cell: expit(B0 + B1 h) on the raw confidence
+            scaler = PlattScaler(input="logit")
+            X1, X2 = h[d1], h[d2]
+        else:
+            scaler = clone(self.scaler)
+            X1, X2 = _safe_indexing(X, d1), _safe_indexing(X, d2)
+        y1 = y[d1]
+        if w1 is None:
+            scaler.fit(X1, y1)
+        else:
+            scaler.fit(X1, y1, sample_weight=w1)
+        self.scaler_ = scaler
+        t2 = _positive_proba(scaler, X2)
+        if not np.all(np.isfinite(t2)) or np.any((t2 < 0) | (t2 > 1)):
+            raise ValueError(
+                f"The scaler {type(scaler).__name__} returned probabilities "
+                "outside [0, 1] or non-finite; proxies must be probabilities."
+            )
+        return t2
+
+    @_fit_context(
+        # the partitioner and scaler are validated when they are fitted
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None):
+        """Split, fit the scaler on D1, beta-bin D2 on the scaler's proxies.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Confidence column plus partition features.
+        y : array-like of shape (n_samples,)
+            1 if the answer was correct, else 0 (or bool).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights (see Notes).
+
+        Returns
+        -------
+        self : ScalingBetaBinningCalibrator
+            Fitted calibrator.
+        """
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target "
+                "y is None: pass the 0/1 correctness labels of the calibration "
+                "set."
+            )
+        h, Z, y = self._split_X(X, y, reset=True)
+        X_rows = X
+        sw = None
+        if sample_weight is not None:
+            sw = check_weights(sample_weight, h.shape[0])
+            keep = sw > 0
+            if not keep.any():
+                raise ValueError(
+                    f"{type(self).__name__}: all sample weights are zero; at "
+                    "least one row needs a positive weight."
+                )
+            if not keep.all():
+                h, Z, y, sw = h[keep], Z[keep], y[keep], sw[keep]
+                X_rows = _safe_indexing(X, np.flatnonzero(keep))
+        n = h.shape[0]
+        n1 = int(round(self.split * n))
+        if n1 < 1 or n - n1 < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least one row in D1 and two in "
+                f"D2; with {n} calibration rows and split={self.split} there "
+                f"are {n1} and {n - n1}. Pass more rows or change split."
+            )
+        rng = check_random_state(self.random_state)
+        perm = rng.permutation(n)
+        d1, d2 = np.sort(perm[:n1]), np.sort(perm[n1:])
+        self.scaling_indices_, self.binning_indices_ = d1, d2
+
+        self._fit_partitioner(Z)
+        cells = self._cells(Z)
+        t2 = self._fit_scaler(X_rows, h, y, sw, cells, d1, d2)
+
+        w2 = None if sw is None else sw[d2]
+        total2 = float(d2.shape[0]) if w2 is None else float(w2.sum())
+        self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu)
+        self._fit_binning(h[d2], t2, w2, cells[d2], rng)
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def proxy_proba(self, X):
+        """The scaler's probabilities (the proxies of Alg. 3) for new rows.
+
+        Useful with :func:`estimate_misspecification` on a hold-out set.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        proxy : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        if self.scaler not in ("hierarchical", "pooled"):
+            return _positive_proba(self.scaler_, X)
+        h, Z = self._split_X(X, reset=False)
+        if self.scaler == "pooled":
+            return _positive_proba(self.scaler_, h)
+        return _positive_proba(self.scaler_, np.column_stack([h, self._cells(Z)]))
+
+
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_proxy": ["array-like"],
+        "h": ["array-like"],
+        "n_bins": [Interval(Integral, 1, None, closed="left")],
+        "strategy": [StrOptions({"quantile", "uniform"})],
+        "sample_weight": ["array-like", None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def estimate_misspecification(
+    y_true, y_proxy, h, *, n_bins=10, strategy="quantile", sample_weight=None
+):
+    """Estimate the misspecification ``nu`` of proxy labels (Def. 3.2).
+
+    ``nu`` bounds ``|E[Y | h] - E[Y~ | h]|`` over confidences ``h``: how far
+    the proxy ground truth (an LM judge's labels, or the fitted values of the
+    scaler in scaling-beta-binning) is from the true accuracy at equal
+    confidence. This function bins a labelled hold-out set by ``h`` and
+    returns ``max_bins |mean(y_true) - mean(y_proxy)|`` (weighted means per
+    bin).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True 0/1 labels of the hold-out rows.
+    y_proxy : array-like of shape (n_samples,)
+        Proxy labels in ``[0, 1]`` for the same rows (e.g.
+        ``ScalingBetaBinningCalibrator.proxy_proba(X_holdout)``).
+    h : array-like of shape (n_samples,)
+        Confidence of each row, in ``[0, 1]``.
+    n_bins : int, default=10
+        Number of confidence bins.
+    strategy : {"quantile", "uniform"}, default="quantile"
+        ``"quantile"``: equal-mass bins (edges at the weighted quantiles of
+        ``h``; tied confidences stay in one bin, so there may be fewer);
+        ``"uniform"``: equal-width bins on ``[0, 1]`` (empty bins skipped).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+
+    Returns
+    -------
+    nu : float
+        The largest per-bin gap, in ``[0, 1]``.
+
+    See Also
+    --------
+    sklearn_betacal.bounds.points_per_bin_for_epsilon : picks ``b`` for a
+        target ``epsilon`` given ``nu``.
+    ScalingBetaBinningCalibrator : ``points_per_bin="auto"`` with ``nu``.
+
+    Notes
+    -----
+    This is itself an estimate from finite data: each bin's gap carries
+    sampling noise of order ``sqrt(p (1 - p) / n_bin)`` and the maximum over
+    bins is biased upward, so use enough hold-out rows per bin (a few hundred)
+    or few bins. Def. 3.2 conditions on ``h`` only (not on the cell), which is
+    what is measured here; binning coarsens the conditioning on ``h``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import estimate_misspecification
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.uniform(size=20000)
+    >>> y = (rng.uniform(size=20000) < h).astype(int)
+    >>> # true nu is 0.05; sampling noise biases the max over bins upward
+    >>> round(estimate_misspecification(y, np.clip(h + 0.05, 0, 1), h), 2)
+    0.07
+    """
+    y_true = check_binary_labels(y_true, name="y_true")
+    n = y_true.shape[0]
+    y_proxy = check_confidence(y_proxy, name="y_proxy")
+    h = check_confidence(h, name="h")
+    if y_proxy.shape[0] != n or h.shape[0] != n:
+        raise ValueError(
+            "y_true, y_proxy and h must have the same length; got "
+            f"{n}, {y_proxy.shape[0]} and {h.shape[0]}."
+        )
+    w = check_weights(sample_weight, n)
+    keep = w > 0
+    if not keep.any():
+        raise ValueError("estimate_misspecification needs a positive total weight.")
+    y_true, y_proxy, h, w = y_true[keep], y_proxy[keep], h[keep], w[keep]
+    if strategy == "uniform":
+        edges = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+    else:
+        order = np.argsort(h, kind="stable")
+        cum = np.cumsum(w[order])
+        targets = cum[-1] * np.arange(1, n_bins) / n_bins
+        first = np.minimum(np.searchsorted(cum, targets, side="right"), h.size - 1)
+        edges = np.unique(h[order][first])
+    bins = np.searchsorted(edges, h, side="right")
+    wsum = np.bincount(bins, weights=w)
+    used = wsum > 0
+    mean_y = np.bincount(bins, weights=w * y_true)[used] / wsum[used]
+    mean_p = np.bincount(bins, weights=w * y_proxy)[used] / wsum[used]
+    return float(np.max(np.abs(mean_y - mean_p)))
+
+
+__all__ = ["ScalingBetaBinningCalibrator", "estimate_misspecification"]

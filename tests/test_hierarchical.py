@@ -1,0 +1,354 @@
+# SPDX-License-Identifier: MIT
+"""Tests for HierarchicalLogisticScaler and the Laplace mixed-model kernel.
+
+Golden values: ``tests/data/lme4/lme4_reference.json``, produced by
+``fit_lme4.R`` (R 4.2.2, lme4 1.1.31) on the CSVs written by ``make_data.py``.
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_betacal import HierarchicalLogisticScaler
+from sklearn_betacal._kernels import _mixed
+
+LME4 = Path(__file__).parent / "data" / "lme4"
+REFERENCE = json.loads((LME4 / "lme4_reference.json").read_text())
+
+
+def _first_feature_cells(Z):
+    """Cell id = integer part of |first partition feature| modulo 4."""
+    return (np.floor(np.abs(Z[:, 0])) % 4).astype(np.int64)
+
+
+def _group_column(Z):
+    """Cell id = the first partition feature, used as a precomputed group."""
+    return Z[:, 0].astype(np.int64)
+
+
+def _partitioner(func=_group_column):
+    return FunctionTransformer(func)
+
+
+def _load(name):
+    data = np.loadtxt(LME4 / f"{name}.csv", delimiter=",", skiprows=1)
+    h, cell, y, w = data.T
+    return np.column_stack([h, cell]), y, w
+
+
+def _simulate(rng, sizes, b0=-1.0, b1=2.5, u=None, v=None):
+    cells = np.repeat(np.arange(len(sizes)), sizes)
+    h = rng.uniform(size=cells.size)
+    u = rng.normal(0, 0.5, len(sizes)) if u is None else u
+    v = rng.normal(0, 1.0, len(sizes)) if v is None else v
+    eta = b0 + u[cells] + (b1 + v[cells]) * h
+    y = (rng.uniform(size=cells.size) < 1 / (1 + np.exp(-eta))).astype(float)
+    return np.column_stack([h, cells]), y
+
+
+# ---------------------------------------------------------------- lme4 golden
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE["datasets"]))
+def test_laplace_matches_lme4(name):
+    ref = REFERENCE["datasets"][name]
+    X, y, w = _load(name)
+    model = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(
+        X, y, sample_weight=w
+    )
+    assert model.converged_
+    # tolerances: fixed effects and SDs within 5e-3 absolute, per-row
+    # probabilities within 1e-3 absolute (the issue asks for 1e-2)
+    assert_allclose(model.fixed_effects_, ref["fixef"], rtol=0, atol=5e-3)
+    assert_allclose(model.sigma_, ref["sd"], rtol=0, atol=5e-3)
+    assert_allclose(model.predict_proba(X)[:, 1], ref["fitted"], rtol=0, atol=1e-3)
+    # the marginal deviance is lme4's -2 logLik (same objective, same optimum)
+    assert_allclose(model.deviance_, -2 * ref["loglik"], rtol=1e-6)
+    assert_array_equal(model.cells_, ref["ranef_cells"])
+    re = np.column_stack([ref["ranef_intercept"], ref["ranef_slope"]])
+    assert_allclose(model.random_effects_, re, rtol=0, atol=1e-2)
+
+
+def test_statsmodels_solver_distance_to_lme4_is_recorded(record_property):
+    # statsmodels' Bayesian fits estimate a different (shrunken, prior-driven)
+    # model; measured on the one_class reference set (statsmodels 0.15):
+    # VB max |p - p_lme4| = 0.022, MAP 0.023; on many_small they are 0.30 and
+    # 0.28 (slope SD 0.14 / 0.00 vs lme4 1.55). Assert the recorded figures so
+    # that a change in either direction is noticed.
+    ref = REFERENCE["datasets"]["one_class"]
+    X, y, _ = _load("one_class")
+    for solver, recorded in [("statsmodels-vb", 0.022), ("statsmodels-map", 0.023)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = HierarchicalLogisticScaler(
+                partitioner=_partitioner(), solver=solver
+            ).fit(X, y)
+        gap = float(np.max(np.abs(model.predict_proba(X)[:, 1] - ref["fitted"])))
+        record_property(f"{solver}_max_abs_diff_vs_lme4", gap)
+        print(f"{solver}: max |p - p_lme4| = {gap:.4f}, sigma={model.sigma_}")
+        assert gap == pytest.approx(recorded, abs=0.005)
+        assert model.random_effects_.shape == (15, 2)
+
+
+def test_statsmodels_solver_rejects_sample_weight():
+    X, y, w = _load("one_class")
+    model = HierarchicalLogisticScaler(
+        partitioner=_partitioner(), solver="statsmodels-map"
+    )
+    with pytest.raises(ValueError, match="does not support sample_weight"):
+        model.fit(X, y, sample_weight=w)
+
+
+# ------------------------------------------------------------------- kernel
+
+
+def test_laplace_deviance_gradient_matches_finite_differences():
+    rng = np.random.default_rng(3)
+    X, y = _simulate(rng, rng.integers(5, 80, 30))
+    x = X[:, 0]
+    idx = X[:, 1].astype(np.int64)
+    idx[:10] = 30  # rows in no cell
+    w = rng.integers(0, 3, x.size).astype(float)
+    params = np.array([-0.7, 2.0, 0.6, 0.9])
+    _, grad, _, _ = _mixed.laplace_deviance(params, x, y, w, idx, 30)
+    step = 1e-6
+    numeric = np.empty(4)
+    for k in range(4):
+        e = np.zeros(4)
+        e[k] = step
+        up = _mixed.laplace_deviance(params + e, x, y, w, idx, 30, grad=False)[0]
+        down = _mixed.laplace_deviance(params - e, x, y, w, idx, 30, grad=False)[0]
+        numeric[k] = (up - down) / (2 * step)
+    assert_allclose(grad, numeric, rtol=1e-4, atol=1e-4)
+
+
+def test_conditional_modes_solve_penalised_score_equation():
+    rng = np.random.default_rng(4)
+    X, y = _simulate(rng, [30, 1, 200])
+    x, idx = X[:, 0], X[:, 1].astype(np.int64)
+    w = np.ones_like(x)
+    beta, theta = np.array([-1.0, 2.0]), np.array([0.8, 1.3])
+    u, ok = _mixed.conditional_modes(x, y, w, idx, 3, beta, theta)
+    assert ok
+    eta = beta[0] + beta[1] * x + theta[0] * u[idx, 0] + theta[1] * u[idx, 1] * x
+    r = 1 / (1 + np.exp(-eta)) - y
+    score0 = theta[0] * np.bincount(idx, r) + u[:, 0]
+    score1 = theta[1] * np.bincount(idx, r * x) + u[:, 1]
+    assert_allclose(score0, 0, atol=1e-8)
+    assert_allclose(score1, 0, atol=1e-8)
+
+
+# ----------------------------------------------------------------- behaviour
+
+
+@pytest.mark.slow
+def test_hierarchical_partial_pooling_shrinks_small_cell():
+    rng = np.random.default_rng(11)
+    sizes = [2000] * 8 + [20]
+    u = np.array([0.3, -0.4, 0.2, -0.1, 0.5, -0.3, 0.1, 0.0, 2.0])
+    v = np.array([0.5, -0.6, 0.4, -0.2, 0.3, -0.5, 0.2, 0.0, -2.5])
+    X, y = _simulate(rng, sizes, u=u, v=v)
+    model = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
+    small = X[:, 1] == 8
+    own = _mixed.fit_pooled_logistic(X[small, 0], y[small], np.ones(20))
+    grid = np.linspace(0.05, 0.95, 19)
+    p_small = model.predict_proba(np.column_stack([grid, np.full(19, 8)]))[:, 1]
+    p_pop = model.predict_proba(np.column_stack([grid, np.full(19, -1)]))[:, 1]
+    p_own = 1 / (1 + np.exp(-(own[0] + own[1] * grid)))
+    lo, hi = np.minimum(p_own, p_pop), np.maximum(p_own, p_pop)
+    assert np.all((p_small >= lo - 1e-9) & (p_small <= hi + 1e-9))
+    # and it is genuinely pooled: not equal to either end
+    assert np.max(np.abs(p_small - p_pop)) > 0.02
+    assert np.max(np.abs(p_small - p_own)) > 0.02
+
+
+def test_hierarchical_outside_and_unseen_cells_use_fixed_effects():
+    rng = np.random.default_rng(5)
+    X, y = _simulate(rng, [300] * 5)
+    X[:40, 1] = -1  # outside every leaf at fit time: fixed effects only
+    model = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
+    assert_array_equal(model.cells_, np.arange(5))
+    h = np.linspace(0, 1, 7)
+    b0, b1 = model.fixed_effects_
+    expected = 1 / (1 + np.exp(-(b0 + b1 * h)))
+    for cell in (-1, 99):
+        Xt = np.column_stack([h, np.full(7, cell)])
+        assert_allclose(model.predict_proba(Xt)[:, 1], expected, rtol=1e-12)
+    assert_array_equal(model.apply(Xt), np.full(7, 99))
+
+
+def test_hierarchical_logit_covariate_with_one_cell_is_platt_on_logit():
+    rng = np.random.default_rng(6)
+    h = rng.uniform(0.01, 0.99, 500)
+    y = (rng.uniform(size=500) < h**2).astype(float)
+    X = np.column_stack([h, np.zeros(500)])
+    model = HierarchicalLogisticScaler(
+        partitioner=_partitioner(), covariate="logit"
+    ).fit(X, y)
+    z = np.log(h / (1 - h))
+    glm = _mixed.fit_pooled_logistic(z, y, np.ones(500))
+    # a single cell cannot identify the variances: they go to the boundary 0
+    assert_allclose(model.sigma_, 0, atol=1e-3)
+    assert_allclose(model.fixed_effects_, glm, atol=1e-3)
+
+
+def test_hierarchical_integer_weights_equal_repeated_rows():
+    X, y, w = _load("mid")
+    w = w.astype(int) + (np.arange(w.size) % 3 == 0)
+    a = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(
+        X, y, sample_weight=w
+    )
+    b = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(
+        np.repeat(X, w, axis=0), np.repeat(y, w)
+    )
+    assert_allclose(a.fixed_effects_, b.fixed_effects_, atol=1e-5)
+    assert_allclose(a.sigma_, b.sigma_, atol=1e-5)
+    assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-6)
+
+
+def test_hierarchical_zero_weight_equals_dropping_rows():
+    X, y, _ = _load("one_class")
+    w = np.ones(y.size)
+    w[::4] = 0
+    a = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(
+        X, y, sample_weight=w
+    )
+    b = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X[w > 0], y[w > 0])
+    assert_allclose(a.predict_proba(X), b.predict_proba(X), atol=1e-6)
+
+
+def test_hierarchical_is_deterministic():
+    X, y, w = _load("many_small")
+    model = HierarchicalLogisticScaler(partitioner=_partitioner())
+    p1 = clone(model).fit(X, y, sample_weight=w).predict_proba(X)
+    p2 = clone(model).fit(X, y, sample_weight=w).predict_proba(X)
+    assert p1.tobytes() == p2.tobytes()
+
+
+def test_hierarchical_dataframe_confidence_column_by_name():
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _load("one_class")
+    df = pd.DataFrame({"group": X[:, 1], "conf": X[:, 0]})
+    a = HierarchicalLogisticScaler(
+        partitioner=_partitioner(), confidence_column="conf"
+    ).fit(df, y)
+    b = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
+    assert_allclose(a.predict_proba(df), b.predict_proba(X), rtol=1e-12)
+    assert_array_equal(a.feature_names_in_, ["group", "conf"])
+
+
+def test_hierarchical_frozen_partitioner_is_not_refit():
+    X, y, _ = _load("one_class")
+    part = _partitioner().fit(X[:, 1:])
+    model = HierarchicalLogisticScaler(partitioner=FrozenEstimator(part)).fit(X, y)
+    assert model.partitioner_.estimator is part
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "X", "match"),
+    [
+        ({}, [[1.5, 0], [0.2, 1]], r"outside \[0, 1\]"),
+        ({"confidence_column": "conf"}, [[0.5, 0], [0.2, 1]], "no column names"),
+        ({"confidence_column": 5}, [[0.5, 0], [0.2, 1]], "out of range"),
+    ],
+)
+def test_hierarchical_bad_input_raises_clear_error(kwargs, X, match):
+    model = HierarchicalLogisticScaler(partitioner=_partitioner(), **kwargs)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, [0, 1])
+
+
+def test_hierarchical_rejects_non_binary_labels():
+    model = HierarchicalLogisticScaler(partitioner=_partitioner())
+    with pytest.raises(ValueError, match="binary"):
+        model.fit([[0.5, 0], [0.2, 1], [0.3, 1]], [0, 1, 2])
+
+
+def test_hierarchical_rejects_bad_cell_ids():
+    bad = FunctionTransformer(lambda Z: Z[:, 0] + 0.5)
+    with pytest.raises(ValueError, match="integer cell ids"):
+        HierarchicalLogisticScaler(partitioner=bad).fit([[0.5, 0], [0.2, 1]], [0, 1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(4, 60),
+    n_cells=st.integers(1, 5),
+    seed=st.integers(0, 2**16),
+)
+def test_hierarchical_proba_rows_sum_to_one_and_lie_in_unit_interval(n, n_cells, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(size=n), rng.integers(0, n_cells, n)])
+    y = rng.integers(0, 2, n)
+    model = HierarchicalLogisticScaler(partitioner=_partitioner())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny separable samples may not converge
+        model.fit(X, y)
+    Xt = np.column_stack([rng.uniform(size=20), rng.integers(-1, n_cells + 1, 20)])
+    proba = model.predict_proba(Xt)
+    assert np.all((proba >= 0) & (proba <= 1))
+    assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_hierarchical_default_partitioner_is_kdtree():
+    rng = np.random.default_rng(8)
+    X = np.column_stack([rng.uniform(size=400), rng.normal(size=(400, 2))])
+    y = rng.integers(0, 2, 400)
+    model = HierarchicalLogisticScaler().fit(X, y)
+    assert type(model.partitioner_).__name__ == "KDTreePartitioner"
+    assert model.cells_.size == model.partitioner_.n_cells_
+
+
+@pytest.mark.parametrize(
+    ("param", "value"), [("solver", "glmer"), ("covariate", "log"), ("tol", -1.0)]
+)
+def test_hierarchical_param_validation(param, value):
+    X, y, _ = _load("one_class")
+    model = HierarchicalLogisticScaler(partitioner=_partitioner(), **{param: value})
+    with pytest.raises(ValueError, match=param):
+        model.fit(X, y)
+
+
+# ----------------------------------------------------- scikit-learn checks
+
+# These checks build labels {1, 2} (binary, but not 0/1). DESIGN.md fixes the
+# labels of every calibrator to {0, 1} ("is this answer correct"), so fit
+# rejects them with a clear ValueError instead of silently re-encoding.
+_LABELS_12 = "check data uses labels {1, 2}; calibrators accept only 0/1 labels"
+_CHECK_FAILURES = dict.fromkeys(
+    [
+        "check_estimators_dtypes",
+        "check_sample_weights_pandas_series",
+        "check_sample_weights_not_an_array",
+        "check_sample_weights_shape",
+        "check_sample_weights_not_overwritten",
+        "check_classifier_data_not_an_array",
+        "check_classifiers_classes",
+        "check_fit2d_1feature",
+    ],
+    _LABELS_12,
+)
+
+
+@parametrize_with_checks(
+    [
+        HierarchicalLogisticScaler(
+            partitioner=_partitioner(_first_feature_cells), input="logit"
+        ),
+        # the default partitioner, KDTreePartitioner()
+        HierarchicalLogisticScaler(input="logit"),
+    ],
+    expected_failed_checks=lambda est: _CHECK_FAILURES,
+)
+def test_hierarchical_sklearn_compatible(estimator, check):
+    check(estimator)
