@@ -10,6 +10,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI replays the same examples every run (no flaky draws); a developer's run
+# keeps exploring new ones.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI", "").lower() == "true":
+    settings.load_profile("ci")
 
 SHARED_DATA = Path(
     os.environ.get(
@@ -39,7 +46,9 @@ def influences_frame(shared_data):
     """The full Influences-on-LLM-Calibration parquet as a DataFrame."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    path = _require(shared_data / "influences" / "influences_llm_calibration_all.parquet")
+    path = _require(
+        shared_data / "influences" / "influences_llm_calibration_all.parquet"
+    )
     return pd.read_parquet(path)
 
 
