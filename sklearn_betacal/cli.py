@@ -474,7 +474,7 @@ def _add_demo(subparsers):
         ),
     )
     parser.add_argument(
-        "--seeds", type=int, default=3, metavar="N", help="number of seeds (3)"
+        "--seeds", type=int, default=4, metavar="N", help="number of seeds (4)"
     )
     parser.add_argument(
         "--kind",
