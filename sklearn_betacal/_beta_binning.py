@@ -111,7 +111,7 @@ class BetaBinningCalibrator(ClassifierMixin, BaseEstimator):
         ``len(fallback_cells_)``.
     n_features_in_ : int
         Number of columns of ``X`` (confidence plus partition features).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names of ``X``, when it is a DataFrame with string names.
 
     See Also

@@ -159,7 +159,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     partitioner_ : transformer
         The fitted partitioner.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string column names.
 
     See Also

@@ -135,28 +135,28 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     depth_ : int
         Depth actually reached (``<= max_depth``; smaller when nodes stop
         splitting because of ties or ``min_samples_leaf``).
-    leaf_axes_ : ndarray of shape (n_cells_, depth_), int
+    leaf_axes_ : ndarray of shape (`n_cells_`, `depth_`), int
         ``leaf_axes_[c, j]``: the coordinate split at depth ``j`` on the path
         to cell ``c`` (a column of ``X``, or a principal component for
         ``"pca"``); ``-1`` beyond the leaf's depth.
-    leaf_lower_, leaf_upper_ : ndarray of shape (n_cells_, depth_), float64
+    `leaf_lower_`, leaf_upper_ : ndarray of shape (`n_cells_`, `depth_`), float64
         Bounds of cell ``c`` in coordinate ``leaf_axes_[c, j]``: min and max
         of its fitted rows; NaN where ``leaf_axes_`` is ``-1``.
-    leaf_n_samples_ : ndarray of shape (n_cells_,), int
+    leaf_n_samples_ : ndarray of shape (`n_cells_`,), int
         Fitted rows per cell (all >= ``min_samples_leaf``).
     tree_ : dict of ndarrays
         Node arrays in breadth-first order, root first: ``"axis"`` (-1 at a
         leaf), ``"threshold"`` (go left iff value <= threshold), ``"left"``,
         ``"right"`` (child node index, -1 at a leaf), ``"cell"`` (cell id of
         a leaf, -1 for internal nodes), ``"depth"``.
-    mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (`n_features_in_`,)
         Only for ``"pca"``: the centre of the rotation.
-    components_ : ndarray of shape (n_components, n_features_in_)
+    components_ : ndarray of shape (n_components, `n_features_in_`)
         Only for ``"pca"``: principal directions, ``min(max(max_depth, 1),
         n_features_in_)`` of them, by decreasing variance.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
 
     See Also
@@ -361,14 +361,14 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
 
     Attributes
     ----------
-    groups_ : ndarray of shape (n_cells_,)
+    groups_ : ndarray of shape (`n_cells_`,)
         The sorted distinct groups seen in ``fit``; cell id ``i`` is group
         ``groups_[i]``.
     n_cells_ : int
         Number of groups.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
 
     See Also
@@ -529,14 +529,14 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
     ----------
     clusterer_ : estimator
         The fitted clone.
-    cluster_labels_ : ndarray of shape (n_cells_,)
+    cluster_labels_ : ndarray of shape (`n_cells_`,)
         Sorted distinct labels that ``clusterer_.predict`` gave the fitted
         rows; cell id ``i`` is cluster ``cluster_labels_[i]``.
     n_cells_ : int
         Number of cells.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
 
     See Also
@@ -668,7 +668,7 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
     ----------
     partitioners_ : list of (str, partitioner, columns)
         The fitted components.
-    cell_codes_ : ndarray of shape (n_cells_, n_components)
+    cell_codes_ : ndarray of shape (`n_cells_`, n_components)
         Component cell ids of each crossed cell.
     n_cells_ : int
         Number of crossed cells.

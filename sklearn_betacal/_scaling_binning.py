@@ -87,9 +87,9 @@ class ScalingBinningCalibrator(ClassifierMixin, BaseEstimator):
         Number of bins used (reduced with a warning when ``N2 < 2B``).
     bin_edges_ : ndarray of shape (n_bins_ - 1,)
         Interior bin thresholds on the (nudged) scaled values.
-    bin_values_ : ndarray of shape (n_bins_,)
+    bin_values_ : ndarray of shape (`n_bins_`,)
         Mean scaled value of ``D2`` strictly inside each bin.
-    bin_counts_ : ndarray of shape (n_bins_,)
+    bin_counts_ : ndarray of shape (`n_bins_`,)
         Weight behind each bin value.
     n_features_in_ : int
         Always 1.

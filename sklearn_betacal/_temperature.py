@@ -129,7 +129,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         ``classes_[k]``).
     n_features_in_ : int
         ``1`` for binary input, ``K`` for a multiclass matrix.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names, when ``X`` is a DataFrame with string column names.
 
     See Also

@@ -105,9 +105,9 @@ class UMDBinner(ClassifierMixin, BaseEstimator):
         Interior thresholds ``h_(A_1) .. h_(A_{B-1})`` on the nudged scale;
         a confidence ``x`` falls in bin ``searchsorted(bin_edges_, x,
         side="right")``. The outer bins extend to -inf/+inf.
-    bin_values_ : ndarray of shape (n_bins_,)
+    bin_values_ : ndarray of shape (`n_bins_`,)
         Calibrated probability of each bin (mean label strictly inside it).
-    bin_counts_ : ndarray of shape (n_bins_,)
+    bin_counts_ : ndarray of shape (`n_bins_`,)
         Number of points (total weight) behind each bin value.
     n_features_in_ : int
         Always 1.
