@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -132,6 +133,11 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-9
         Relative tolerance on the Laplace deviance for the outer optimiser
         (``"laplace"`` only).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random starting point of statsmodels' ``fit_vb`` /
+        ``fit_map`` (which otherwise draw it from fresh OS entropy, so that
+        two fits differ). The default ``"laplace"`` solver is deterministic
+        and ignores it.
 
     Attributes
     ----------
@@ -229,6 +235,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         "covariate": [StrOptions({"confidence", "logit"})],
         "solver": [StrOptions(set(_SOLVERS))],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -240,6 +247,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         covariate="confidence",
         solver="laplace",
         tol=1e-9,
+        random_state=None,
     ):
         self.partitioner = partitioner
         self.confidence_column = confidence_column
@@ -247,6 +255,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         self.covariate = covariate
         self.solver = solver
         self.tol = tol
+        self.random_state = random_state
 
     def _covariate(self, h):
         if self.covariate == "logit" and self.input == "probability":
@@ -385,7 +394,8 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
             fit = model.fit_vb if self.solver == "statsmodels-vb" else model.fit_map
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SMConvergenceWarning)
-                result = fit()
+                seed = check_random_state(self.random_state).randint(2**31 - 1)
+                result = fit(rng=np.random.default_rng(seed))
             converged = True
             for item in caught:
                 if issubclass(item.category, SMConvergenceWarning):
