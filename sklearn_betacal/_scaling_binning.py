@@ -15,8 +15,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
 
+from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._umd import resolve_n_bins
 from ._validation import check_weights, validate_confidence_data
@@ -35,7 +36,7 @@ def _positive_column(estimator, who):
     return int(col[0])
 
 
-class ScalingBinningCalibrator(ClassifierMixin, BaseEstimator):
+class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Scaling-binning calibrator of Kumar et al. (2019), baseline S-B.
 
     The calibration rows are split at random into ``D1`` (a fraction
@@ -270,42 +271,6 @@ class ScalingBinningCalibrator(ClassifierMixin, BaseEstimator):
         h = validate_confidence_data(self, X, reset=False, input=self.input)
         g = self.scaler_.predict_proba(h.reshape(-1, 1))[:, self._positive_col]
         return umd_predict(self._table, np.asarray(g, dtype=np.float64))
-
-    def predict_proba(self, X):
-        """Calibrated probability of each class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences, on the scale given by ``input``.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2)
-            Column 1 is the calibrated probability that the answer is
-            correct, column 0 its complement.
-        """
-        check_is_fitted(self)
-        p = self._calibrated(X)
-        proba = np.empty((p.shape[0], 2))
-        proba[:, 1] = p
-        proba[:, 0] = 1.0 - p
-        return proba
-
-    def predict(self, X):
-        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences, on the scale given by ``input``.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self.classes_[(self._calibrated(X) > 0.5).astype(np.intp)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,8 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
+from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import check_weights, validate_confidence_data
 
@@ -62,7 +62,7 @@ def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who):
     return B
 
 
-class UMDBinner(ClassifierMixin, BaseEstimator):
+class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Uniform-mass double-dipping histogram binning (UMD, Alg. 4).
 
     Sorts the calibration confidences, puts the ``B - 1`` bin edges at the
@@ -248,42 +248,6 @@ class UMDBinner(ClassifierMixin, BaseEstimator):
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)
         return umd_predict(self._table, h)
-
-    def predict_proba(self, X):
-        """Calibrated probability of each class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences, on the scale given by ``input``.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2)
-            Column 1 is the calibrated probability that the answer is
-            correct, column 0 its complement.
-        """
-        check_is_fitted(self)
-        p = self._calibrated(X)
-        proba = np.empty((p.shape[0], 2))
-        proba[:, 1] = p
-        proba[:, 0] = 1.0 - p
-        return proba
-
-    def predict(self, X):
-        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences, on the scale given by ``input``.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self.classes_[(self._calibrated(X) > 0.5).astype(np.intp)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
