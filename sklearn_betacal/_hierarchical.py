@@ -17,7 +17,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._kernels import _mixed
@@ -71,23 +70,7 @@ def _validate_grouped(estimator, X, y="no_validation", *, reset):
     Z = np.delete(Xv, col, axis=1)
     if no_y:
         return h, Z
-    return h, Z, _check_labels(y)
-
-
-def _check_labels(y):
-    """``check_binary_labels`` preceded by scikit-learn's target-type messages."""
-    y_type = type_of_target(y, input_name="y", raise_unknown=True)
-    if y_type.startswith("multiclass"):
-        raise ValueError(
-            "Only binary classification is supported. The type of the target is "
-            f"{y_type}; labels must be 0 (answer wrong) or 1 (answer correct)."
-        )
-    if y_type not in ("binary", "multilabel-indicator"):
-        raise ValueError(
-            f"Unknown label type: {y_type}. Labels must be 0 (answer wrong) or "
-            "1 (answer correct)."
-        )
-    return check_binary_labels(y)
+    return h, Z, check_binary_labels(y)
 
 
 class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
