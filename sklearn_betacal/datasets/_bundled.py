@@ -141,7 +141,9 @@ def load_triviaqa_confidence(*, as_frame=True, return_X_y=False):
         frame : DataFrame of shape (11666, 8) or None
             ``data`` and ``target`` side by side.
         feature_names : list of str
-        target_names : ndarray of str, ``["incorrect", "correct"]``
+            Names of the ``data`` columns.
+        target_names : ndarray of str
+            ``["incorrect", "correct"]``.
         DESCR : str
             Full description, sources and licences.
 
