@@ -14,13 +14,23 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.betacal-installed
 want=$( (cat setup.cfg pyproject.toml; echo "$EXTRAS") | sha256sum | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip >&2
+install() {
+  # set -e does not apply inside an `if` condition: fail each step explicitly
+  .venv/bin/python -m pip install --quiet --upgrade pip || return 1
   if [[ ",$EXTRAS," == *",embeddings,"* ]]; then
     # The MiniLM extra needs torch; pin the CPU build first so that pip does
     # not resolve a multi-GB CUDA build for it.
-    .venv/bin/python -m pip install --quiet "torch==2.13.0" >&2
+    .venv/bin/python -m pip install --quiet "torch==2.13.0" || return 1
   fi
-  .venv/bin/python -m pip install --quiet -e ".[$EXTRAS]" >&2
+  .venv/bin/python -m pip install --quiet -e ".[$EXTRAS]" || return 1
+}
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log=.venv/bootstrap.log
+  echo "bootstrap: installing sklearn_betacal[$EXTRAS] into .venv (log: $log)" >&2
+  if ! install >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "bootstrap: installation failed (see above)" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 fi
