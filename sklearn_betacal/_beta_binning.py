@@ -28,6 +28,7 @@ from ._validation import (
     check_cell_ids,
     check_confidence,
     check_weights,
+    require_labels,
     split_confidence_features,
 )
 
@@ -423,12 +424,7 @@ class BetaBinningCalibrator(ClassifierMixin, BaseEstimator):
         self : BetaBinningCalibrator
             Fitted calibrator.
         """
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target "
-                "y is None: pass the 0/1 correctness labels of the calibration "
-                "set."
-            )
+        require_labels(self, y)
         # weights first: their errors do not depend on the data's values
         sw = None
         if sample_weight is not None:

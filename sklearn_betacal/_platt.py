@@ -18,7 +18,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._kernels import _scaling
-from ._validation import check_weights, to_logit, validate_confidence_data
+from ._validation import (
+    check_weights,
+    require_labels,
+    to_logit,
+    validate_confidence_data,
+)
 
 _GTOL = 1e-11  # on the mean-loss gradient; a final Newton step then polishes
 _CONVERGED = 1e-9  # max |gradient| accepted as converged after the polish
@@ -165,10 +170,7 @@ class PlattScaler(ClassifierMixin, BaseEstimator):
         self : PlattScaler
             The fitted calibrator.
         """
-        if y is None:
-            raise ValueError(
-                "PlattScaler requires y to be passed, but the target y is None."
-            )
+        require_labels(self, y)
         s, y = self._scores(X, y, reset=True)
         w = check_weights(sample_weight, s.shape[0])
         t = _scaling.platt_targets(y, w) if self.target_smoothing else y

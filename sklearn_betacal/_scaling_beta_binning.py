@@ -27,7 +27,12 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.validation import check_is_fitted
 
 from ._beta_binning import BetaBinningCalibrator
-from ._validation import check_binary_labels, check_confidence, check_weights
+from ._validation import (
+    check_binary_labels,
+    check_confidence,
+    check_weights,
+    require_labels,
+)
 
 
 class _CellColumn(TransformerMixin, BaseEstimator):
@@ -268,12 +273,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self : ScalingBetaBinningCalibrator
             Fitted calibrator.
         """
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target "
-                "y is None: pass the 0/1 correctness labels of the calibration "
-                "set."
-            )
+        require_labels(self, y)
         h, Z, y = self._split_X(X, y, reset=True)
         X_rows = X
         sw = None

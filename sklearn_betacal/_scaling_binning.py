@@ -20,7 +20,7 @@ from sklearn.utils.validation import has_fit_parameter
 from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._umd import resolve_n_bins
-from ._validation import check_weights, validate_confidence_data
+from ._validation import check_weights, require_labels, validate_confidence_data
 
 
 def _positive_column(estimator, who):
@@ -201,11 +201,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self : ScalingBinningCalibrator
         """
         who = type(self).__name__
-        if y is None:
-            raise ValueError(
-                f"{who} requires y to be passed, but the target y is None: pass "
-                "the 0/1 correctness labels of the calibration set."
-            )
+        require_labels(self, y)
         h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
         sw = None
         if sample_weight is not None:

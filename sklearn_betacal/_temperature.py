@@ -22,6 +22,7 @@ from ._kernels import _scaling
 from ._validation import (
     LOGIT_EPS,
     check_weights,
+    require_labels,
     to_logit,
     validate_confidence_data,
 )
@@ -281,10 +282,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             The fitted calibrator.
         """
         lo, hi = self._bracket()
-        if y is None:
-            raise ValueError(
-                "TemperatureScaler requires y to be passed, but the target y is None."
-            )
+        require_labels(self, y)
         s, _, y = self._validate(X, y, reset=True)
         sw = None
         if sample_weight is not None:

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
-from ._validation import check_weights, validate_confidence_data
+from ._validation import check_weights, require_labels, validate_confidence_data
 
 #: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.
 DEFAULT_N_BINS = 15
@@ -218,11 +218,7 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         -------
         self : UMDBinner
         """
-        if y is None:
-            raise ValueError(
-                "UMDBinner requires y to be passed, but the target y is None: "
-                "pass the 0/1 correctness labels of the calibration set."
-            )
+        require_labels(self, y)
         h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
         sw = None
         if sample_weight is not None:

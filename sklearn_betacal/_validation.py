@@ -20,6 +20,15 @@ LOGIT_EPS = 1e-12
 INPUT_KINDS = ("probability", "logit")
 
 
+def require_labels(estimator, y):
+    """Raise scikit-learn's "requires y" error when ``fit`` got ``y=None``."""
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target "
+            "y is None: pass the 0/1 correctness labels of the calibration set."
+        )
+
+
 def check_binary_labels(y, *, name="y"):
     """Return ``y`` as a float64 array of zeros and ones.
 
@@ -240,6 +249,7 @@ __all__ = [
     "check_cell_ids",
     "check_confidence",
     "check_weights",
+    "require_labels",
     "expit",
     "split_confidence_features",
     "to_logit",
