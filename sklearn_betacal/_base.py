@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Shared estimator glue for the binary "is this answer correct" calibrators."""
+"""Shared estimator glue for the binary "is this answer correct" calibrators.
+
+Used by UMDBinner, ScalingBinningCalibrator, PlattScaler and
+BetaBinningCalibrator (hence ScalingBetaBinningCalibrator).
+"""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -17,8 +21,8 @@ class _BinaryCalibratorMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences, on the scale given by ``input``.
+        X : array-like
+            Same columns as in ``fit``.
 
         Returns
         -------
@@ -38,8 +42,8 @@ class _BinaryCalibratorMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences, on the scale given by ``input``.
+        X : array-like
+            Same columns as in ``fit``.
 
         Returns
         -------

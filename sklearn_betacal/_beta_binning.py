@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._umd import resolve_n_bins
 from ._validation import (
@@ -38,7 +39,7 @@ def _take_rows(Z, rows):
     return Z.iloc[rows] if hasattr(Z, "iloc") else Z[rows]
 
 
-class BetaBinningCalibrator(ClassifierMixin, BaseEstimator):
+class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Beta-binning (BB): one UMD histogram binning per partition cell.
 
     The rows of ``X`` are a confidence column plus partition features. A
@@ -462,41 +463,10 @@ class BetaBinningCalibrator(ClassifierMixin, BaseEstimator):
         _, Z = self._split_X(X, reset=False)
         return self._cells(Z)
 
-    def predict_proba(self, X):
-        """Calibrated probability of each class (Alg. 2).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2)
-            Column 1 is the calibrated probability that the answer is
-            correct, column 0 its complement.
-        """
-        check_is_fitted(self)
+    def _calibrated(self, X):
+        """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
         h, Z = self._split_X(X, reset=False)
-        p = self._predict_binning(h, self._cells(Z))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            0 or 1.
-        """
-        check_is_fitted(self)
-        p = self.predict_proba(X)[:, 1]
-        return self.classes_[(p > 0.5).astype(np.intp)]
+        return self._predict_binning(h, self._cells(Z))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -15,8 +15,8 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
+from ._base import _BinaryCalibratorMixin
 from ._kernels import _scaling
 from ._validation import (
     check_weights,
@@ -41,7 +41,7 @@ def _separable(s, y, w):
     return bool(neg.max() <= pos.min() or pos.max() <= neg.min())
 
 
-class PlattScaler(ClassifierMixin, BaseEstimator):
+class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Platt scaling: logistic regression of correctness on one score.
 
     Fits ``p = sigma(a * s + b)`` by maximum likelihood, where ``s`` is the
@@ -208,40 +208,11 @@ class PlattScaler(ClassifierMixin, BaseEstimator):
         self.classes_ = np.array([0, 1])
         return self
 
-    def predict_proba(self, X):
-        """Calibrated probabilities ``sigma(a s + b)``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            One confidence (or score) per row, as in :meth:`fit`.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2)
-            Column 1 is the probability that the answer is correct.
-        """
-        check_is_fitted(self)
+    def _calibrated(self, X):
+        """``sigma(a s + b)`` for every row of ``X``."""
         s, _ = self._scores(X, reset=False)
         f = self.coef_[0, 0] * s + self.intercept_[0]
-        p = _scaling.sigmoid_scaled(f, 1.0)
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            One confidence (or score) per row, as in :meth:`fit`.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Values in ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(np.intp)]
+        return _scaling.sigmoid_scaled(f, 1.0)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
