@@ -327,14 +327,7 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
     def _cells(self, Z):
         """Cell id of every row of ``Z``: ``partitioner_.transform``, checked."""
         who = f"partitioner ({type(self.partitioner_).__name__})"
-        ids = check_cell_ids(self.partitioner_.transform(Z), Z.shape[0], who=who)
-        if ids.size and ids.min() < -1:
-            raise ValueError(
-                f"{who}.transform returned cell id(s) below -1 (min "
-                f"{int(ids.min())}); cell ids must be >= 0, with -1 reserved "
-                "for rows outside every cell."
-            )
-        return ids
+        return check_cell_ids(self.partitioner_.transform(Z), Z.shape[0], who=who)
 
     # ---------------------------------------------------------------- binning
     def _fit_binning(self, h, t, sample_weight, cells, rng):

@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._kernels import _mixed
+from ._kernels import _mixed, _scaling
 from ._validation import (
     check_binary_labels,
     check_cell_ids,
@@ -328,15 +328,29 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
             )
             self.converged_ = True
             self.n_iter_ = 0
-            return
-        res = _mixed.fit_laplace(x, y, w, idx, n_cells, beta0, tol=self.tol)
-        self.fixed_effects_ = res["beta"]
-        self.sigma_ = res["theta"]
-        self.random_effects_ = res["u"] * res["theta"]
-        self.deviance_ = res["deviance"]
-        self.converged_ = res["converged"]
-        self.n_iter_ = res["n_iter"]
-        if not self.converged_:
+        else:
+            res = _mixed.fit_laplace(x, y, w, idx, n_cells, beta0, tol=self.tol)
+            self.fixed_effects_ = res["beta"]
+            self.sigma_ = res["theta"]
+            self.random_effects_ = res["u"] * res["theta"]
+            self.deviance_ = res["deviance"]
+            self.converged_ = res["converged"]
+            self.n_iter_ = res["n_iter"]
+        if _scaling.separable(x, y, w):
+            # no finite maximum likelihood: the pooled slope or intercept runs
+            # off to infinity and the variances are not identified
+            self.converged_ = False
+            warnings.warn(
+                "HierarchicalLogisticScaler: the calibration data are separable "
+                "(every positive has a covariate at or above every negative, or "
+                "there is one class only), so the maximum-likelihood fixed "
+                "effects are infinite; the coefficients are where the solver "
+                "stopped and sigma_ is not identified. Use more data, or "
+                "PlattScaler(target_smoothing=True) for a finite fit.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif not self.converged_:
             warnings.warn(
                 "HierarchicalLogisticScaler: the Laplace fit did not converge "
                 f"in {self.n_iter_} iterations; check for cells whose labels are "

@@ -29,18 +29,6 @@ _GTOL = 1e-11  # on the mean-loss gradient; a final Newton step then polishes
 _CONVERGED = 1e-9  # max |gradient| accepted as converged after the polish
 
 
-def _separable(s, y, w):
-    """True when no finite MLE exists: the weighted classes do not overlap."""
-    live = w > 0
-    pos = s[live & (y > 0.5)]
-    neg = s[live & (y < 0.5)]
-    if pos.size == 0 or neg.size == 0:
-        return True
-    if pos.min() == pos.max() == neg.min() == neg.max():
-        return False  # one score value: the slope is not identified, b is finite
-    return bool(neg.max() <= pos.min() or pos.max() <= neg.min())
-
-
 class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Platt scaling: logistic regression of correctness on one score.
 
@@ -184,7 +172,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
             options={"gtol": _GTOL, "maxiter": self.max_iter},
         )
         x, grad = _scaling.newton_polish(fun, hess, res.x)
-        if not self.target_smoothing and _separable(s, y, w):
+        if not self.target_smoothing and _scaling.separable(s, y, w):
             warnings.warn(
                 "PlattScaler: the calibration data are separable (every positive "
                 "scored at or above every negative, or one class only), so the "

@@ -211,7 +211,7 @@ def split_confidence_features(X, confidence_column=0):
 
 
 def check_cell_ids(ids, n_rows, *, who="partitioner"):
-    """Validate a partitioner's output: one integer cell id per row."""
+    """Validate a partitioner's output: one integer cell id per row, ``>= -1``."""
     ids = np.asarray(ids)
     if ids.ndim == 2 and ids.shape[1] == 1:
         ids = ids[:, 0]
@@ -228,6 +228,17 @@ def check_cell_ids(ids, n_rows, *, who="partitioner"):
     elif ids.dtype.kind not in "iub":
         raise ValueError(
             f"{who}.transform must return integer cell ids; got dtype {ids.dtype}."
+        )
+    if ids.size and ids.dtype.kind != "b" and ids.min() < -1:
+        raise ValueError(
+            f"{who}.transform returned {int(np.sum(ids < -1))} cell id(s) below -1 "
+            f"(min {ids.min():.0f}); cell ids must be >= 0, with -1 reserved for "
+            "rows outside every cell."
+        )
+    if ids.dtype.kind in "fu" and ids.size and ids.max() > np.iinfo(np.int64).max:
+        raise ValueError(
+            f"{who}.transform returned cell id(s) too large for int64 (max "
+            f"{ids.max():.6g}); number the cells 0, 1, 2, ..."
         )
     return ids.astype(np.int64)
 

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -357,3 +358,112 @@ _CHECK_FAILURES = dict.fromkeys(
 )
 def test_hierarchical_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------------- boundary (issue 14)
+
+
+def _planted_intercept_sd(seed, n=100_000, n_cells=4096, sd=0.5):
+    """Eq. (5) with a random intercept of SD ``sd`` and no random slope."""
+    rng = np.random.default_rng(seed)
+    cell = rng.integers(0, n_cells, n)
+    h = rng.uniform(size=n)
+    u = rng.normal(0, sd, n_cells)
+    eta = -1.0 + u[cell] + 2.0 * h
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    return np.column_stack([h, cell]), y
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(8))
+def test_hierarchical_recovers_planted_intercept_sd_on_every_seed(seed):
+    # The reported failure: N = 1e5, 4096 cells, true intercept SD 0.5. Before
+    # the boundary check seeds 1 and 2 stopped at sigma_ = (0, 0) with
+    # converged_ = True (the deviance is even in theta, so its gradient at 0
+    # is exactly 0 and a projected L-BFGS-B never leaves the bound).
+    X, y = _planted_intercept_sd(seed)
+    model = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
+    assert model.converged_
+    assert 0.4 < model.sigma_[0] < 0.6
+    # the fit is at least as good as the truth's neighbourhood: the boundary
+    # fit (no random effects) is far worse in deviance
+    x, idx = X[:, 0], X[:, 1].astype(np.int64)
+    w = np.ones_like(x)
+    b0 = _mixed.fit_pooled_logistic(x, y, w)
+    d_boundary = _mixed.laplace_deviance(
+        np.r_[b0, 0.0, 0.0], x, y, w, idx, 4096, grad=False
+    )[0]
+    assert model.deviance_ < d_boundary - 100
+
+
+def test_laplace_leaves_the_boundary_when_started_on_it():
+    # theta = (0, 0) is a stationary point of the deviance for any data; a
+    # start exactly there must be rescued by the profile/restart check
+    X, y = _planted_intercept_sd(1, n=20_000, n_cells=400, sd=0.8)
+    x, idx = X[:, 0], X[:, 1].astype(np.int64)
+    w = np.ones_like(x)
+    b0 = _mixed.fit_pooled_logistic(x, y, w)
+    res = _mixed.fit_laplace(x, y, w, idx, 400, b0, theta_start=(0.0, 0.0))
+    assert res["n_restarts"] >= 1
+    assert 0.6 < res["theta"][0] < 1.0
+    free = _mixed.fit_laplace(x, y, w, idx, 400, b0)
+    assert_allclose(res["deviance"], free["deviance"], rtol=1e-7)
+
+
+def test_laplace_keeps_a_true_boundary():
+    # no random effects planted: the boundary is the optimum and stays
+    rng = np.random.default_rng(2)
+    X, y = _simulate(rng, [400] * 6, u=np.zeros(6), v=np.zeros(6))
+    model = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
+    assert model.converged_
+    assert np.all(model.sigma_ < 0.2)
+
+
+@pytest.mark.parametrize(
+    "y_kind", ["one_class_1", "one_class_0", "separated_by_confidence"]
+)
+def test_hierarchical_separable_data_warns_and_is_not_converged(y_kind):
+    rng = np.random.default_rng(0)
+    h = rng.uniform(size=200)
+    X = np.column_stack([h, rng.integers(0, 4, 200)])
+    y = {
+        "one_class_1": np.ones(200),
+        "one_class_0": np.zeros(200),
+        "separated_by_confidence": (h > 0.5).astype(float),
+    }[y_kind]
+    model = HierarchicalLogisticScaler(partitioner=_partitioner())
+    with pytest.warns(ConvergenceWarning, match="separable"):
+        model.fit(X, y)
+    assert not model.converged_
+    p = model.predict_proba(X)
+    assert np.all(np.isfinite(p))
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e308])
+def test_hierarchical_logit_input_at_huge_scores_is_finite(scale):
+    # x * x overflowed at |x| >= 1e300: the covariate is rescaled by a power
+    # of two inside the kernel, which is the same model
+    rng = np.random.default_rng(1)
+    X, y = _simulate(rng, [150] * 4)
+    z = X[:, 0] - 0.5
+    a = HierarchicalLogisticScaler(partitioner=_partitioner(), input="logit").fit(
+        np.column_stack([z, X[:, 1]]), y
+    )
+    b = HierarchicalLogisticScaler(partitioner=_partitioner(), input="logit").fit(
+        np.column_stack([z * scale, X[:, 1]]), y
+    )
+    assert np.all(np.isfinite(b.predict_proba(np.column_stack([z * scale, X[:, 1]]))))
+    assert_allclose(b.fixed_effects_[0], a.fixed_effects_[0], rtol=1e-4, atol=1e-6)
+    assert_allclose(b.fixed_effects_[1] * scale, a.fixed_effects_[1], rtol=1e-4)
+    assert_allclose(b.sigma_[1] * scale, a.sigma_[1], rtol=1e-3, atol=1e-5)
+    assert_allclose(
+        b.predict_proba(np.column_stack([z * scale, X[:, 1]])),
+        a.predict_proba(np.column_stack([z, X[:, 1]])),
+        atol=1e-4,  # two optimiser paths to one optimum (tol=1e-9 on deviance)
+    )
+
+
+def test_hierarchical_rejects_cell_ids_below_minus_one():
+    bad = FunctionTransformer(lambda Z: np.full(Z.shape[0], -3))
+    with pytest.raises(ValueError, match="below -1"):
+        HierarchicalLogisticScaler(partitioner=bad).fit([[0.5, 0], [0.2, 1]], [0, 1])

@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import PlattScaler
-from sklearn_betacal._platt import _separable
+from sklearn_betacal._kernels._scaling import separable as _separable
 from sklearn_betacal._validation import to_logit
 
 # --------------------------------------------------------------------------

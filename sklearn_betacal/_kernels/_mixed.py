@@ -16,7 +16,10 @@ approximation
     d(beta, theta) = sum_s [ dev_s(u_s) + |u_s|^2 + log det H_s ],
     H_s = Lambda' Z_s' W_s Z_s Lambda + I,
 
-which is minimised over ``(beta, theta)`` with ``theta >= 0`` (lme4's bounds).
+which is minimised over ``(beta, theta)``; ``theta`` enters only through
+``theta_k^2`` and is reported as ``|theta|`` (lme4's bound ``theta >= 0``), and
+a zero ``theta_k`` is checked against a profile before it is accepted
+(:func:`fit_laplace`).
 
 Because the two random effects of a cell enter only that cell's rows, every
 ``H_s`` is a 2x2 matrix and all inner Newton problems are solved at once with
@@ -232,45 +235,124 @@ def laplace_deviance(params, x, y, w, idx, n_cells, u_start=None, grad=True):
     return dev, g, u, converged
 
 
+def _covariate_scale(x):
+    """Power of two ``2**k`` that brings ``max |x|`` below 1 when it exceeds 2**20.
+
+    The model is invariant under ``x -> x / c`` (the slope and its SD scale by
+    ``c``), and dividing by a power of two is exact, so the rescaled fit is the
+    same fit. It keeps ``x**3`` (in the log-determinant gradient) and
+    ``x**2`` (in the Hessians) finite for scores up to the float64 maximum;
+    ordinary confidences and logits are left untouched.
+    """
+    top = float(np.max(np.abs(x))) if x.size else 0.0
+    if top <= 2.0**20:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
+
+
+#: Trial values of a zero ``theta_k`` for the boundary check (lme4's
+#: ``restart_edge`` probes one point; the deviance is even in ``theta_k``, so
+#: its slope at 0 is exactly 0 and a finite profile is needed).
+_BOUNDARY_PROBES = (0.05, 0.2, 0.5, 1.0, 2.0)
+#: Below this a theta is "on the boundary" (lme4's ``boundary.tol`` is 1e-5).
+_BOUNDARY_TOL = 1e-4
+
+
 def fit_laplace(x, y, w, idx, n_cells, beta_start, theta_start=(1.0, 1.0), tol=1e-9):
     """Maximum likelihood of Eq. (5) under the Laplace approximation.
 
     Minimises :func:`laplace_deviance` jointly over ``(beta, theta)`` with
-    L-BFGS-B and the bounds ``theta >= 0`` (lme4 optimises the same objective
-    with bobyqa then Nelder-Mead, also jointly over beta in its final stage).
+    L-BFGS-B (lme4 optimises the same objective with bobyqa then Nelder-Mead,
+    also jointly over beta in its final stage), then checks the boundary.
+
+    The deviance is an even function of each ``theta_k`` (``u_k -> -u_k``), so
+    its derivative at ``theta_k = 0`` is exactly zero: a gradient method that
+    is projected onto the bound ``theta >= 0`` stays there for good, even when
+    ``theta_k = 0`` is a local *maximum* of the profile (lme4's own tests note
+    that L-BFGS-B "can't get off the boundary" for glmer). So ``theta`` is
+    optimised without bounds and reported as ``|theta|``, and every
+    ``theta_k`` that ends below ``_BOUNDARY_TOL`` is profiled at a few
+    positive values (beta and the other theta fixed): if one lowers the
+    deviance, the fit restarts from the best of them (lme4's
+    ``restart_edge``, with a profile instead of its one-sided difference). The
+    boundary solution is kept only when no probe beats it -- a
+    likelihood-ratio check of ``theta_k = 0`` against its neighbours.
 
     Returns
     -------
     dict with ``beta`` (2,), ``theta`` (2,), ``u`` (n_cells, 2) spherical modes,
-    ``deviance``, ``converged`` and ``n_iter``.
+    ``deviance``, ``converged``, ``n_iter`` and ``n_restarts`` (boundary
+    restarts that lowered the deviance).
     """
-    state = {"u": None}
+    c = _covariate_scale(x)
+    if c != 1.0:
+        xs = x / c
+        beta_start = np.array([beta_start[0], beta_start[1] * c])
+    else:
+        xs = x
+    # the objective is divided by the total weight (kept finite by the caller)
     scale = max(float(np.sum(w)), 1.0)
+    state = {"u": None}
 
     def fun(params):
-        dev, g, u, _ = laplace_deviance(params, x, y, w, idx, n_cells, state["u"])
+        dev, g, u, _ = laplace_deviance(params, xs, y, w, idx, n_cells, state["u"])
         state["u"] = u
         return dev / scale, g / scale
 
+    def run(start):
+        state["u"] = None
+        return minimize(
+            fun,
+            start,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": 500, "ftol": tol, "gtol": 1e-7},
+        )
+
+    def deviance_at(params):
+        return laplace_deviance(params, xs, y, w, idx, n_cells, grad=False)[0]
+
     start = np.concatenate([np.asarray(beta_start, float), theta_start])
-    res = minimize(
-        fun,
-        start,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=[(None, None), (None, None), (0.0, None), (0.0, None)],
-        options={"maxiter": 500, "ftol": tol, "gtol": 1e-7},
-    )
-    dev, u, inner_ok = laplace_deviance(
-        res.x, x, y, w, idx, n_cells, state["u"], grad=False
-    )
+    res = run(start)
+    n_iter, n_restarts, success = int(res.nit), 0, bool(res.success)
+    best = res.x.copy()
+    best[2:] = np.abs(best[2:])
+    best_dev = deviance_at(best)
+    for _ in range(4):  # each restart leaves the boundary in one more theta
+        on_edge = np.flatnonzero(best[2:] < _BOUNDARY_TOL)
+        trials = []
+        for k in on_edge:
+            for t in _BOUNDARY_PROBES:
+                probe = best.copy()
+                probe[2 + k] = t
+                trials.append((deviance_at(probe), probe))
+        if not trials:
+            break
+        dev, probe = min(trials, key=lambda item: item[0])
+        # a real improvement, not rounding: the optimiser's own tolerance
+        if not dev < best_dev - max(tol * abs(best_dev), 1e-8):
+            break
+        res = run(probe)
+        n_iter += int(res.nit)
+        cand = res.x.copy()
+        cand[2:] = np.abs(cand[2:])
+        cand_dev = deviance_at(cand)
+        if not cand_dev < best_dev:
+            break
+        best, best_dev, success = cand, cand_dev, bool(res.success)
+        n_restarts += 1
+    dev, u, inner_ok = laplace_deviance(best, xs, y, w, idx, n_cells, grad=False)
+    beta, theta = best[:2].copy(), best[2:].copy()
+    beta[1] /= c
+    theta[1] /= c
     return {
-        "beta": res.x[:2].copy(),
-        "theta": res.x[2:].copy(),
+        "beta": beta,
+        "theta": theta,
         "u": u,
         "deviance": float(dev),
-        "converged": bool(res.success and inner_ok),
-        "n_iter": int(res.nit),
+        "converged": bool(success and inner_ok and np.isfinite(dev)),
+        "n_iter": n_iter,
+        "n_restarts": n_restarts,
     }
 
 
@@ -280,6 +362,8 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
     Used as the starting point of :func:`fit_laplace`. Returns ``beta`` (2,)
     (finite even under separation: iterations stop after ``max_iter``).
     """
+    c = _covariate_scale(x)
+    x = x / c if c != 1.0 else x
     beta = np.zeros(2)
     for _ in range(max_iter):
         eta = beta[0] + beta[1] * x
@@ -293,4 +377,5 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
         beta = beta - step
         if abs(step @ g) < tol:
             break
+    beta[1] /= c
     return beta

@@ -320,6 +320,18 @@ def softmax_scaled(z, beta, argmax_before):
 # --------------------------------------------------------------------------
 # Platt scaling
 # --------------------------------------------------------------------------
+def separable(s, y, w):
+    """True when no finite MLE exists: the weighted classes do not overlap."""
+    live = w > 0
+    pos = s[live & (y > 0.5)]
+    neg = s[live & (y < 0.5)]
+    if pos.size == 0 or neg.size == 0:
+        return True
+    if pos.min() == pos.max() == neg.min() == neg.max():
+        return False  # one score value: the slope is not identified, b is finite
+    return bool(neg.max() <= pos.min() or pos.max() <= neg.min())
+
+
 def platt_targets(y, w=None):
     """Platt's (1999) smoothed targets ``(N+ + 1)/(N+ + 2)`` and ``1/(N- + 2)``.
 
