@@ -142,7 +142,9 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         Laplace-approximated marginal deviance ``-2 log L`` at the optimum,
         i.e. ``-2 * logLik(fit)`` of lme4 (``"laplace"`` only, else NaN).
     converged_ : bool
-        Whether the outer optimiser and the inner Newton solves converged.
+        Whether the outer optimiser and the inner Newton solves converged;
+        ``False`` (with a ``ConvergenceWarning``) also when the data are
+        separable or hold one class, where no finite maximum exists.
     n_iter_ : int
         Outer optimiser iterations.
     partitioner_ : transformer
@@ -165,7 +167,12 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     the conditional modes of all cells are found at once by vectorised 2x2
     Newton steps; the Laplace deviance ``sum_s dev_s + |u_s|^2 + log det H_s``
     and its exact gradient are minimised with L-BFGS-B jointly over
-    ``(B0, B1, theta)``. Rows in cell ``-1`` contribute to the fixed effects
+    ``(B0, B1, theta)``. The deviance is even in each ``theta_k``, so its
+    gradient vanishes on the boundary ``theta_k = 0`` whatever the data: a
+    ``theta_k`` that ends there is profiled at a few positive values and the
+    fit restarts from the best one when it lowers the deviance (lme4's
+    ``restart_edge``), so ``sigma_ = 0`` is reported only when it beats its
+    neighbours in likelihood. Rows in cell ``-1`` contribute to the fixed effects
     only; at prediction time rows in cell ``-1`` or in a cell not seen at fit
     time get zero random effects (the population fit), as in the paper.
     ``sample_weight`` multiplies each row's log-likelihood (lme4's
