@@ -36,6 +36,7 @@ _LAZY = {
     "VERB1S_TOP1_PROMPT": "._elicitation",
     "LING1S_TOP1_PROMPT": "._elicitation",
     "LINGUISTIC_CONFIDENCE_TABLE": "._elicitation",
+    "QUALITATIVE_CONFIDENCE_TABLE": "._elicitation",
 }
 _SUBMODULES = {"metrics", "datasets", "bounds"}
 

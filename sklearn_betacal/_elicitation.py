@@ -83,6 +83,35 @@ LING1S_TOP1_PROMPT = (
     "whatsoever; just a short phrase!>\n\nThe question is: {question}"
 )
 
+#: Ordinal confidence scales that models answer with when asked for a
+#: confidence without a fixed list ("Confidence: Medium", "Very high"). Unlike
+#: :data:`LINGUISTIC_CONFIDENCE_TABLE` these numbers are **not** survey data:
+#: they are the positions of the words on a scale cut into equal fifths (the
+#: midpoints 0.1, 0.3, 0.5, 0.7, 0.9), so they only order the answers. That is
+#: all a post-hoc calibrator needs (binning and scaling learn the map from this
+#: order to accuracy), but read them as ranks, not as probabilities. The words
+#: are common English ("high", "low"), so they are read only where the model
+#: put them as its confidence (after a ``Confidence:`` label or on a line of
+#: their own), never anywhere in the text.
+QUALITATIVE_CONFIDENCE_TABLE = MappingProxyType(
+    {
+        "very low": 0.1,
+        "low": 0.3,
+        "medium": 0.5,
+        "moderate": 0.5,
+        "high": 0.7,
+        "very high": 0.9,
+        "not confident": 0.1,
+        "somewhat confident": 0.5,
+        "fairly confident": 0.7,
+        "very confident": 0.9,
+        "certain": 0.95,
+        "fifty fifty": 0.5,
+        "even odds": 0.5,
+        "toss up": 0.5,
+    }
+)
+
 KINDS = ("auto", "probability", "linguistic")
 
 # A decimal number not glued to a further digit group ("0,8" and "1,000" are
@@ -91,7 +120,15 @@ _NUM = r"(?:\d+(?:\.\d*)?|\.\d+)(?![,.]?\d)"
 _OPEN = r"[\s*\"'<(\[`]*"
 _CLOSE = r"[\s*\"'>)\]`.,;]*"
 _PCT = r"\s*(?P<pct>%|percent\b)?"
-_VALUE = rf"(?:(?P<num>{_NUM})\s*/\s*(?P<den>{_NUM})|(?P<val>{_NUM}){_PCT})"
+# "3 in 4", "3 out of 4"; odds "3 to 1" (refused, see _to_value); then
+# "50/50", "70-30", "50:50" (two whole numbers that add up to 100 are a split
+# of 100, not a ratio) and "3/4"; then a number.
+_VALUE = (
+    r"(?:(?P<ia>\d+)\s+(?:in|out\s+of)\s+(?P<ib>\d+)(?![,.]?\d)"
+    r"|(?P<odds>\d+\s+to\s+\d+)(?![,.]?\d)"
+    r"|(?<![\d.])(?P<pa>\d{1,3})\s*(?P<sep>[/:-])\s*(?P<pb>\d{1,3})(?![,.]?\d)"
+    rf"|(?P<num>{_NUM})\s*/\s*(?P<den>{_NUM})|(?P<val>{_NUM}){_PCT})"
+)
 _PROB_LABEL = r"(?:probability|prob|probs|confidence|likelihood)"
 
 # "Probability: 0.8", "**Probability:** 80%", "probability = 3/4"; the value
@@ -144,17 +181,90 @@ class ParsedConfidence(NamedTuple):
     source: np.ndarray
 
 
-def _to_value(match):
-    """Float in [0, 1] from a ``_VALUE`` match, or NaN when out of range."""
+def _check_table(table, name):
+    if not isinstance(table, Mapping) or not table:
+        raise ValueError(
+            f"{name} must be a non-empty mapping from expression (str) to a "
+            f"probability in [0, 1]; got {type(table).__name__}."
+        )
+    for key, value in table.items():
+        ok = isinstance(value, int | float | np.integer | np.floating)
+        if not isinstance(key, str) or not _normalise(key) or not ok:
+            raise ValueError(
+                f"{name} must map non-empty expressions (str) to probabilities; "
+                f"got the entry {key!r}: {value!r}."
+            )
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(
+                f"{name} maps {key!r} to {value!r}; probabilities must lie in [0, 1]."
+            )
+
+
+def _read_scale(scale):
+    """``(low, high)`` of the numeric scale, ``None`` for the [0, 1] default."""
+    if scale is None:
+        return None
+    if isinstance(scale, str):
+        if scale == "percent":
+            return (0.0, 100.0)
+        raise ValueError(
+            f"scale must be None, 'percent' or a (low, high) pair; got {scale!r}."
+        )
+    try:
+        low, high = (float(v) for v in scale)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "scale must be None, 'percent' or a (low, high) pair of numbers such "
+            f"as (1, 5) or (0, 10); got {scale!r}."
+        ) from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ValueError(f"scale=(low, high) needs finite low < high; got {scale!r}.")
+    return (low, high)
+
+
+def _to_value(match, scale=None):
+    """``(value, reason)`` from a ``_VALUE`` match.
+
+    ``value`` is in [0, 1], or NaN with ``reason`` one of ``"out-of-range"``
+    and ``"needs-scale"`` (a whole number from 2 to 10 with no ``scale``:
+    "Confidence: 4" is a point of a 1-5 or 1-10 scale the parser cannot
+    know).
+    """
     groups = match.groupdict()
-    if groups.get("num") is not None:
+    if groups.get("odds") is not None:  # "3 to 1": for or against?
+        return math.nan, "out-of-range"
+    if groups.get("ia") is not None:
+        den = float(groups["ib"])
+        value = float(groups["ia"]) / den if den > 0 else math.nan
+    elif groups.get("pa") is not None:
+        a, b = int(groups["pa"]), int(groups["pb"])
+        if a + b == 100:
+            value = a / 100.0
+        elif groups["sep"] == "/":
+            value = a / b if b > 0 else math.nan
+        else:  # "3:1", "3-4": odds for or against, a range: not guessed at
+            value = math.nan
+    elif groups.get("num") is not None:
         den = float(groups["den"])
         value = float(groups["num"]) / den if den > 0 else math.nan
     else:
-        value = float(groups["val"])
+        text = groups["val"]
+        value = float(text)
         if groups.get("pct"):
             value /= 100.0
-    return value if 0.0 <= value <= 1.0 else math.nan
+        elif scale is not None:
+            low, high = scale
+            value = (value - low) / (high - low) if low <= value <= high else math.nan
+        elif 1.0 < value <= 100.0 and len(text.partition(".")[2]) >= 3:
+            # "99.99999999999999999": no 1-5 or 1-10 scale point and no
+            # probability has three or more decimals above 1; a percentage
+            # without its sign is the only reading.
+            value /= 100.0
+        elif value.is_integer() and 2 <= value <= 10 and "." not in text:
+            return math.nan, "needs-scale"
+    if 0.0 <= value <= 1.0:
+        return value, None
+    return math.nan, "out-of-range"
 
 
 def _clean_guess(text):
@@ -195,16 +305,31 @@ def _normalise(text):
 
 
 class _Linguistic:
-    """Longest-match lookup of probability expressions in normalised text."""
+    """Longest-match lookup of probability expressions in normalised text.
 
-    def __init__(self, table):
+    ``table`` expressions are found anywhere; ``qualitative`` words (common
+    English, "high", "low") only where they are the stated confidence: after a
+    ``Confidence:`` label or alone on a line. ``table`` wins where both hold a
+    key.
+    """
+
+    def __init__(self, table, qualitative):
         self.table = {_normalise(k): float(v) for k, v in table.items()}
-        keys = sorted(self.table, key=len, reverse=True)
-        self.anywhere = re.compile(r"\b(" + "|".join(map(re.escape, keys)) + r")\b")
-        self.at_start = re.compile(r"^(" + "|".join(map(re.escape, keys)) + r")\b")
+        self.labeled_table = {
+            **{_normalise(k): float(v) for k, v in qualitative.items()},
+            **self.table,
+        }
+        self.anywhere = self._compile(self.table, r"\b(", r")\b")
+        self.at_start = self._compile(self.labeled_table, r"^(", r")\b")
+
+    @staticmethod
+    def _compile(table, head, tail):
+        keys = sorted(table, key=len, reverse=True)
+        return re.compile(head + "|".join(map(re.escape, keys)) + tail)
 
     def labeled(self, text):
-        """Value after ``Confidence:``; ``None`` if there is no such label."""
+        """Value after ``Confidence:``; ``None`` if there is no such label
+        or no word after it (``Probability: 0,8`` states no expression)."""
         m = _LING_LABEL.search(text)
         if m is None:
             return None
@@ -214,15 +339,26 @@ class _Linguistic:
             if line.strip():
                 region = line
                 break
-        hit = self.at_start.match(_normalise(region))
-        return self.table[hit.group(1)] if hit else math.nan
+        region = _normalise(region)
+        if not re.search("[a-z]", region):
+            return None
+        hit = self.at_start.match(region)
+        return self.labeled_table[hit.group(1)] if hit else math.nan
+
+    def line(self, lines):
+        """``(index, value)`` of the last line that is only an expression."""
+        for i in range(len(lines) - 1, -1, -1):
+            value = self.labeled_table.get(_normalise(lines[i]))
+            if value is not None:
+                return i, value
+        return None
 
     def anywhere_last(self, text):
         hits = self.anywhere.findall(_normalise(text))
         return self.table[hits[-1]] if hits else math.nan
 
 
-def _parse_one(text, kind, ling):
+def _parse_one(text, kind, ling, scale):
     """``(confidence, guess, source)`` for one model output."""
     lines = text.split("\n")
     guess = _find_guess(text, lines)
@@ -230,40 +366,43 @@ def _parse_one(text, kind, ling):
     # at all ("Guess: \nProbability: 0.8" has an empty guess, not "Guess:").
     may_infer = _GUESS_LABEL.search(text) is None
     numeric = kind in ("auto", "probability")
+    words = kind in ("auto", "linguistic")
 
     m = _LABELED_NUMBER.search(text) if numeric else None
     if m is not None:
-        value = _to_value(m)
+        value, reason = _to_value(m, scale)
         if may_infer:
             before = text[: m.start()].strip().split("\n")
             guess = _clean_guess(before[-1]) if before[-1].strip() else None
-        return value, guess, "label" if value == value else "out-of-range"
+        return value, guess, reason or "label"
 
-    # A "Confidence:" label whose value is not an expression of the table
+    # A "Confidence:" label whose value is not an expression of the tables
     # ("very likely") is unparseable: no partial match elsewhere in the text.
     label_seen = False
-    if kind in ("auto", "linguistic"):
+    if words:
         value = ling.labeled(text)
         label_seen = value is not None
         if value == value and label_seen:
             return value, guess, "linguistic-label"
 
+    reason = None
     if numeric:
         bare = [(i, _BARE_LINE.match(line.strip())) for i, line in enumerate(lines)]
         bare = [(i, m) for i, m in bare if m is not None]
         if bare:
-            in_range = [(i, _to_value(m)) for i, m in bare]
-            in_range = [(i, v) for i, v in in_range if v == v]
+            read = [(i, *_to_value(m, scale)) for i, m in bare]
+            in_range = [(i, v) for i, v, _ in read if v == v]
             if in_range:
                 i, value = in_range[-1]
                 if may_infer:
                     guess = _line_near(lines, i)
                 return value, guess, "line"
+            reason = read[-1][2]
         for line in lines:
             m = _TRAILING.match(line.strip())
             if m is None:
                 continue
-            value = _to_value(m)
+            value, _ = _to_value(m, scale)
             if value == value:
                 if may_infer or (guess or "").endswith(m.group("val")):
                     head = m.group("guess")
@@ -271,10 +410,19 @@ def _parse_one(text, kind, ling):
                     guess = _clean_guess(head[g.end() :] if g else head)
                     guess = guess.rstrip(",;:/|-").strip() if guess else None
                 return value, guess, "trailing"
-        if bare:
-            return math.nan, guess, "out-of-range"
 
-    if kind in ("auto", "linguistic") and not label_seen:
+    if words and not label_seen:
+        hit = ling.line(lines)
+        if hit is not None:
+            i, value = hit
+            if may_infer:
+                guess = _line_near(lines, i)
+            return value, guess, "linguistic-line"
+    if reason is not None:
+        return math.nan, guess, reason
+    if label_seen:
+        return math.nan, guess, "unknown-expression"
+    if words:
         value = ling.anywhere_last(text)
         if value == value:
             return value, guess, "linguistic"
@@ -288,17 +436,23 @@ def _parse_one(text, kind, ling):
         "texts": "no_validation",
         "kind": [StrOptions(set(KINDS))],
         "table": "no_validation",
+        "qualitative": "no_validation",
+        "scale": "no_validation",
     },
     prefer_skip_nested_validation=True,
 )
-def parse_verbalized_confidence(texts, *, kind="auto", table=None):
+def parse_verbalized_confidence(
+    texts, *, kind="auto", table=None, qualitative=None, scale=None
+):
     """Read elicited confidences out of raw language-model outputs.
 
     Parses the answers to the paper's two elicitation prompts
     (:data:`VERB1S_TOP1_PROMPT`, :data:`LING1S_TOP1_PROMPT`; Table 5, App.
     B.1): ``Guess: Paris\\nProbability: 0.8``, percentages (``80%``) and
     fractions (``3/4``), and linguistic expressions (``Confidence: highly
-    likely``) mapped to numbers with ``table``. Real outputs are messy
+    likely``, ``Confidence: Medium``) mapped to numbers with ``table`` and
+    ``qualitative``, splits and odds (``50/50``, ``3 in 4``) and points of a
+    numeric scale (``Confidence: 4`` with ``scale=(1, 5)``). Real outputs are messy
     (missing labels, ``Paris, 0.8``, trailing chatter, markdown); every rule
     is listed in the Notes. A text that yields no value in ``[0, 1]`` gives
     NaN and is counted; no input string ever raises.
@@ -320,6 +474,20 @@ def parse_verbalized_confidence(texts, *, kind="auto", table=None):
         survey medians). Matching ignores case, punctuation and extra spaces
         and prefers the longest expression ("highly unlikely" over
         "unlikely").
+    qualitative : mapping of str to float, default=None
+        Words of an ordinal confidence scale ("Very low" ... "Very high"),
+        read only after a ``Confidence:`` label or alone on a line, since
+        they are common words. ``None`` uses
+        :data:`QUALITATIVE_CONFIDENCE_TABLE`; ``{}`` reads none. ``table``
+        wins where both hold the same expression.
+    scale : None, "percent" or (low, high), default=None
+        How to read a plain number (no ``%``, not a fraction). ``None``: the
+        prompt asked for a probability in [0, 1], so other numbers give NaN
+        (a whole number from 2 to 10 with the reason ``"needs-scale"``).
+        ``"percent"``: the prompt asked for 0-100. ``(low, high)``: the
+        prompt asked for a point of that scale (``(1, 5)``, ``(1, 10)``),
+        mapped linearly so that ``low`` gives 0 and ``high`` gives 1; pass
+        ``(0, 10)`` if "7 out of 10" should mean 0.7.
 
     Returns
     -------
@@ -327,13 +495,16 @@ def parse_verbalized_confidence(texts, *, kind="auto", table=None):
         Named tuple ``(confidence, guess, n_unparseable, source)``:
         float64 confidences with NaN where unparseable, the located guesses
         (object array, ``None`` where absent), the number of NaN rows and,
-        per row, the name of the rule that produced the value.
+        per row, the name of the rule that produced the value, or for a NaN
+        the reason: ``"out-of-range"``, ``"needs-scale"``,
+        ``"unknown-expression"`` or ``"none"``.
 
     See Also
     --------
     VERB1S_TOP1_PROMPT, LING1S_TOP1_PROMPT : the prompts whose answers this
         parses.
     LINGUISTIC_CONFIDENCE_TABLE : the default expression -> number table.
+    QUALITATIVE_CONFIDENCE_TABLE : the default ordinal-scale words.
 
     Notes
     -----
@@ -342,19 +513,28 @@ def parse_verbalized_confidence(texts, *, kind="auto", table=None):
     1. ``label``: the first ``Probability:`` / ``Confidence:`` /
        ``Likelihood:`` label (any case, optional markdown ``**``, the value
        may be on the next line) followed by a number, ``80%``,
-       ``80 percent`` or ``a/b``. A labeled number outside ``[0, 1]``
-       (``Probability: 2.0``, ``Probability: 85``) gives NaN with source
-       ``"out-of-range"``: ``85`` without a ``%`` is ambiguous, so it is not
-       guessed to mean 85%.
+       ``80 percent``, ``a/b``, ``a in b`` or ``a out of b``. Two whole
+       numbers that add up to 100 are a split (``50/50``, ``70-30``,
+       ``50:50`` give 0.5, 0.7, 0.5), not a ratio. Odds ``3:1`` or ``3 to
+       1`` are refused: for or against cannot be told. A plain number is
+       read on ``scale``; with ``scale=None`` a number above 1 with three
+       or more decimals (``99.99999999999999999``) is a percentage without
+       its sign, and any other number outside ``[0, 1]``
+       (``Probability: 2.0``, ``Probability: 85``) gives NaN with reason
+       ``"out-of-range"`` (``"needs-scale"`` for 2 to 10): ``85`` without a
+       ``%`` is ambiguous, so it is not guessed to mean 85%.
     2. ``linguistic-label``: ``Confidence: <expression>``, the expression
-       must start the label's value; an expression outside ``table``
-       (``Confidence: very likely``) gives NaN rather than a partial match.
+       (of ``table`` or ``qualitative``) must start the label's value; any
+       other (``Confidence: very likely``) gives NaN with reason
+       ``"unknown-expression"`` rather than a partial match.
     3. ``line``: the last line that holds only a number in ``[0, 1]`` (or a
-       percentage): ``Paris\\n0.9``.
+       percentage, or a point of ``scale``): ``Paris\\n0.9``.
     4. ``trailing``: the first line ending in a separator and a decimal
        with a point or a percentage: ``Boise, 0.99``, ``ATP: 0.95``,
        ``Center 0.9``. Integers are not read here (``Apollo 11``).
-    5. ``linguistic``: the last expression of ``table`` anywhere in the text.
+    5. ``linguistic-line``: the last line that holds only an expression of
+       ``table`` or ``qualitative``: ``Paris\\nVery high``.
+    6. ``linguistic``: the last expression of ``table`` anywhere in the text.
 
     Comma decimals (``0,8``) are refused, never misread as 0. The guess is
     the text after the first ``Guess:`` label, else the text the number
@@ -402,23 +582,18 @@ def parse_verbalized_confidence(texts, *, kind="auto", table=None):
         )
     if table is None:
         table = LINGUISTIC_CONFIDENCE_TABLE
-    if not isinstance(table, Mapping) or not table:
+    _check_table(table, "table")
+    if qualitative is None:
+        qualitative = QUALITATIVE_CONFIDENCE_TABLE
+    if qualitative:
+        _check_table(qualitative, "qualitative")
+    elif not isinstance(qualitative, Mapping):
         raise ValueError(
-            "table must be a non-empty mapping from expression (str) to a "
-            f"probability in [0, 1]; got {type(table).__name__}."
+            "qualitative must be a mapping from expression (str) to a "
+            f"probability in [0, 1]; got {type(qualitative).__name__}."
         )
-    for key, value in table.items():
-        ok = isinstance(value, int | float | np.integer | np.floating)
-        if not isinstance(key, str) or not _normalise(key) or not ok:
-            raise ValueError(
-                "table must map non-empty expressions (str) to probabilities; "
-                f"got the entry {key!r}: {value!r}."
-            )
-        if not 0.0 <= float(value) <= 1.0:
-            raise ValueError(
-                f"table maps {key!r} to {value!r}; probabilities must lie in [0, 1]."
-            )
-    ling = _Linguistic(table)
+    scale = _read_scale(scale)
+    ling = _Linguistic(table, qualitative)
 
     values = texts.tolist() if hasattr(texts, "tolist") else texts
     try:
@@ -443,7 +618,7 @@ def parse_verbalized_confidence(texts, *, kind="auto", table=None):
             if text is None or (pd.api.types.is_scalar(text) and pd.isna(text)):
                 continue
             text = str(text)
-        confidence[i], guess[i], source[i] = _parse_one(text, kind, ling)
+        confidence[i], guess[i], source[i] = _parse_one(text, kind, ling, scale)
     n_bad = int(np.count_nonzero(np.isnan(confidence)))
     return ParsedConfidence(confidence, guess, n_bad, source)
 
@@ -452,6 +627,7 @@ __all__ = [
     "LINGUISTIC_CONFIDENCE_TABLE",
     "LING1S_TOP1_PROMPT",
     "ParsedConfidence",
+    "QUALITATIVE_CONFIDENCE_TABLE",
     "VERB1S_TOP1_PROMPT",
     "parse_verbalized_confidence",
 ]

@@ -17,7 +17,10 @@ from sklearn_betacal import (
     VERB1S_TOP1_PROMPT,
     parse_verbalized_confidence,
 )
-from sklearn_betacal._elicitation import ParsedConfidence
+from sklearn_betacal._elicitation import (
+    QUALITATIVE_CONFIDENCE_TABLE,
+    ParsedConfidence,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -109,7 +112,43 @@ def test_parse_verbalized_confidence_guess_matches_study_answer(influences_frame
         ),
         ("Guess: Nice\nConfidence: highly unlikely", 0.05, "Nice", "linguistic-label"),
         ("Guess: Nice\nConfidence: probably not", 0.25, "Nice", "linguistic-label"),
-        ("Guess: Likely Lads\nchances are slight", 0.10, "Likely Lads", "linguistic"),
+        (
+            "Guess: Likely Lads\nchances are slight",
+            0.10,
+            "Likely Lads",
+            "linguistic-line",
+        ),
+        (
+            "Guess: Likely Lads\nI'd say chances are slight.",
+            0.10,
+            "Likely Lads",
+            "linguistic",
+        ),
+        # splits of 100 and "a in b" odds
+        ("Guess: Paris\nProbability: 50/50", 0.5, "Paris", "label"),
+        ("Guess: Paris\nProbability: 70-30", 0.7, "Paris", "label"),
+        ("Guess: Paris\nProbability: 50:50", 0.5, "Paris", "label"),
+        ("Guess: Paris\nProbability: 30 / 70", 0.3, "Paris", "label"),
+        ("Guess: Paris\nProbability: 3/36 or 1/12", 3 / 36, "Paris", "label"),
+        ("Guess: Paris\nProbability: 3 in 4", 0.75, "Paris", "label"),
+        ("Guess: Paris\nProbability: 1 out of 10", 0.1, "Paris", "label"),
+        ("Guess: Paris\nConfidence: Fifty-fifty", 0.5, "Paris", "linguistic-label"),
+        ("Paris\n3 in 4", 0.75, "Paris", "line"),
+        # long decimals
+        ("Guess: Paris\nProbability: 0.99999999999999999999", 1.0, "Paris", "label"),
+        ("Guess: Paris\nProbability: 0.123456789012", 0.123456789012, "Paris", "label"),
+        ("Guess: Paris\nProbability: 99.99999999999999999", 1.0, "Paris", "label"),
+        ("Guess: Paris\nProbability: 87.125", 0.87125, "Paris", "label"),
+        ("Paris, 0.8500000000000001", 0.8500000000000001, "Paris", "trailing"),
+        # qualitative scales: only as the stated confidence
+        ("Guess: Paris\nConfidence: Very low", 0.1, "Paris", "linguistic-label"),
+        ("Guess: Paris\nConfidence: Medium", 0.5, "Paris", "linguistic-label"),
+        ("Guess: Paris\nConfidence: **HIGH**", 0.7, "Paris", "linguistic-label"),
+        ("Guess: Paris\nConfidence: very high.", 0.9, "Paris", "linguistic-label"),
+        ("Guess: Paris\nConfidence: moderate", 0.5, "Paris", "linguistic-label"),
+        ("Paris\nVery low", 0.1, "Paris", "linguistic-line"),
+        ("Guess: Paris\nLow", 0.3, "Paris", "linguistic-line"),
+        ("Guess: Paris\nConfidence: certain", 0.95, "Paris", "linguistic-label"),
     ],
 )
 def test_parse_verbalized_confidence_formats(text, value, guess, source):
@@ -131,8 +170,17 @@ def test_parse_verbalized_confidence_formats(text, value, guess, source):
         ("Guess: Apollo 11", "none"),  # an integer in the answer is no prob.
         ("Guess: 3:1", "none"),
         ("Guess: 498,00", "none"),
-        ("Guess: Nice\nConfidence: very likely", "none"),  # not in the table
+        ("Guess: Nice\nConfidence: very likely", "unknown-expression"),
         ("Guess:  \nProbability:  \n", "none"),
+        ("Guess: Paris\nProbability: 3:1", "out-of-range"),  # odds for/against?
+        ("Guess: Paris\nProbability: 3 to 1", "out-of-range"),
+        ("Guess: Paris\nProbability: 60/50", "out-of-range"),
+        ("Guess: Paris\nConfidence: 5", "needs-scale"),  # 1-5 or 1-10?
+        ("Guess: Paris\n7", "needs-scale"),
+        ("Guess: Paris\nProbability: 99.9", "out-of-range"),  # one decimal
+        # common words are no confidence when they are part of the answer
+        ("Guess: High Noon", "none"),
+        ("Guess: Low Countries\nIt is a medium-sized region.", "none"),
         ("I cannot answer that.", "none"),
         ("", "none"),
     ],
@@ -141,6 +189,52 @@ def test_parse_verbalized_confidence_unparseable_is_nan(text, source):
     value, _, got_source = _one(text)
     assert np.isnan(value)
     assert got_source == source
+
+
+@pytest.mark.parametrize(
+    "scale, texts, expected",
+    [
+        (
+            (1, 5),
+            ["Confidence: 1", "Confidence: 3", "5", "Paris, 4.5"],
+            [0, 0.5, 1, 0.875],
+        ),
+        ((1, 10), ["Confidence: 10", "Probability: 4"], [1.0, 1 / 3]),
+        ((0, 10), ["Confidence: 7", "Confidence: 7/10", "70%"], [0.7, 0.7, 0.7]),
+        (
+            "percent",
+            ["Probability: 85", "Probability: 99.5", "0.5%"],
+            [0.85, 0.995, 0.005],
+        ),
+        ((1, 5), ["Confidence: 6", "Confidence: 0"], [np.nan, np.nan]),
+        ("percent", ["Probability: 120"], [np.nan]),
+    ],
+)
+def test_parse_verbalized_confidence_numeric_scales(scale, texts, expected):
+    out = parse_verbalized_confidence(texts, scale=scale)
+    assert_allclose(out.confidence, expected, rtol=0, atol=1e-12)
+    assert all(
+        s == "out-of-range"
+        for s, v in zip(out.source, expected, strict=True)
+        if np.isnan(v)
+    )
+
+
+def test_parse_verbalized_confidence_qualitative_table_is_optional():
+    texts = ["Guess: a\nConfidence: Medium", "a\nHigh"]
+    assert_allclose(parse_verbalized_confidence(texts).confidence, [0.5, 0.7])
+    out = parse_verbalized_confidence(texts, qualitative={})
+    assert np.isnan(out.confidence).all()
+    assert out.source.tolist() == ["unknown-expression", "none"]
+    out = parse_verbalized_confidence(texts, qualitative={"medium": 0.4})
+    assert_allclose(out.confidence, [0.4, np.nan])
+    # table wins where both hold an expression
+    out = parse_verbalized_confidence(texts, table={"high": 0.8})
+    assert_allclose(out.confidence, [0.5, 0.8])
+    # and every default entry round-trips
+    texts = [f"Guess: x\nConfidence: {k}" for k in QUALITATIVE_CONFIDENCE_TABLE]
+    out = parse_verbalized_confidence(texts)
+    assert_array_equal(out.confidence, list(QUALITATIVE_CONFIDENCE_TABLE.values()))
 
 
 def test_parse_verbalized_confidence_counts_unparseable_and_missing():
@@ -196,6 +290,13 @@ def test_parse_verbalized_confidence_accepts_series_and_array():
         ({"table": {"likely": "high"}}, ["x"], "to probabilities"),
         ({"table": {}}, ["x"], "non-empty mapping"),
         ({"table": [("likely", 0.7)]}, ["x"], "non-empty mapping"),
+        ({"qualitative": {"high": 2}}, ["x"], r"qualitative maps 'high'"),
+        ({"qualitative": ["high"]}, ["x"], "qualitative must be a non-empty mapping"),
+        ({"qualitative": 0}, ["x"], "qualitative must be a mapping"),
+        ({"scale": "permille"}, ["x"], "scale must be None, 'percent'"),
+        ({"scale": (5, 1)}, ["x"], "finite low < high"),
+        ({"scale": (1, 2, 3)}, ["x"], r"\(low, high\) pair"),
+        ({"scale": 5}, ["x"], r"\(low, high\) pair"),
     ],
 )
 def test_parse_verbalized_confidence_param_validation(kwargs, texts, match):
