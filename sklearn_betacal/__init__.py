@@ -37,6 +37,9 @@ _LAZY = {
     "LING1S_TOP1_PROMPT": "._elicitation",
     "LINGUISTIC_CONFIDENCE_TABLE": "._elicitation",
     "QUALITATIVE_CONFIDENCE_TABLE": "._elicitation",
+    "ReliabilityDisplay": ".metrics._plot.reliability",
+    "BetaCalibrationDisplay": ".metrics._plot.beta_reliability",
+    "AccuracyConfidenceDisplay": ".metrics._plot.accuracy_confidence",
 }
 _SUBMODULES = {"metrics", "datasets", "bounds"}
 

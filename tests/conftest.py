@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# Figures render off-screen; library code never chooses a backend.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
 # CI replays the same examples every run (no flaky draws); a developer's run
 # keeps exploring new ones.
 settings.register_profile("ci", derandomize=True, print_blob=True)

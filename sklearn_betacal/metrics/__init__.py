@@ -4,7 +4,10 @@
 Plain functions ``metric(y_true, y_prob, *, sample_weight=None, ...)``:
 :func:`reliability_table`, :func:`expected_calibration_error`,
 :func:`maximum_calibration_error`, :func:`brier_decomposition`,
-:func:`beta_calibration_error` and :func:`area_under_accuracy_confidence`.
+:func:`beta_calibration_error` and :func:`area_under_accuracy_confidence`;
+the tables and curves behind them, :func:`reliability_table`,
+:func:`cell_calibration_table`, :func:`accuracy_confidence_curve` and
+:func:`risk_coverage_curve`, which the displays draw.
 Names ending in ``_error`` are lower-is-better. For NLL, AUC and the plain
 Brier score use :func:`sklearn.metrics.log_loss`,
 :func:`sklearn.metrics.roc_auc_score` and
@@ -24,6 +27,7 @@ from ._calibration_error import (
     BrierDecomposition,
     beta_calibration_error,
     brier_decomposition,
+    cell_calibration_table,
     expected_calibration_error,
     maximum_calibration_error,
     reliability_table,
@@ -34,18 +38,25 @@ from ._scorers import (
     neg_beta_calibration_error_scorer,
     neg_expected_calibration_error_scorer,
 )
-from ._selective import area_under_accuracy_confidence
+from ._selective import (
+    accuracy_confidence_curve,
+    area_under_accuracy_confidence,
+    risk_coverage_curve,
+)
 
 __all__ = [
     "BrierDecomposition",
+    "accuracy_confidence_curve",
     "area_under_accuracy_confidence",
     "area_under_accuracy_confidence_scorer",
     "beta_calibration_error",
     "brier_decomposition",
+    "cell_calibration_table",
     "expected_calibration_error",
     "make_beta_calibration_error_scorer",
     "maximum_calibration_error",
     "neg_beta_calibration_error_scorer",
     "neg_expected_calibration_error_scorer",
     "reliability_table",
+    "risk_coverage_curve",
 ]

@@ -16,6 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import betaincinv
 from sklearn.metrics import brier_score_loss
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from .._kernels import _calibration as _k
@@ -31,6 +32,9 @@ _COMMON = {
     "n_bins": [_N_BINS],
     "strategy": [_STRATEGIES],
 }
+
+#: Resampled draws held in memory at once by :func:`cell_calibration_table`.
+_RESAMPLE_BLOCK = 1 << 21
 
 BrierDecomposition = namedtuple(
     "BrierDecomposition", ["brier", "calibration", "refinement"]
@@ -635,3 +639,226 @@ def beta_calibration_error(
         err = _binned_error(y[rows], p[rows], w_s, total_s, n_bins, strategy, norm)
         result += total_s / total * err
     return float(result)
+
+
+def _resampled_cell_errors(y, p, w, bins, n_bins, norm, n_resamples, rng):
+    """Binned CE of one cell under bootstrap and under perfect calibration.
+
+    Returns two arrays of ``n_resamples`` errors: the cell's rows resampled
+    with replacement (multinomial frequency weights, so sample weights
+    compose), and the cell's own confidences with labels redrawn as
+    ``Bernoulli(p)`` (what a perfectly calibrated cell of this size and
+    these confidences would show). Both go through
+    :func:`~sklearn_betacal._kernels._calibration.cell_calibration_errors`
+    with the replicates as rows.
+    """
+    n = p.shape[0]
+    base_w = np.ones(n) if w is None else w
+    onehot = np.zeros((n, n_bins))
+    onehot[np.arange(n), bins] = 1.0
+    signed = onehot * (y - p)[:, None]
+    bin_weight = base_w @ onehot
+    boot, null = [], []
+    # replicates in blocks of about 2e6 draws: memory stays flat in n
+    block = max(1, _RESAMPLE_BLOCK // n)
+    for start in range(0, n_resamples, block):
+        size = min(block, n_resamples - start)
+        freq = rng.multinomial(n, np.full(n, 1.0 / n), size=size) * base_w
+        boot.append(_k.cell_calibration_errors(freq @ signed, freq @ onehot, norm))
+        y_null = rng.uniform(size=(size, n)) < p
+        null.append(
+            _k.cell_calibration_errors(
+                (base_w * (y_null - p)) @ onehot, np.tile(bin_weight, (size, 1)), norm
+            )
+        )
+    boot, null = np.concatenate(boot), np.concatenate(null)
+    return boot, null
+
+
+@validate_params(
+    {
+        **_COMMON,
+        "groups": ["array-like"],
+        "norm": [_NORMS],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "n_resamples": [Interval(Integral, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def cell_calibration_table(
+    y_true,
+    y_prob,
+    *,
+    groups,
+    sample_weight=None,
+    n_bins=10,
+    strategy="uniform",
+    norm="l1",
+    alpha=0.05,
+    n_resamples=200,
+    random_state=None,
+):
+    """Per-cell calibration table: the terms of CE(h; beta), with intervals.
+
+    One row per cell (group) with its size, accuracy, mean confidence, the
+    exact interval of its accuracy, and its binned calibration error -- the
+    per-cell term that :func:`beta_calibration_error` averages (paper
+    Def. 2.4, App. A.1) -- with a bootstrap interval and the noise level of
+    a perfectly calibrated cell of the same size.
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    groups : array-like of shape (n_samples,)
+        The cell of each row (integer ids from a partitioner, ``-1``
+        included, or names such as topics).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    n_bins : int, default=10
+        Number of bins within each cell.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning within each cell, as in :func:`beta_calibration_error`.
+    norm : {"l1", "l2", "max"}, default="l1"
+        Per-cell error, as in :func:`expected_calibration_error`.
+    alpha : float, default=0.05
+        Miscoverage of the intervals (``1 - alpha`` two-sided).
+    n_resamples : int, default=200
+        Resamples for the bootstrap interval and the noise level; 0 skips
+        both (their columns are NaN).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the resamples; an int gives identical tables on every call.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Indexed by ``cell`` (the sorted distinct values of ``groups``), with
+        columns
+
+        - ``count`` (rows with positive weight), ``weight`` (``W_s``) and
+          ``share`` (``W_s / W``);
+        - ``mean_confidence``, ``accuracy`` and ``gap = accuracy -
+          mean_confidence`` (negative: overconfident on average);
+        - ``ci_lower``, ``ci_upper``: exact Clopper-Pearson interval of the
+          cell's accuracy, as in :func:`reliability_table`;
+        - ``calibration_error``: the cell's binned CE, so that
+          ``sum(share * calibration_error)`` is
+          :func:`beta_calibration_error`;
+        - ``ce_lower``, ``ce_upper``: bootstrap percentile interval of the
+          binned CE (rows resampled within the cell);
+        - ``noise_level``: the ``1 - alpha`` quantile of the binned CE of a
+          perfectly calibrated cell with the same confidences (labels drawn
+          as ``Bernoulli(h)``). A cell whose error is below it is
+          indistinguishable from a calibrated one at this size.
+
+    See Also
+    --------
+    beta_calibration_error : The table's errors averaged by share.
+    reliability_table : The same numbers per confidence bin.
+
+    Notes
+    -----
+    The binned CE is biased upwards in small cells (sampling noise never
+    cancels inside ``|.|``), and the bootstrap interval inherits that bias:
+    it shows how much the estimate moves, not where the true error lies.
+    ``noise_level`` is the honest yardstick: it is the error that sampling
+    noise alone produces (the consistency resampling of Broecker & Smith).
+
+    References
+    ----------
+    .. [1] "beta-calibration of Language Model Confidence Scores for
+       Generative QA", Def. 2.4 and App. A.1.
+    .. [2] J. Broecker and L. A. Smith, "Increasing the reliability of
+       reliability diagrams", Weather and Forecasting 22 (2007).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import cell_calibration_table
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> groups = np.repeat(["calibrated", "overconfident"], 1000)
+    >>> y = rng.uniform(size=2000) < np.where(groups == "calibrated", p, p / 2)
+    >>> table = cell_calibration_table(y, p, groups=groups, random_state=0)
+    >>> table["gap"].round(3).tolist()  # accuracy - mean confidence
+    [0.001, -0.23]
+    >>> table["calibration_error"].round(3).tolist()
+    [0.037, 0.23]
+    >>> table["noise_level"].round(3).tolist()  # a calibrated cell's noise
+    [0.045, 0.043]
+    """
+    import pandas as pd
+
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    codes, n_cells = _check_groups(groups, p.shape[0])
+    labels = np.unique(np.asarray(groups).reshape(p.shape[0]))
+    rng = check_random_state(random_state)
+    columns = {
+        name: np.full(n_cells, np.nan)
+        for name in (
+            "weight",
+            "mean_confidence",
+            "accuracy",
+            "calibration_error",
+            "ce_lower",
+            "ce_upper",
+            "noise_level",
+        )
+    }
+    count = np.zeros(n_cells, dtype=np.int64)
+    sum_y = np.zeros(n_cells)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
+    for s in range(n_cells):
+        rows = order[bounds[s] : bounds[s + 1]]
+        w_s = None if w is None else w[rows]
+        y_s, p_s = y[rows], p[rows]
+        if w_s is not None:
+            keep = w_s > 0  # zero weight drops the row, resampling included
+            y_s, p_s, w_s = y_s[keep], p_s[keep], w_s[keep]
+        count[s] = p_s.shape[0]
+        if count[s] == 0:
+            continue
+        weight = float(p_s.shape[0]) if w_s is None else float(np.sum(w_s))
+        ww = np.ones_like(p_s) if w_s is None else w_s
+        columns["weight"][s] = weight
+        columns["mean_confidence"][s] = float(ww @ p_s) / weight
+        sum_y[s] = float(ww @ y_s)
+        columns["accuracy"][s] = sum_y[s] / weight
+        columns["calibration_error"][s] = _binned_error(
+            y_s, p_s, w_s, weight, n_bins, strategy, norm
+        )
+        if n_resamples:
+            idx, _, _ = _bin_index_and_edges(p_s, w_s, n_bins, strategy)
+            boot, null = _resampled_cell_errors(
+                y_s.astype(np.float64), p_s, w_s, idx, n_bins, norm, n_resamples, rng
+            )
+            columns["ce_lower"][s], columns["ce_upper"][s] = np.quantile(
+                boot, [alpha / 2.0, 1.0 - alpha / 2.0]
+            )
+            columns["noise_level"][s] = np.quantile(null, 1.0 - alpha)
+    weight = np.nan_to_num(columns["weight"])
+    ci_lower, ci_upper = _clopper_pearson(sum_y, weight, alpha)
+    table = pd.DataFrame(
+        {
+            "count": count,
+            "weight": weight,
+            "share": weight / total,
+            "mean_confidence": columns["mean_confidence"],
+            "accuracy": columns["accuracy"],
+            "gap": columns["accuracy"] - columns["mean_confidence"],
+            "ci_lower": ci_lower,
+            "ci_upper": ci_upper,
+            "calibration_error": columns["calibration_error"],
+            "ce_lower": columns["ce_lower"],
+            "ce_upper": columns["ce_upper"],
+            "noise_level": columns["noise_level"],
+        },
+        index=pd.Index(labels, name="cell"),
+    )
+    return table

@@ -33,11 +33,11 @@ def _check_grid(grid):
 
 
 def _accuracy_above(y, p, w, thresholds):
-    """Weighted accuracy of the rows with ``p >= t`` for each threshold ``t``.
+    """Weighted accuracy and kept weight of the rows with ``p >= t``, per ``t``.
 
-    Zero where no row (or only zero weight) is retained. Retained sums are
-    suffix sums over the confidences sorted ascending, so an empty suffix is
-    exactly zero rather than a cancellation residue.
+    The accuracy is zero where no row (or only zero weight) is retained.
+    Retained sums are suffix sums over the confidences sorted ascending, so
+    an empty suffix is exactly zero rather than a cancellation residue.
     """
     order = np.argsort(p, kind="stable")
     p_sorted = p[order]
@@ -49,7 +49,123 @@ def _accuracy_above(y, p, w, thresholds):
     kept_w, kept_wy = suffix_w[first], suffix_wy[first]
     heights = np.zeros_like(kept_w)
     np.divide(kept_wy, kept_w, out=heights, where=kept_w > 0)
-    return heights
+    return heights, kept_w
+
+
+_CURVE_PARAMS = {
+    "y_true": ["array-like"],
+    "y_prob": ["array-like"],
+    "sample_weight": ["array-like", None],
+}
+_GRID = [Interval(Integral, 2, None, closed="left"), "array-like"]
+
+
+@validate_params({**_CURVE_PARAMS, "grid": _GRID}, prefer_skip_nested_validation=True)
+def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
+    """Accuracy-confidence curve: accuracy of the answers kept at each threshold.
+
+    For each threshold ``t`` of ``grid``: the (weighted) accuracy of the
+    rows with confidence ``>= t`` and the share of rows kept. The area under
+    the accuracy is :func:`area_under_accuracy_confidence` (paper Sec. 5).
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    grid : int or array-like of shape (n_thresholds,), default=101
+        As in :func:`area_under_accuracy_confidence`.
+
+    Returns
+    -------
+    thresholds : ndarray of shape (n_thresholds,)
+    accuracy : ndarray of shape (n_thresholds,)
+        Accuracy of the kept rows; 0 where none is kept (see the Notes of
+        :func:`area_under_accuracy_confidence`).
+    coverage : ndarray of shape (n_thresholds,)
+        Share of the total weight kept, in ``[0, 1]``.
+
+    See Also
+    --------
+    area_under_accuracy_confidence : The area under ``accuracy``.
+    risk_coverage_curve : The same trade-off indexed by coverage.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import accuracy_confidence_curve
+    >>> y = np.array([0, 1, 1, 1])
+    >>> p = np.array([0.2, 0.4, 0.6, 0.9])
+    >>> t, acc, cov = accuracy_confidence_curve(y, p, grid=[0.0, 0.5, 1.0])
+    >>> acc.tolist(), cov.tolist()
+    ([0.75, 1.0, 0.0], [1.0, 0.5, 0.0])
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    thresholds = _check_grid(grid)
+    heights, kept = _accuracy_above(y, p, w, thresholds)
+    return thresholds, heights, kept / total
+
+
+@validate_params(_CURVE_PARAMS, prefer_skip_nested_validation=True)
+def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
+    """Risk-coverage curve: error rate of the answers kept, against coverage.
+
+    Answering only the questions with confidence ``>= t`` keeps a share
+    (coverage) of them and makes errors on a share of those (risk, one minus
+    their accuracy). One point per distinct confidence, from the most
+    confident answers alone to all answers; tied confidences enter together,
+    so a calibrator with few distinct outputs gives few points.
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+
+    Returns
+    -------
+    coverage : ndarray of shape (n_thresholds,)
+        Increasing share of the total weight kept; the last value is 1.
+    risk : ndarray of shape (n_thresholds,)
+        Weighted error rate of the kept rows.
+    thresholds : ndarray of shape (n_thresholds,)
+        The distinct confidences, decreasing.
+
+    See Also
+    --------
+    accuracy_confidence_curve : The same trade-off indexed by threshold.
+
+    References
+    ----------
+    .. [1] Y. Geifman and R. El-Yaniv, "Selective classification for deep
+       neural networks", NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import risk_coverage_curve
+    >>> y = np.array([0, 1, 1, 1])
+    >>> p = np.array([0.2, 0.4, 0.6, 0.9])
+    >>> coverage, risk, t = risk_coverage_curve(y, p)
+    >>> coverage.tolist(), risk.tolist()
+    ([0.25, 0.5, 0.75, 1.0], [0.0, 0.0, 0.0, 0.25])
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    thresholds = np.unique(p)[::-1]
+    if w is not None:  # a zero-weight row keeps nothing: not a threshold
+        thresholds = np.unique(p[w > 0])[::-1]
+    accuracy, kept = _accuracy_above(y, p, w, thresholds)
+    return kept / total, 1.0 - accuracy, thresholds
 
 
 @validate_params(
@@ -57,7 +173,7 @@ def _accuracy_above(y, p, w, thresholds):
         "y_true": ["array-like"],
         "y_prob": ["array-like"],
         "sample_weight": ["array-like", None],
-        "grid": [Interval(Integral, 2, None, closed="left"), "array-like"],
+        "grid": _GRID,
     },
     prefer_skip_nested_validation=True,
 )
@@ -90,6 +206,7 @@ def area_under_accuracy_confidence(y_true, y_prob, *, sample_weight=None, grid=1
 
     See Also
     --------
+    accuracy_confidence_curve : The curve whose area this is.
     expected_calibration_error : Whether the confidences mean what they say.
     sklearn.metrics.roc_auc_score : Ranking quality without thresholds.
 
@@ -129,7 +246,7 @@ def area_under_accuracy_confidence(y_true, y_prob, *, sample_weight=None, grid=1
     >>> round(area_under_accuracy_confidence(y, p / 2), 3)  # same ranking
     0.377
     """
-    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight)
-    thresholds = _check_grid(grid)
-    heights = _accuracy_above(y, p, w, thresholds)
+    thresholds, heights, _ = accuracy_confidence_curve(
+        y_true, y_prob, sample_weight=sample_weight, grid=grid
+    )
     return float(np.sum(0.5 * (heights[1:] + heights[:-1]) * np.diff(thresholds)))

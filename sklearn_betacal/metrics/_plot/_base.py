@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: MIT
+"""What the three displays share: the matplotlib check and estimator responses.
+
+Modelled on scikit-learn's ``_BinaryClassifierCurveDisplayMixin``
+(``sklearn/utils/_plotting.py``): ``from_estimator`` and ``from_predictions``
+are thin and share one ``plot``; matplotlib is imported inside plotting only,
+and library code never chooses a backend.
+"""
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+#: How to get matplotlib; every ImportError of a display names it.
+PLOT_EXTRA_HINT = "pip install 'sklearn-betacal[plot]'"
+
+
+def have_matplotlib():
+    """True when matplotlib can be imported (the ``plot`` extra)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_matplotlib_support(caller_name):
+    """Raise an ImportError naming the ``plot`` extra if matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"{caller_name} requires matplotlib, which the 'plot' extra "
+            f"installs: {PLOT_EXTRA_HINT}"
+        ) from exc
+
+
+def _estimator_name(estimator):
+    """Class name of the estimator, looking through FrozenEstimator/Pipeline."""
+    inner = getattr(estimator, "estimator", estimator)
+    if hasattr(inner, "steps"):
+        inner = inner.steps[-1][1]
+    return type(inner).__name__
+
+
+def _correctness(y_true, pos_label):
+    """0/1 correctness from labels: ``y_true == pos_label`` when it is given."""
+    if pos_label is None:
+        return y_true  # the metric functions check that it is 0/1 or bool
+    y = np.asarray(y_true)
+    if not np.any(y == pos_label):
+        raise ValueError(
+            f"pos_label={pos_label!r} does not occur in y_true (labels: "
+            f"{np.unique(y)[:10].tolist()}); pass one of them."
+        )
+    return y == pos_label
+
+
+class _DisplayMixin:
+    """Response extraction and axes creation shared by the displays."""
+
+    @classmethod
+    def _check_predictions(cls, y_true, y_prob, pos_label, name):
+        check_matplotlib_support(f"{cls.__name__}.from_predictions")
+        return _correctness(y_true, pos_label), y_prob, name
+
+    @classmethod
+    def _response(cls, estimator, X, y, *, pos_label=None, name=None):
+        """Correctness and confidence of a fitted classifier on ``(X, y)``.
+
+        Binary classifiers (every calibrator of this package included): the
+        confidence is ``predict_proba(X)[:, k]`` for the column ``k`` of
+        ``pos_label`` (default ``classes_[1]``, "correct"), the label is
+        ``y == pos_label``. Multiclass classifiers: top-label, i.e. the
+        largest probability against "the predicted class is right".
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_estimator")
+        check_is_fitted(estimator)
+        name = _estimator_name(estimator) if name is None else name
+        if not hasattr(estimator, "predict_proba"):
+            raise TypeError(
+                f"{cls.__name__}.from_estimator needs an estimator with "
+                f"predict_proba; {type(estimator).__name__} has none. For raw "
+                "confidences use from_predictions(y_true, y_prob)."
+            )
+        classes = np.asarray(estimator.classes_)
+        proba = np.asarray(estimator.predict_proba(X))
+        y = np.asarray(y)
+        if y.shape[0] != proba.shape[0]:
+            raise ValueError(
+                f"X has {proba.shape[0]} rows but y has {y.shape[0]}; pass the "
+                "labels of the same rows."
+            )
+        if classes.shape[0] > 2:
+            if pos_label is not None:
+                raise ValueError(
+                    "pos_label applies to binary classifiers; a multiclass "
+                    "classifier is shown top-label (is the predicted class right)."
+                )
+            top = proba.argmax(axis=1)
+            return classes[top] == y, proba[np.arange(top.shape[0]), top], name
+        if pos_label is None:
+            pos_label = classes[-1]
+        column = np.flatnonzero(classes == pos_label)
+        if column.shape[0] != 1:
+            raise ValueError(
+                f"pos_label={pos_label!r} is not one of the estimator's classes "
+                f"{classes.tolist()}."
+            )
+        return y == pos_label, proba[:, column[0]], name
+
+    @staticmethod
+    def _new_axes(**subplots_kw):
+        import matplotlib.pyplot as plt
+
+        return plt.subplots(**subplots_kw)

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: MIT
+"""Accuracy-confidence curve (behind AUAC) and risk-coverage curve."""
+
+import numpy as np
+
+from .._selective import (
+    accuracy_confidence_curve,
+    area_under_accuracy_confidence,
+    risk_coverage_curve,
+)
+from ._base import _DisplayMixin
+
+
+class AccuracyConfidenceDisplay(_DisplayMixin):
+    """Selective QA: accuracy of the answers kept, by threshold and by coverage.
+
+    Left: the accuracy-confidence curve, the accuracy of the answers whose
+    confidence is at least the threshold (solid; its area is the AUAC of the
+    paper's Sec. 5, given in the legend) and the share of answers kept
+    (dashed). Right: the risk-coverage curve, the error rate of the answers
+    kept against their share. The numbers come from
+    :func:`~sklearn_betacal.metrics.accuracy_confidence_curve`,
+    :func:`~sklearn_betacal.metrics.area_under_accuracy_confidence` and
+    :func:`~sklearn_betacal.metrics.risk_coverage_curve`.
+
+    Read more in the :ref:`User Guide <displays>`.
+
+    Parameters
+    ----------
+    thresholds, accuracy, coverage : ndarray of shape (n_thresholds,)
+        The accuracy-confidence curve.
+    rc_coverage, rc_risk : ndarray of shape (n_points,)
+        The risk-coverage curve.
+    auac : float, default=None
+        Area under the accuracy curve, for the legend.
+    name : str, default=None
+        Legend name.
+
+    Attributes
+    ----------
+    line_ : matplotlib Line2D
+        The accuracy-confidence curve.
+    coverage_line_ : matplotlib Line2D
+        The share of answers kept.
+    rc_line_ : matplotlib Line2D or None
+        The risk-coverage curve (None when only one axes was given).
+    ax_ : matplotlib Axes
+        The accuracy-confidence axes.
+    rc_ax_ : matplotlib Axes or None
+        The risk-coverage axes.
+    figure_ : matplotlib Figure
+
+    See Also
+    --------
+    sklearn_betacal.metrics.area_under_accuracy_confidence : The AUAC.
+    ReliabilityDisplay : Whether the confidences mean what they say.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import AccuracyConfidenceDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> disp = AccuracyConfidenceDisplay.from_predictions(y, p, name="raw")
+    >>> disp.line_.get_label()
+    'raw (AUAC = 0.759)'
+    """
+
+    def __init__(
+        self,
+        thresholds,
+        accuracy,
+        coverage,
+        rc_coverage,
+        rc_risk,
+        *,
+        auac=None,
+        name=None,
+    ):
+        self.thresholds = thresholds
+        self.accuracy = accuracy
+        self.coverage = coverage
+        self.rc_coverage = rc_coverage
+        self.rc_risk = rc_risk
+        self.auac = auac
+        self.name = name
+
+    def plot(self, *, ax=None, name=None, **kwargs):
+        """Draw the curves.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or pair of Axes, default=None
+            One Axes: the accuracy-confidence curve only. Two: that curve and
+            the risk-coverage curve. ``None``: a new figure with both.
+        name : str, default=None
+            Legend name; defaults to the one given at construction.
+        **kwargs : dict
+            Passed to :meth:`matplotlib.axes.Axes.plot` for both curves
+            (``color``, ``linestyle`` ...).
+
+        Returns
+        -------
+        display : AccuracyConfidenceDisplay
+        """
+        if ax is None:
+            _, ax = self._new_axes(ncols=2, figsize=(9, 4), layout="constrained")
+        axes = list(np.ravel(ax))
+        self.ax_ = axes[0]
+        self.rc_ax_ = axes[1] if len(axes) > 1 else None
+        self.figure_ = self.ax_.figure
+        name = self.name if name is None else name
+        label = name
+        if self.auac is not None:
+            label = (
+                f"AUAC = {self.auac:.3f}"
+                if name is None
+                else (f"{name} (AUAC = {self.auac:.3f})")
+            )
+        (self.line_,) = self.ax_.plot(
+            self.thresholds, self.accuracy, label=label, clip_on=False, **kwargs
+        )
+        color = self.line_.get_color()
+        (self.coverage_line_,) = self.ax_.plot(
+            self.thresholds, self.coverage, ls="--", lw=1, color=color, clip_on=False
+        )
+        self.ax_.set(
+            xlim=(0, 1),
+            ylim=(0, 1),
+            xlabel="confidence threshold",
+            ylabel="accuracy of the answers kept",
+            title="accuracy-confidence (dashed: share kept)",
+        )
+        self.ax_.legend(loc="lower left", fontsize="small", frameon=False)
+        self.rc_line_ = None
+        if self.rc_ax_ is not None:
+            rc_kwargs = {"color": color, **kwargs}
+            (self.rc_line_,) = self.rc_ax_.plot(
+                self.rc_coverage,
+                self.rc_risk,
+                label=name,
+                drawstyle="default",
+                clip_on=False,
+                **rc_kwargs,
+            )
+            self.rc_ax_.set(
+                xlim=(0, 1),
+                ylim=(0, None),
+                xlabel="coverage (share answered)",
+                ylabel="risk (error rate of the answers kept)",
+                title="risk-coverage",
+            )
+            if name is not None:
+                self.rc_ax_.legend(loc="upper left", fontsize="small", frameon=False)
+        return self
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        sample_weight=None,
+        grid=101,
+        pos_label=None,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Curves of confidences ``y_prob`` (raw or calibrated).
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            Correctness labels (0/1 or bool), or labels with ``pos_label``.
+        y_prob : array-like of shape (n_samples,)
+            Confidences in ``[0, 1]``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights.
+        grid : int or array-like, default=101
+            Thresholds of the accuracy-confidence curve, as in
+            :func:`~sklearn_betacal.metrics.area_under_accuracy_confidence`.
+        pos_label : int, float, bool or str, default=None
+            The label meaning "correct".
+        name : str, default=None
+            Legend name.
+        ax, **kwargs
+            See :meth:`plot`.
+
+        Returns
+        -------
+        display : AccuracyConfidenceDisplay
+        """
+        y_true, y_prob, name = cls._check_predictions(y_true, y_prob, pos_label, name)
+        thresholds, accuracy, coverage = accuracy_confidence_curve(
+            y_true, y_prob, sample_weight=sample_weight, grid=grid
+        )
+        rc_coverage, rc_risk, _ = risk_coverage_curve(
+            y_true, y_prob, sample_weight=sample_weight
+        )
+        auac = area_under_accuracy_confidence(
+            y_true, y_prob, sample_weight=sample_weight, grid=grid
+        )
+        disp = cls(
+            thresholds,
+            accuracy,
+            coverage,
+            rc_coverage,
+            rc_risk,
+            auac=auac,
+            name=name,
+        )
+        return disp.plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        sample_weight=None,
+        grid=101,
+        pos_label=None,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Curves of a fitted calibrator or classifier on ``(X, y)``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator with ``predict_proba``
+            Any calibrator of this package, ``CalibratedClassifier`` or a
+            scikit-learn classifier (multiclass: top-label).
+        X : array-like
+            Input of ``estimator.predict_proba``.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight, grid, pos_label, name, ax, **kwargs
+            See :meth:`from_predictions`; ``name`` defaults to the
+            estimator's class name.
+
+        Returns
+        -------
+        display : AccuracyConfidenceDisplay
+        """
+        y_true, y_prob, name = cls._response(
+            estimator, X, y, pos_label=pos_label, name=name
+        )
+        return cls.from_predictions(
+            y_true,
+            y_prob,
+            sample_weight=sample_weight,
+            grid=grid,
+            name=name,
+            ax=ax,
+            **kwargs,
+        )

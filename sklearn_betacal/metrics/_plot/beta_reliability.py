@@ -1,0 +1,583 @@
+# SPDX-License-Identifier: MIT
+"""Per-cell calibration error (beta-calibration) with the worst cells' diagrams."""
+
+import math
+
+import numpy as np
+
+from ...bounds import points_per_bin_for_epsilon
+from .._calibration_error import (
+    beta_calibration_error,
+    cell_calibration_table,
+    reliability_table,
+)
+from ._base import _DisplayMixin
+from .reliability import ReliabilityDisplay
+
+#: Thm 3.1 target behind ``min_count="auto"``: a cell is shown when one bin
+#: holding all of it would be guaranteed within this epsilon of its accuracy.
+AUTO_EPSILON = 0.1
+AUTO_ALPHA = 0.1
+
+
+def auto_min_count(n_samples):
+    """Smallest cell size that Thm 3.1 guarantees to ``AUTO_EPSILON``.
+
+    The ``b`` of :func:`~sklearn_betacal.bounds.points_per_bin_for_epsilon`
+    for ``epsilon=0.1`` and ``alpha=0.1`` with ``N = n_samples``: with
+    probability 0.9, every cell of at least ``b`` rows has its accuracy
+    estimated within 0.1 simultaneously over all cells. When even ``b = N``
+    does not reach it, ``N`` (then only a cell holding every row qualifies).
+    """
+    n_samples = int(n_samples)
+    if n_samples < 2:
+        return max(n_samples, 1)
+    try:
+        return points_per_bin_for_epsilon(AUTO_EPSILON, n_samples, alpha=AUTO_ALPHA)
+    except ValueError:
+        return n_samples
+
+
+def _kdtree_paths(tree, prefix):
+    """Leaf id -> its split path ("x3<=0.12, x0>-0.4") in a fitted kd-tree."""
+    axis, threshold = tree["axis"], tree["threshold"]
+    left, right, cell = tree["left"], tree["right"], tree["cell"]
+    paths, stack = {}, [(0, ())]
+    while stack:
+        node, path = stack.pop()
+        if axis[node] < 0:
+            if cell[node] >= 0:
+                paths[int(cell[node])] = ", ".join(path) or "all rows"
+            continue
+        cut = f"{prefix}{axis[node]}"
+        stack.append((left[node], (*path, f"{cut}<={threshold[node]:.3g}")))
+        stack.append((right[node], (*path, f"{cut}>{threshold[node]:.3g}")))
+    return paths
+
+
+def cell_descriptions(partitioner, cells):
+    """What each cell id is: a group name, a kd-tree path or a cluster.
+
+    ``partitioner`` is a fitted partitioner of this package (or a
+    ``FrozenEstimator`` of one); ``-1`` is "outside every cell". Unknown
+    partitioners give ``"cell <id>"``.
+    """
+    part = getattr(partitioner, "estimator", partitioner)
+    kind = type(part).__name__
+    names = {}
+    if kind == "KDTreePartitioner":
+        prefix = "pc" if getattr(part, "split_axis", "") == "pca" else "x"
+        paths = _kdtree_paths(part.tree_, prefix)
+        names = {c: f"kd {paths.get(int(c), c)}" for c in cells}
+    elif kind == "GroupColumnPartitioner":
+        groups = part.groups_
+        names = {c: str(groups[c]) for c in cells if 0 <= c < len(groups)}
+    elif kind == "ClusterPartitioner":
+        labels = part.cluster_labels_
+        names = {c: f"cluster {labels[c]}" for c in cells if 0 <= c < len(labels)}
+    elif kind == "CrossPartitioner":
+        for c in cells:
+            if not 0 <= c < part.n_cells_:
+                continue
+            parts = []
+            for (_, comp, _), code in zip(
+                part.partitioners_, part.cell_codes_[c], strict=True
+            ):
+                parts.append(cell_descriptions(comp, [int(code)])[int(code)])
+            names[c] = " | ".join(parts)
+    return {
+        c: names.get(c, "outside every cell" if c == -1 else f"cell {c}") for c in cells
+    }
+
+
+def _fallback_cells(estimator, cells):
+    """Cells whose rows the estimator calibrates with its root calibrator."""
+    tables = getattr(estimator, "cell_tables_", None)
+    if tables is not None:  # beta-binning: a cell without its own table
+        return [c for c in cells if c not in tables]
+    fallback = set(np.asarray(getattr(estimator, "fallback_cells_", [])).tolist())
+    return [c for c in cells if c == -1 or c in fallback]
+
+
+def _short(text, width=38):
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class BetaCalibrationDisplay(_DisplayMixin):
+    """Per-cell calibration error, worst cells first, with their diagrams.
+
+    beta-calibration asks for calibration within every cell of a partition
+    (paper Def. 2.3); this display shows where it fails. Left: one row per
+    cell large enough to say something (``min_count`` rows), ordered by its
+    binned calibration error -- the term that CE(h; beta) averages -- with a
+    bootstrap interval, the noise level of a perfectly calibrated cell of
+    the same size (a cell left of its tick is indistinguishable from a
+    calibrated one), the cell size, and a hollow marker for cells that the
+    calibrator sends to its root (whole-data) calibrator. Right: reliability
+    diagrams of the worst cells, with shared axes. Each cell is named by what
+    it is: its group, its kd-tree path, or its cluster.
+
+    The numbers come from :func:`~sklearn_betacal.metrics.cell_calibration_table`
+    and :func:`~sklearn_betacal.metrics.reliability_table`.
+
+    Read more in the :ref:`User Guide <displays>`.
+
+    Parameters
+    ----------
+    cell_table : pandas.DataFrame
+        Output of :func:`~sklearn_betacal.metrics.cell_calibration_table`.
+    reliability_tables : dict, default=None
+        Cell -> :func:`~sklearn_betacal.metrics.reliability_table` of its
+        rows, for the cells that may get a diagram.
+    cell_names : dict, default=None
+        Cell -> description shown in the plot; default ``str(cell)``.
+    fallback_cells : sequence, default=()
+        Cells calibrated by the root calibrator (marked hollow).
+    min_count : int, default=1
+        Cells with fewer rows are left out of the plot (but stay in
+        ``cell_table``).
+    beta_ce : float, default=None
+        CE(h; beta) over all cells, drawn as a vertical line.
+    name : str, default=None
+        Name of the confidences (calibrator) in the title.
+    alpha : float, default=0.05
+        Miscoverage of the intervals in the tables.
+
+    Attributes
+    ----------
+    cells_ : list
+        The cells drawn, top to bottom (worst first, unless ``order`` was
+        given to :meth:`plot`).
+    excluded_cells_ : list
+        Cells with fewer than ``min_count`` rows.
+    errorbar_ : matplotlib ErrorbarContainer
+        Per-cell errors and their bootstrap intervals.
+    noise_ : matplotlib PathCollection
+        The noise-level ticks.
+    panel_displays_ : list of ReliabilityDisplay
+        The diagrams of the worst cells.
+    ax_ : matplotlib Axes
+        The per-cell error axes.
+    panel_axes_ : list of matplotlib Axes
+    figure_ : matplotlib Figure
+
+    See Also
+    --------
+    sklearn_betacal.metrics.cell_calibration_table : The numbers drawn.
+    ReliabilityDisplay : The diagram of all rows together.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import BetaCalibrationDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> groups = np.repeat(["history", "science", "sport"], [600, 600, 30])
+    >>> p = rng.uniform(0.3, 1, size=groups.size)
+    >>> y = rng.uniform(size=groups.size) < np.where(groups == "science", p - 0.25, p)
+    >>> disp = BetaCalibrationDisplay.from_predictions(
+    ...     y, p, groups=groups, min_count=100, random_state=0)
+    >>> disp.cells_, disp.excluded_cells_
+    (['science', 'history'], ['sport'])
+    """
+
+    def __init__(
+        self,
+        cell_table,
+        *,
+        reliability_tables=None,
+        cell_names=None,
+        fallback_cells=(),
+        min_count=1,
+        beta_ce=None,
+        name=None,
+        alpha=0.05,
+    ):
+        self.cell_table = cell_table
+        self.reliability_tables = reliability_tables
+        self.cell_names = cell_names
+        self.fallback_cells = fallback_cells
+        self.min_count = min_count
+        self.beta_ce = beta_ce
+        self.name = name
+        self.alpha = alpha
+
+    def _cell_order(self, order):
+        table = self.cell_table
+        large = table.index[table["count"].to_numpy() >= self.min_count]
+        excluded = [c for c in table.index.tolist() if c not in set(large)]
+        if order is None:
+            errors = table.loc[large, "calibration_error"].to_numpy()
+            # stable: ties keep the cell order of the table
+            ranked = np.argsort(-np.nan_to_num(errors, nan=-1.0), kind="stable")
+            order = large[ranked].tolist()
+        else:
+            missing = [c for c in order if c not in table.index]
+            if missing:
+                raise ValueError(
+                    f"order names cells that are not in the table: {missing[:5]}."
+                )
+            order = list(order)
+        return order, excluded
+
+    def _label(self, cell):
+        names = self.cell_names or {}
+        return _short(names.get(cell, cell))
+
+    def plot(
+        self,
+        *,
+        ax=None,
+        panel_axes=None,
+        n_panels=4,
+        max_cells=25,
+        order=None,
+        name=None,
+    ):
+        """Draw the per-cell errors and the worst cells' diagrams.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes for the per-cell errors. ``None`` creates a figure with
+            that axes on the left and ``n_panels`` diagrams on the right.
+        panel_axes : sequence of matplotlib Axes, default=None
+            Axes for the diagrams when ``ax`` is given (none without it).
+        n_panels : int, default=4
+            Number of worst cells with a diagram (when the figure is created
+            here).
+        max_cells : int, default=25
+            At most this many cells are listed (the worst ones).
+        order : sequence, default=None
+            Cells to list, in this order (e.g. ``raw_display.cells_``, to
+            show the same cells before and after calibration); default: the
+            cells with at least ``min_count`` rows, worst first.
+        name : str, default=None
+            Overrides the ``name`` given at construction.
+
+        Returns
+        -------
+        display : BetaCalibrationDisplay
+        """
+        name = self.name if name is None else name
+        cells, self.excluded_cells_ = self._cell_order(order)
+        self.cells_ = cells[:max_cells]
+        if ax is None:
+            fig, ax, panel_axes = self._layout(n_panels, len(self.cells_))
+        self.ax_, self.figure_ = ax, ax.figure
+        self._plot_cells(ax, name)
+        panel_axes = [] if panel_axes is None else list(np.ravel(panel_axes))
+        self.panel_axes_, self.panel_displays_ = panel_axes, []
+        tables = self.reliability_tables or {}
+        worst = [c for c in self.cells_ if c in tables][: len(panel_axes)]
+        for pax, cell in zip(panel_axes, worst, strict=False):
+            row = self.cell_table.loc[cell]
+            disp = ReliabilityDisplay(
+                tables[cell], ece=row["calibration_error"], alpha=self.alpha
+            ).plot(ax=pax, legend=False)
+            pax.set_title(
+                f"{self._label(cell)}\nn = {int(row['count'])}, "
+                f"CE = {row['calibration_error']:.3f}",
+                fontsize="small",
+            )
+            pax.label_outer()
+            self.panel_displays_.append(disp)
+        for pax in panel_axes[len(worst) :]:
+            pax.set_axis_off()
+            if not worst and pax is panel_axes[0]:
+                pax.text(
+                    0.5,
+                    0.5,
+                    f"no cell has >= {self.min_count} rows:\ntoo small to judge",
+                    ha="center",
+                    va="center",
+                    transform=pax.transAxes,
+                )
+        return self
+
+    def _layout(self, n_panels, n_rows):
+        import matplotlib.pyplot as plt
+
+        ncols = 2 if n_panels > 1 else n_panels
+        nrows = max(math.ceil(n_panels / 2), 1)
+        height = max(3.2 * nrows, 0.3 * n_rows + 1.8, 3.5)
+        fig = plt.figure(figsize=(5.5 + 3.2 * ncols, height), layout="constrained")
+        grid = fig.add_gridspec(nrows, 1 + ncols, width_ratios=[1.7] + [1] * ncols)
+        ax = fig.add_subplot(grid[:, 0])
+        panel_axes = []
+        for k in range(n_panels):
+            share = panel_axes[0] if panel_axes else None
+            panel_axes.append(
+                fig.add_subplot(grid[k // 2, 1 + k % 2], sharex=share, sharey=share)
+            )
+        return fig, ax, panel_axes
+
+    def _plot_cells(self, ax, name):
+        table = self.cell_table.loc[self.cells_] if self.cells_ else self.cell_table[:0]
+        ypos = np.arange(len(self.cells_))
+        ce = table["calibration_error"].to_numpy()
+        xerr = np.vstack(
+            [ce - table["ce_lower"].to_numpy(), table["ce_upper"].to_numpy() - ce]
+        )
+        xerr = np.where(np.isfinite(xerr), np.maximum(xerr, 0), 0)
+        self.errorbar_ = ax.errorbar(
+            ce,
+            ypos,
+            xerr=xerr,
+            fmt="o",
+            ms=5,
+            capsize=2,
+            label="CE of the cell, bootstrap interval",
+        )
+        color = self.errorbar_.lines[0].get_color()
+        fallback = np.isin(
+            np.asarray(self.cells_, dtype=object),
+            np.asarray(list(self.fallback_cells), dtype=object),
+        )
+        self.fallback_markers_ = None
+        if fallback.any():
+            self.fallback_markers_ = ax.scatter(
+                ce[fallback],
+                ypos[fallback],
+                s=60,
+                facecolor="white",
+                edgecolor=color,
+                zorder=3,
+                label="root fallback (no own calibrator)",
+            )
+        self.noise_ = ax.scatter(
+            table["noise_level"].to_numpy(),
+            ypos,
+            marker="|",
+            s=140,
+            color="0.45",
+            label=f"noise level of a calibrated cell ({100 * (1 - self.alpha):g}%)",
+        )
+        if self.beta_ce is not None:
+            ax.axvline(
+                self.beta_ce,
+                ls=":",
+                color="0.3",
+                label=f"CE(h; beta) = {self.beta_ce:.3f}",
+            )
+        ax.set_yticks(
+            ypos,
+            [
+                f"{self._label(c)}  (n={int(n)})"
+                for c, n in zip(self.cells_, table["count"], strict=True)
+            ],
+            fontsize="small",
+        )
+        ax.set_ylim(max(len(self.cells_), 1) - 0.5, -0.5)  # worst on top
+        ax.set_xlim(left=0)
+        ax.set_xlabel("binned calibration error within the cell")
+        shown = f"{len(self.cells_)} cells with >= {self.min_count} rows"
+        if self.excluded_cells_:
+            shown += f"; {len(self.excluded_cells_)} smaller cells not shown"
+        ax.set_title(("" if name is None else f"{name}\n") + shown, fontsize="small")
+        ax.legend(loc="lower right", fontsize="x-small")
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        groups,
+        sample_weight=None,
+        n_bins=10,
+        strategy="uniform",
+        alpha=0.05,
+        min_count="auto",
+        fallback_cells=(),
+        cell_names=None,
+        n_resamples=200,
+        random_state=None,
+        pos_label=None,
+        name=None,
+        ax=None,
+        panel_axes=None,
+        n_panels=4,
+        max_cells=25,
+        order=None,
+    ):
+        """Per-cell display of confidences ``y_prob`` with cells ``groups``.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            Correctness labels (0/1 or bool), or labels with ``pos_label``.
+        y_prob : array-like of shape (n_samples,)
+            Confidences in ``[0, 1]`` (raw or calibrated).
+        groups : array-like of shape (n_samples,)
+            The cell of each row: cell ids of a partitioner or names.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights.
+        n_bins : int, default=10
+            Bins within each cell.
+        strategy : {"uniform", "quantile"}, default="uniform"
+            Binning within each cell.
+        alpha : float, default=0.05
+            Miscoverage of the intervals.
+        min_count : int or "auto", default="auto"
+            Cells with fewer rows are not drawn. ``"auto"``: the cell size
+            that Thm 3.1 guarantees to within 0.1 at ``alpha = 0.1``
+            (:func:`~sklearn_betacal.bounds.points_per_bin_for_epsilon` with
+            ``N`` the number of rows), i.e. cells whose accuracy is pinned
+            down to +-0.1 simultaneously.
+        fallback_cells : sequence, default=()
+            Cells calibrated by a root calibrator (marked).
+        cell_names : dict, default=None
+            Cell -> description; default: the cell value itself.
+        n_resamples : int, default=200
+            Resamples for the intervals and noise levels.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the resamples.
+        pos_label : int, float, bool or str, default=None
+            The label meaning "correct".
+        name : str, default=None
+            Name of the confidences, shown in the title.
+        ax, panel_axes, n_panels, max_cells, order
+            See :meth:`plot`.
+
+        Returns
+        -------
+        display : BetaCalibrationDisplay
+        """
+        y_true, y_prob, name = cls._check_predictions(y_true, y_prob, pos_label, name)
+        common = {
+            "sample_weight": sample_weight,
+            "n_bins": n_bins,
+            "strategy": strategy,
+        }
+        table = cell_calibration_table(
+            y_true,
+            y_prob,
+            groups=groups,
+            alpha=alpha,
+            n_resamples=n_resamples,
+            random_state=random_state,
+            **common,
+        )
+        beta_ce = beta_calibration_error(y_true, y_prob, groups=groups, **common)
+        if isinstance(min_count, str):
+            if min_count != "auto":
+                raise ValueError(
+                    f"min_count must be an int or 'auto'; got {min_count!r}."
+                )
+            min_count = auto_min_count(int(table["count"].sum()))
+        g = np.asarray(groups).reshape(-1)
+        y_arr, p_arr = np.asarray(y_true), np.asarray(y_prob)
+        w_arr = None if sample_weight is None else np.asarray(sample_weight)
+        tables = {}
+        for cell in table.index[table["count"].to_numpy() >= min_count]:
+            rows = g == cell
+            tables[cell] = reliability_table(
+                y_arr[rows],
+                p_arr[rows],
+                alpha=alpha,
+                n_bins=n_bins,
+                strategy=strategy,
+                sample_weight=None if w_arr is None else w_arr[rows],
+            )
+        disp = cls(
+            table,
+            reliability_tables=tables,
+            cell_names=cell_names,
+            fallback_cells=fallback_cells,
+            min_count=min_count,
+            beta_ce=beta_ce,
+            name=name,
+            alpha=alpha,
+        )
+        return disp.plot(
+            ax=ax,
+            panel_axes=panel_axes,
+            n_panels=n_panels,
+            max_cells=max_cells,
+            order=order,
+        )
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        groups=None,
+        sample_weight=None,
+        n_bins=10,
+        strategy="uniform",
+        alpha=0.05,
+        min_count="auto",
+        n_resamples=200,
+        random_state=None,
+        pos_label=None,
+        name=None,
+        ax=None,
+        panel_axes=None,
+        n_panels=4,
+        max_cells=25,
+        order=None,
+    ):
+        """Per-cell display of a fitted calibrator on ``(X, y)``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator with ``predict_proba``
+            A group-conditional calibrator (its cells come from
+            ``estimator.apply(X)`` and are named by its partitioner, and its
+            root-fallback cells are marked), or any calibrator or classifier
+            together with ``groups``.
+        X : array-like
+            Input of ``estimator.predict_proba``.
+        y : array-like of shape (n_samples,)
+            True labels.
+        groups : array-like of shape (n_samples,), default=None
+            The cell of each row; required when the estimator has no
+            ``apply``.
+        sample_weight, n_bins, strategy, alpha, min_count, n_resamples, \
+random_state, pos_label, name, ax, panel_axes, n_panels, max_cells, order
+            See :meth:`from_predictions`.
+
+        Returns
+        -------
+        display : BetaCalibrationDisplay
+        """
+        y_true, y_prob, name = cls._response(
+            estimator, X, y, pos_label=pos_label, name=name
+        )
+        fallback, cell_names = (), None
+        if groups is None:
+            if not hasattr(estimator, "apply"):
+                raise ValueError(
+                    f"{type(estimator).__name__} has no apply method giving the "
+                    "cell of each row; pass groups= (one cell id or name per row)."
+                )
+            groups = np.asarray(estimator.apply(X)).reshape(-1)
+            cells = np.unique(groups).tolist()
+            fallback = _fallback_cells(estimator, cells)
+            partitioner = getattr(estimator, "partitioner_", None)
+            if partitioner is not None:
+                cell_names = cell_descriptions(partitioner, cells)
+        return cls.from_predictions(
+            y_true,
+            y_prob,
+            groups=groups,
+            sample_weight=sample_weight,
+            n_bins=n_bins,
+            strategy=strategy,
+            alpha=alpha,
+            min_count=min_count,
+            fallback_cells=fallback,
+            cell_names=cell_names,
+            n_resamples=n_resamples,
+            random_state=random_state,
+            name=name,
+            ax=ax,
+            panel_axes=panel_axes,
+            n_panels=n_panels,
+            max_cells=max_cells,
+            order=order,
+        )

@@ -1,0 +1,367 @@
+# SPDX-License-Identifier: MIT
+"""ReliabilityDisplay, BetaCalibrationDisplay and AccuracyConfidenceDisplay.
+
+The artists must carry the numbers of the metric functions (bin centres,
+counts, interval ends, per-cell errors); figures render with Agg (set in
+conftest through MPLBACKEND).
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sklearn_betacal import (
+    AccuracyConfidenceDisplay,
+    BetaBinningCalibrator,
+    BetaCalibrationDisplay,
+    GroupColumnPartitioner,
+    KDTreePartitioner,
+    ReliabilityDisplay,
+    UMDBinner,
+)
+from sklearn_betacal.bounds import points_per_bin_for_epsilon
+from sklearn_betacal.metrics import (
+    accuracy_confidence_curve,
+    area_under_accuracy_confidence,
+    beta_calibration_error,
+    cell_calibration_table,
+    expected_calibration_error,
+    reliability_table,
+    risk_coverage_curve,
+)
+
+DISPLAYS = [ReliabilityDisplay, BetaCalibrationDisplay, AccuracyConfidenceDisplay]
+
+
+def _data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.02, 0.98, size=n)
+    groups = rng.choice(["easy", "hard", "tiny"], size=n, p=[0.55, 0.42, 0.03])
+    truth = np.where(groups == "hard", p**2, p)
+    y = (rng.uniform(size=n) < truth).astype(int)
+    return y, p, groups
+
+
+@pytest.fixture
+def plt():
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    yield pyplot
+    pyplot.close("all")
+
+
+# ------------------------------------------------------------- without plotting
+def test_import_does_not_pull_matplotlib():
+    code = (
+        "import sys, sklearn_betacal as b; b.ReliabilityDisplay; "
+        "b.BetaCalibrationDisplay; b.AccuracyConfidenceDisplay; "
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("display", DISPLAYS)
+def test_display_without_matplotlib_names_the_plot_extra(display, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    y, p, g = _data(200)
+    kwargs = {"groups": g} if display is BetaCalibrationDisplay else {}
+    with pytest.raises(ImportError, match=r"sklearn-betacal\[plot\]"):
+        display.from_predictions(y, p, **kwargs)
+    umd = UMDBinner(random_state=0).fit(p, y)
+    with pytest.raises(ImportError, match="'plot' extra"):
+        display.from_estimator(umd, p, y, **kwargs)
+
+
+@pytest.mark.xfail(reason="_plotting.py sets Agg until the demo uses the displays")
+def test_library_never_chooses_a_backend():
+    from pathlib import Path
+
+    import sklearn_betacal
+
+    root = Path(sklearn_betacal.__file__).parent
+    offenders = [
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if "matplotlib.use(" in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
+
+
+# ---------------------------------------------------------- ReliabilityDisplay
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_reliability_display_artists_match_reliability_table(plt, strategy):
+    y, p, _ = _data()
+    disp = ReliabilityDisplay.from_predictions(
+        y, p, n_bins=8, strategy=strategy, name="raw"
+    )
+    table = reliability_table(y, p, n_bins=8, strategy=strategy)
+    full = table[~table["empty"]]
+    x, acc = disp.line_.get_data()
+    assert_allclose(x, full["mean_confidence"])
+    assert_allclose(acc, full["accuracy"])
+    # interval ends of the error bars
+    segments = disp.errorbar_.lines[2][0].get_segments()
+    assert_allclose([s[0][1] for s in segments], full["ci_lower"])
+    assert_allclose([s[1][1] for s in segments], full["ci_upper"])
+    assert_allclose([s[0][0] for s in segments], full["mean_confidence"])
+    # the histogram: counts over the bin edges
+    heights, edges = disp.hist_.get_data()[:2]
+    assert_array_equal(heights, table["count"])
+    assert_allclose(edges[:-1], table["bin_lower"])
+    assert_allclose(edges[1:], table["bin_upper"])
+    ece = expected_calibration_error(y, p, n_bins=8, strategy=strategy)
+    assert disp.line_.get_label() == f"raw (ECE = {ece:.3f})"
+    assert disp.ref_line_.get_label() == "perfect calibration"
+    assert disp.ax_.get_legend() is not None
+    assert "Clopper-Pearson" in disp.ax_.get_legend().get_title().get_text()
+    assert disp.figure_ is disp.ax_.figure and disp.hist_ax_ is not None
+
+
+def test_reliability_display_markers_are_not_clipped(plt):
+    y, p, _ = _data()
+    p[:50] = 0.0  # a bin at the very edge of the axes
+    fig, ax = plt.subplots()
+    disp = ReliabilityDisplay.from_predictions(y, p, ax=ax)
+    assert not disp.line_.get_clip_on()
+    assert not disp.scatter_.get_clip_on()
+    assert all(not bar.get_clip_on() for bar in disp.errorbar_.lines[2])
+
+
+def test_reliability_display_marker_area_grows_with_count(plt):
+    y, p, _ = _data()
+    fig, ax = plt.subplots()
+    disp = ReliabilityDisplay.from_predictions(y, p, ax=ax)
+    assert disp.hist_ is None and disp.hist_ax_ is None
+    counts = reliability_table(y, p)["count"].to_numpy()
+    sizes = disp.scatter_.get_sizes()
+    order = np.argsort(counts[counts > 0])
+    assert np.all(np.diff(sizes[order]) >= 0)
+    assert "marker area" in ax.get_legend().get_title().get_text()
+
+
+def test_reliability_display_overlay_shares_one_diagonal(plt):
+    y, p, _ = _data()
+    raw = ReliabilityDisplay.from_predictions(y, p, name="raw")
+    umd = UMDBinner(random_state=0).fit(p, y)
+    fitted = ReliabilityDisplay.from_estimator(
+        umd, p, y, ax=raw.ax_, hist_ax=raw.hist_ax_
+    )
+    assert fitted.ref_line_ is None  # the diagonal is drawn once
+    labels = raw.ax_.get_legend_handles_labels()[1]
+    assert labels.count("perfect calibration") == 1
+    assert any(label.startswith("UMDBinner (ECE") for label in labels)
+    assert len(raw.hist_ax_.patches) == 2
+
+
+def test_reliability_display_from_estimator_equals_from_predictions(plt):
+    y, p, _ = _data()
+    umd = UMDBinner(random_state=0).fit(p, y)
+    a = ReliabilityDisplay.from_estimator(umd, p, y)
+    b = ReliabilityDisplay.from_predictions(y, umd.predict_proba(p)[:, 1])
+    assert a.table.equals(b.table)
+    assert a.ece == b.ece
+
+
+def test_reliability_display_string_labels_and_multiclass_top_label(plt):
+    from sklearn.linear_model import LogisticRegression
+
+    y, p, _ = _data()
+    words = np.where(y == 1, "right", "wrong")
+    a = ReliabilityDisplay.from_predictions(words, p, pos_label="right")
+    b = ReliabilityDisplay.from_predictions(y, p)
+    assert a.table.equals(b.table)
+    with pytest.raises(ValueError, match="pos_label"):
+        ReliabilityDisplay.from_predictions(words, p, pos_label="maybe")
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    target = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])
+    clf = LogisticRegression().fit(X, target)
+    disp = ReliabilityDisplay.from_estimator(clf, X, target)
+    proba = clf.predict_proba(X)
+    expected = reliability_table(proba.argmax(1) == target, proba.max(1))
+    assert disp.table.equals(expected)
+    assert disp.line_.get_label().startswith("LogisticRegression")
+
+
+def test_from_estimator_needs_predict_proba_and_matching_rows(plt):
+    from sklearn.svm import LinearSVC
+
+    y, p, _ = _data(300)
+    svc = LinearSVC().fit(p.reshape(-1, 1), y)
+    with pytest.raises(TypeError, match="predict_proba"):
+        ReliabilityDisplay.from_estimator(svc, p.reshape(-1, 1), y)
+    umd = UMDBinner(random_state=0).fit(p, y)
+    with pytest.raises(ValueError, match="rows"):
+        ReliabilityDisplay.from_estimator(umd, p, y[:-1])
+
+
+# ------------------------------------------------------- BetaCalibrationDisplay
+def test_beta_display_orders_by_error_and_excludes_small_cells(plt):
+    y, p, g = _data()
+    disp = BetaCalibrationDisplay.from_predictions(
+        y, p, groups=g, min_count=100, random_state=0, name="raw"
+    )
+    table = cell_calibration_table(y, p, groups=g, random_state=0)
+    assert disp.cell_table.equals(table)
+    assert disp.excluded_cells_ == ["tiny"]
+    assert disp.cells_ == ["hard", "easy"]
+    errors = table.loc[disp.cells_, "calibration_error"].to_numpy()
+    assert np.all(np.diff(errors) <= 0)
+    # the artists carry the table's numbers, worst cell on top (y = 0)
+    x, ypos = disp.errorbar_.lines[0].get_data()
+    assert_allclose(x, errors)
+    assert_array_equal(ypos, [0, 1])
+    segments = disp.errorbar_.lines[2][0].get_segments()
+    assert_allclose([s[0][0] for s in segments], table.loc[disp.cells_, "ce_lower"])
+    assert_allclose([s[1][0] for s in segments], table.loc[disp.cells_, "ce_upper"])
+    assert_allclose(
+        disp.noise_.get_offsets()[:, 0], table.loc[disp.cells_, "noise_level"]
+    )
+    assert disp.beta_ce == pytest.approx(beta_calibration_error(y, p, groups=g))
+    labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
+    n_hard = int((g == "hard").sum())
+    assert labels[0] == f"hard  (n={n_hard})"
+    assert "1 smaller cells not shown" in disp.ax_.get_title()
+    # the small multiples: worst cells first, shared y-axes, same numbers
+    assert len(disp.panel_displays_) == 2
+    first = disp.panel_displays_[0]
+    assert first.table.equals(reliability_table(y[g == "hard"], p[g == "hard"]))
+    assert disp.panel_axes_[0].get_title().startswith("hard\n")
+    assert (
+        disp.panel_axes_[1]
+        .get_shared_y_axes()
+        .joined(disp.panel_axes_[0], disp.panel_axes_[1])
+    )
+    assert not disp.panel_axes_[2].axison  # no third cell large enough
+
+
+def test_beta_display_auto_min_count_is_thm_3_1_bound(plt):
+    y, p, g = _data(3000)
+    disp = BetaCalibrationDisplay.from_predictions(y, p, groups=g, n_resamples=20)
+    assert disp.min_count == points_per_bin_for_epsilon(0.1, 3000, alpha=0.1)
+    counts = disp.cell_table["count"]
+    assert set(disp.excluded_cells_) == set(counts.index[counts < disp.min_count])
+
+
+def test_beta_display_too_little_data_says_so(plt):
+    y, p, g = _data(60)
+    disp = BetaCalibrationDisplay.from_predictions(y, p, groups=g, n_resamples=10)
+    assert disp.cells_ == [] and disp.panel_displays_ == []
+    texts = [t.get_text() for t in disp.panel_axes_[0].texts]
+    assert any("too small to judge" in t for t in texts)
+
+
+def test_beta_display_order_keeps_cells_across_calibrators(plt):
+    y, p, g = _data()
+    raw = BetaCalibrationDisplay.from_predictions(
+        y, p, groups=g, min_count=100, n_resamples=20, random_state=0
+    )
+    fixed = np.where(g == "hard", np.sqrt(p) * 0 + p**2, p)
+    fig, axes = plt.subplots(1, 2, sharey=True)
+    after = BetaCalibrationDisplay.from_predictions(
+        y,
+        fixed,
+        groups=g,
+        min_count=100,
+        n_resamples=20,
+        random_state=0,
+        ax=axes[1],
+        order=raw.cells_,
+    )
+    assert after.cells_ == raw.cells_
+    x, _ = after.errorbar_.lines[0].get_data()
+    assert x[0] < 0.5 * raw.errorbar_.lines[0].get_data()[0][0]
+    with pytest.raises(ValueError, match="not in the table"):
+        BetaCalibrationDisplay.from_predictions(
+            y, p, groups=g, n_resamples=0, order=["nowhere"]
+        )
+
+
+def test_beta_display_from_estimator_names_cells_and_marks_fallback(plt):
+    y, p, g = _data()
+    rng = np.random.default_rng(1)
+    codes = np.searchsorted(np.unique(g), g)
+    X = np.column_stack([p, codes])
+    bb = BetaBinningCalibrator(
+        partitioner=GroupColumnPartitioner(), points_per_bin=40, random_state=0
+    ).fit(X, y)
+    assert bb.n_cells_fallback_ == 1  # "tiny" has < 2b rows
+    disp = BetaCalibrationDisplay.from_estimator(
+        bb, X, y, min_count=1, n_resamples=10, random_state=0
+    )
+    tiny = int(np.flatnonzero(np.unique(g) == "tiny")[0])
+    assert disp.fallback_cells == [tiny]
+    assert disp.cell_names == {0: "0.0", 1: "1.0", 2: "2.0"}
+    ce, ypos = disp.errorbar_.lines[0].get_data()
+    hollow = disp.fallback_markers_.get_offsets()
+    assert_allclose(hollow[:, 1], [disp.cells_.index(tiny)])
+    assert disp.fallback_markers_.get_label().startswith("root fallback")
+
+    Z = np.column_stack([p, rng.normal(size=len(p))])
+    kd = BetaBinningCalibrator(
+        partitioner=KDTreePartitioner(max_depth=1), points_per_bin=40, random_state=0
+    ).fit(Z, y)
+    disp = BetaCalibrationDisplay.from_estimator(kd, Z, y, n_resamples=5)
+    threshold = kd.partitioner_.tree_["threshold"][0]
+    assert sorted(disp.cell_names.values()) == sorted(
+        [f"kd x0<={threshold:.3g}", f"kd x0>{threshold:.3g}"]
+    )
+
+
+def test_beta_display_needs_groups_without_apply(plt):
+    y, p, g = _data(300)
+    umd = UMDBinner(random_state=0).fit(p, y)
+    with pytest.raises(ValueError, match="groups="):
+        BetaCalibrationDisplay.from_estimator(umd, p, y)
+    disp = BetaCalibrationDisplay.from_estimator(
+        umd, p, y, groups=g, min_count=40, n_resamples=5
+    )
+    assert set(disp.cells_) == {"easy", "hard"}
+
+
+# --------------------------------------------------- AccuracyConfidenceDisplay
+def test_accuracy_confidence_display_matches_curves(plt):
+    y, p, _ = _data()
+    disp = AccuracyConfidenceDisplay.from_predictions(y, p, name="raw", grid=51)
+    t, acc, cov = accuracy_confidence_curve(y, p, grid=51)
+    assert_allclose(disp.line_.get_xdata(), t)
+    assert_allclose(disp.line_.get_ydata(), acc)
+    assert_allclose(disp.coverage_line_.get_ydata(), cov)
+    c, r, _ = risk_coverage_curve(y, p)
+    assert_allclose(disp.rc_line_.get_xdata(), c)
+    assert_allclose(disp.rc_line_.get_ydata(), r)
+    auac = area_under_accuracy_confidence(y, p, grid=51)
+    assert disp.line_.get_label() == f"raw (AUAC = {auac:.3f})"
+
+
+def test_accuracy_confidence_display_one_axes_and_estimator(plt):
+    y, p, _ = _data()
+    umd = UMDBinner(random_state=0).fit(p, y)
+    fig, ax = plt.subplots()
+    disp = AccuracyConfidenceDisplay.from_estimator(umd, p, y, ax=ax)
+    assert disp.rc_ax_ is None and disp.rc_line_ is None
+    assert disp.ax_ is ax and disp.figure_ is fig
+    assert_allclose(
+        disp.line_.get_ydata(),
+        accuracy_confidence_curve(y, umd.predict_proba(p)[:, 1])[1],
+    )
+
+
+def test_displays_render_to_png(plt, tmp_path):
+    import matplotlib
+
+    assert matplotlib.get_backend().lower() == "agg"
+    y, p, g = _data()
+    for disp in (
+        ReliabilityDisplay.from_predictions(y, p),
+        BetaCalibrationDisplay.from_predictions(
+            y, p, groups=g, min_count=50, n_resamples=10
+        ),
+        AccuracyConfidenceDisplay.from_predictions(y, p),
+    ):
+        path = tmp_path / f"{type(disp).__name__}.png"
+        disp.figure_.savefig(path)
+        assert path.stat().st_size > 5000
