@@ -41,7 +41,7 @@ _LAZY = {
     "BetaCalibrationDisplay": ".metrics._plot.beta_reliability",
     "AccuracyConfidenceDisplay": ".metrics._plot.accuracy_confidence",
 }
-_SUBMODULES = {"metrics", "datasets", "bounds"}
+_SUBMODULES = {"metrics", "datasets", "bounds", "io"}
 
 __all__ = sorted([*_LAZY, *_SUBMODULES, "__version__"])
 

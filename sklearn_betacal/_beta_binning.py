@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._base import _BinaryCalibratorMixin
-from ._kernels._binning import tie_break, umd_fit, umd_predict
+from ._kernels._binning import UMDTable, tie_break, umd_fit, umd_predict
 from ._umd import resolve_n_bins
 from ._validation import (
     check_binary_labels,
@@ -357,7 +357,9 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
         # Alg. 1, lines 1-2: G[root] = UMD(D, B = floor(|D| / b)).
         n_root = resolve_n_bins(None, b, total, who=type(self).__name__)
-        self.root_ = umd_fit(h, t, sample_weight, n_root, delta=delta)
+        # stored as plain dicts (UMDTable._asdict()) so that the fitted state
+        # loads with skops; root_ and cell_tables_ are views of them
+        self._root_table = umd_fit(h, t, sample_weight, n_root, delta=delta)._asdict()
 
         # Alg. 1, lines 3-8: one UMD per non-empty cell s, B = floor(n_s / b).
         order = np.argsort(cells, kind="stable")
@@ -373,8 +375,10 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             if n_s < 2 * b:
                 fallback.append(s)  # Thm 3.1 needs n_s >= b; see Notes
                 continue
-            tables[s] = umd_fit(h[rows], t[rows], w, int(n_s // b), delta=delta)
-        self.cell_tables_ = tables
+            tables[s] = umd_fit(
+                h[rows], t[rows], w, int(n_s // b), delta=delta
+            )._asdict()
+        self._cell_tables = tables
         self.fallback_cells_ = np.asarray(fallback, dtype=np.int64)
         self.n_cells_fitted_ = len(tables)
         self.n_cells_fallback_ = len(fallback)
@@ -382,18 +386,28 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
 
     def _predict_binning(self, h, cells):
         """Alg. 2: each row's cell calibrator, or the root one if it has none."""
-        out = umd_predict(self.root_, h)
-        if not self.cell_tables_:
+        out = umd_predict(self._root_table, h)
+        if not self._cell_tables:
             return out
         order = np.argsort(cells, kind="stable")
         ids, starts = np.unique(cells[order], return_index=True)
         ends = np.append(starts[1:], order.shape[0])
         for s, lo, hi in zip(ids.tolist(), starts, ends, strict=True):
-            table = self.cell_tables_.get(s)
+            table = self._cell_tables.get(s)
             if table is not None:
                 rows = order[lo:hi]
                 out[rows] = umd_predict(table, h[rows])
         return out
+
+    @property
+    def root_(self):
+        """Root calibrator ``G[root]`` as a ``UMDTable`` (see Attributes)."""
+        return UMDTable(**self._root_table)
+
+    @property
+    def cell_tables_(self):
+        """``{cell id: UMDTable}`` of the cells with their own calibrator."""
+        return {s: UMDTable(**t) for s, t in self._cell_tables.items()}
 
     # ----------------------------------------------------------------- public
     @_fit_context(

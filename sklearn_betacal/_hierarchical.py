@@ -94,6 +94,8 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         bounded leaf. ``None`` uses ``KDTreePartitioner()``. It is cloned and
         fitted on the partition features of all rows passed to ``fit``; wrap an
         already-fitted one in :class:`sklearn.frozen.FrozenEstimator` to keep it.
+        ``"precomputed"``: ``X`` has exactly one column besides the confidence,
+        holding integer cell ids (``-1``: outside every cell) as they are.
     confidence_column : int or str, default=0
         Position (or DataFrame column name) of the confidence in ``X``.
     input : {"probability", "logit"}, default="probability"
@@ -147,8 +149,8 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         separable or hold one class, where no finite maximum exists.
     n_iter_ : int
         Outer optimiser iterations.
-    partitioner_ : transformer
-        The fitted partitioner.
+    partitioner_ : transformer or "precomputed"
+        The fitted partitioner (``"precomputed"`` when given so).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string column names.
@@ -199,7 +201,6 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn.preprocessing import FunctionTransformer
     >>> from sklearn_betacal import HierarchicalLogisticScaler
     >>> rng = np.random.default_rng(0)
     >>> cell = rng.integers(0, 20, 4000)
@@ -208,8 +209,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     >>> p = 1 / (1 + np.exp(-(-1 + u[cell] + (2 + v[cell]) * h)))
     >>> y = rng.uniform(size=4000) < p
     >>> X = np.column_stack([h, cell])  # confidence, precomputed group
-    >>> ids = FunctionTransformer(lambda Z: Z[:, 0].astype(int))
-    >>> model = HierarchicalLogisticScaler(partitioner=ids).fit(X, y)
+    >>> model = HierarchicalLogisticScaler(partitioner="precomputed").fit(X, y)
     >>> model.fixed_effects_.round(2)
     array([-0.9,  2.1])
     >>> model.sigma_.round(2)
@@ -219,7 +219,11 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "partitioner": [HasMethods(["fit", "transform"]), None],
+        "partitioner": [
+            HasMethods(["fit", "transform"]),
+            StrOptions({"precomputed"}),
+            None,
+        ],
         "confidence_column": [numbers.Integral, str],
         "input": [StrOptions({"probability", "logit"})],
         "covariate": [StrOptions({"confidence", "logit"})],
@@ -253,6 +257,8 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         return h
 
     def _fit_partitioner(self, Z):
+        if isinstance(self.partitioner, str):  # "precomputed"
+            return self.partitioner
         if self.partitioner is None:
             from ._partition import KDTreePartitioner
 
@@ -262,6 +268,19 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         return partitioner.fit(Z, None)
 
     def _cells(self, Z):
+        if isinstance(self.partitioner_, str):  # "precomputed": Z holds the ids
+            if Z.shape[1] != 1:
+                raise ValueError(
+                    'partitioner="precomputed" needs exactly one column of cell '
+                    f"ids besides the confidence; X has {Z.shape[1]}."
+                )
+            ids = check_cell_ids(Z[:, 0], Z.shape[0], who="precomputed cell ids")
+            if ids.size and ids.min() < -1:
+                raise ValueError(
+                    'partitioner="precomputed": cell ids must be integers >= -1 '
+                    f"(-1: outside every cell); got {int(ids.min())}."
+                )
+            return ids
         return check_cell_ids(
             self.partitioner_.transform(Z),
             Z.shape[0],

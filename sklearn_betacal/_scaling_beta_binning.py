@@ -16,7 +16,7 @@ hold-out set with true labels, for use with :mod:`sklearn_betacal.bounds`.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import _fit_context, clone
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import (
     HasMethods,
@@ -33,23 +33,6 @@ from ._validation import (
     check_weights,
     require_labels,
 )
-
-
-class _CellColumn(TransformerMixin, BaseEstimator):
-    """Partitioner that reads precomputed cell ids from its single column.
-
-    Lets the internal scaler share the outer calibrator's partition without
-    refitting (or re-running) the outer partitioner.
-    """
-
-    def fit(self, X, y=None):
-        return self
-
-    def transform(self, X):
-        return np.asarray(X)[:, 0].astype(np.int64)
-
-    def __sklearn_is_fitted__(self):
-        return True
 
 
 def _positive_proba(estimator, X):
@@ -226,7 +209,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         if self.scaler == "hierarchical":
             from ._hierarchical import HierarchicalLogisticScaler
 
-            scaler = HierarchicalLogisticScaler(partitioner=_CellColumn())
+            scaler = HierarchicalLogisticScaler(partitioner="precomputed")
             X1 = np.column_stack([h[d1], cells[d1]])
             X2 = np.column_stack([h[d2], cells[d2]])
         elif self.scaler == "pooled":

@@ -260,7 +260,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self.bin_values_ = table.values
         self.bin_counts_ = table.counts
         self._positive_col = col
-        self._table = table
+        self._table = table._asdict()  # plain dict: a safe model file
         return self
 
     def _calibrated(self, X):

@@ -238,7 +238,7 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.bin_edges_ = table.edges
         self.bin_values_ = table.values
         self.bin_counts_ = table.counts
-        self._table = table
+        self._table = table._asdict()  # plain dict: a safe model file
         return self
 
     def _calibrated(self, X):

@@ -20,7 +20,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_betacal import HierarchicalLogisticScaler
+from sklearn_betacal import GroupColumnPartitioner, HierarchicalLogisticScaler
 from sklearn_betacal._kernels import _mixed
 
 LME4 = Path(__file__).parent / "data" / "lme4"
@@ -467,3 +467,27 @@ def test_hierarchical_rejects_cell_ids_below_minus_one():
     bad = FunctionTransformer(lambda Z: np.full(Z.shape[0], -3))
     with pytest.raises(ValueError, match="below -1"):
         HierarchicalLogisticScaler(partitioner=bad).fit([[0.5, 0], [0.2, 1]], [0, 1])
+
+
+def test_hierarchical_precomputed_cells_match_group_column():
+    """partitioner="precomputed" reads the ids as they are (-1: no random effect)."""
+    rng = np.random.default_rng(3)
+    cell = rng.integers(0, 5, 2000)
+    h = rng.uniform(size=2000)
+    y = rng.uniform(size=2000) < h ** (0.5 + cell / 4)
+    X = np.column_stack([h, cell])
+    pre = HierarchicalLogisticScaler(partitioner="precomputed").fit(X, y)
+    grp = HierarchicalLogisticScaler(partitioner=GroupColumnPartitioner()).fit(X, y)
+    assert pre.partitioner_ == "precomputed"
+    assert_allclose(pre.random_effects_, grp.random_effects_, rtol=1e-10)
+    assert_allclose(pre.predict_proba(X), grp.predict_proba(X), rtol=1e-10)
+    # cell -1 and an unseen cell get the population fit
+    out = pre.predict_proba([[0.7, -1], [0.7, 99]])[:, 1]
+    b0, b1 = pre.fixed_effects_
+    assert_allclose(out, 1 / (1 + np.exp(-(b0 + b1 * 0.7))), rtol=1e-12)
+    with pytest.raises(ValueError, match="exactly one column of cell ids"):
+        pre.fit(np.column_stack([h, cell, cell]), y)
+    with pytest.raises(ValueError, match="integers >= -1"):
+        pre.fit(np.column_stack([h, cell - 2]), y)
+    with pytest.raises(ValueError, match="integer cell ids"):
+        pre.fit(np.column_stack([h, cell + 0.5]), y)

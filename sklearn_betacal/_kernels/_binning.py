@@ -341,8 +341,12 @@ def umd_predict(table, x):
     ``delta > 0``: the expectation of that lookup over the test-time nudge
     ``(x + U(0, delta)) / (1 + delta)`` (see the module docstring), read from
     the table's raw-score step function; scores in a window around an edge
-    that the table has no stored value for are computed exactly.
+    that the table has no stored value for are computed exactly. ``table`` is
+    a :class:`UMDTable` or its ``_asdict()`` (how estimators store it, so that
+    their fitted state is plain arrays, loadable by skops).
     """
+    if isinstance(table, dict):
+        table = UMDTable(**table)
     edges, values, delta = table.edges, table.values, table.delta
     if edges.shape[0] == 0:
         return np.full(x.shape, values[0])
