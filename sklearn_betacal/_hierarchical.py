@@ -274,13 +274,8 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
                     'partitioner="precomputed" needs exactly one column of cell '
                     f"ids besides the confidence; X has {Z.shape[1]}."
                 )
-            ids = check_cell_ids(Z[:, 0], Z.shape[0], who="precomputed cell ids")
-            if ids.size and ids.min() < -1:
-                raise ValueError(
-                    'partitioner="precomputed": cell ids must be integers >= -1 '
-                    f"(-1: outside every cell); got {int(ids.min())}."
-                )
-            return ids
+            # the ids as given; check_cell_ids rejects non-integers and < -1
+            return check_cell_ids(Z[:, 0], Z.shape[0], who="precomputed cell ids")
         return check_cell_ids(
             self.partitioner_.transform(Z),
             Z.shape[0],

@@ -487,7 +487,7 @@ def test_hierarchical_precomputed_cells_match_group_column():
     assert_allclose(out, 1 / (1 + np.exp(-(b0 + b1 * 0.7))), rtol=1e-12)
     with pytest.raises(ValueError, match="exactly one column of cell ids"):
         pre.fit(np.column_stack([h, cell, cell]), y)
-    with pytest.raises(ValueError, match="integers >= -1"):
+    with pytest.raises(ValueError, match="below -1"):
         pre.fit(np.column_stack([h, cell - 2]), y)
     with pytest.raises(ValueError, match="integer cell ids"):
         pre.fit(np.column_stack([h, cell + 0.5]), y)
