@@ -21,6 +21,8 @@ Both ``betacal demo`` and ``benchmarks/paper_experiment.py`` call
 :func:`run_protocol`; nothing here prints, so the callers own progress output.
 """
 
+import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +33,22 @@ from sklearn.model_selection import GridSearchCV, PredefinedSplit
 
 #: Calibrators of the paper's Table 2 plus temperature scaling, in its order.
 CALIBRATORS = ("BB", "HS-BB", "S-BB", "S-B", "S", "B", "TS", "None")
+
+#: What each abbreviation of the tables stands for (printed under them).
+METHOD_LEGEND = {
+    "BB": "beta-binning: UMD histogram binning inside each kd-tree cell of "
+    "beta, root calibrator for small cells (Alg. 1-2)",
+    "HS-BB": "hierarchical scaling + beta-binning: a per-cell logistic "
+    "scaler with partial pooling gives proxy labels that beta-binning "
+    "recalibrates (Alg. 3, Eq. 5)",
+    "S-BB": "scaling + beta-binning: as HS-BB with one pooled logistic scaler",
+    "S-B": "scaling-binning: Platt scaling, then binning of its outputs "
+    "(Kumar et al. 2019)",
+    "S": "Platt scaling, sigma(a*s + b) (Platt 1999)",
+    "B": "UMD histogram binning of the confidence alone (Alg. 4)",
+    "TS": "temperature scaling, sigma(logit(h) / T) (Guo et al. 2017)",
+    "None": "the raw confidence, uncalibrated",
+}
 
 #: Confidence kinds in the Influences study: column name per kind.
 CONFIDENCE_COLUMNS = {"verbal": "verbal_confidence", "token": "extracted_seq_prob"}
@@ -189,15 +207,18 @@ def run_protocol(
     -------
     results : pandas.DataFrame
         One row per calibrator: ``calibrator, seed, beta_ce, ece, auac,
-        best_params, n_test``.
+        best_params, n_test, warnings``; ``warnings`` is a tuple of the
+        distinct ``"Category: message"`` warnings raised while that
+        calibrator was tuned, fitted and scored (they are recorded, not
+        shown, so that the caller can report each once).
     predictions : dict
         Calibrator name -> test-split calibrated confidences, plus
-        ``"_y"`` (test labels), ``"_h"`` (raw test confidences) and
-        ``"_cells"`` (evaluation-beta cell ids of the test rows).
+        ``"_y"`` (test labels), ``"_h"`` (raw test confidences),
+        ``"_cells"`` (evaluation-beta cell ids of the test rows) and, with
+        ``config.group_column``, ``"_groups"`` (that column on the test rows).
     """
     from sklearn_betacal.metrics import (
         area_under_accuracy_confidence,
-        area_under_accuracy_confidence_scorer,
         beta_calibration_error,
         expected_calibration_error,
     )
@@ -228,27 +249,22 @@ def run_protocol(
     )
 
     rows, predictions = [], {"_y": y[test], "_h": h[test], "_cells": test_cells}
+    if config.group_column is not None:
+        predictions["_groups"] = frame[config.group_column].to_numpy()[test]
     for name, (estimator, grid, columns) in specs.items():
-        Xc = X if columns == "all" else X[:, :1]
-        best = {}
-        if estimator is None:
-            p = h[test]
-        else:
-            if grid:
-                search = GridSearchCV(
-                    estimator,
-                    grid,
-                    scoring=area_under_accuracy_confidence_scorer,
-                    cv=PredefinedSplit(fold),
-                    refit=False,
-                    error_score="raise",
-                )
-                search.fit(Xc[search_rows], y[search_rows])
-                best = search.best_params_
-            model = clone(estimator).set_params(**best)
-            model.fit(Xc[cal], y[cal])
-            p = model.predict_proba(Xc[test])[:, 1]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            p, best = _fit_and_predict(
+                estimator, grid, columns, X, y, cal, test, search_rows, fold, h
+            )
         predictions[name] = p
+        raised = []
+        for w in caught:
+            if issubclass(w.category, (DeprecationWarning, FutureWarning)):
+                # about the code, not the calibration: pass on as raised
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            else:
+                raised.append(f"{w.category.__name__}: {w.message}")
         rows.append(
             {
                 "calibrator": name,
@@ -260,11 +276,60 @@ def run_protocol(
                 "auac": area_under_accuracy_confidence(y[test], p),
                 "best_params": _describe(best),
                 "n_test": len(test),
+                "warnings": tuple(dict.fromkeys(raised)),
             }
         )
         if on_step is not None:
             on_step(name)
     return pd.DataFrame(rows), predictions
+
+
+def _fit_and_predict(estimator, grid, columns, X, y, cal, test, search_rows, fold, h):
+    """Tune (AUAC on the tuning split), refit on D_cal, predict the test split."""
+    from sklearn_betacal.metrics import area_under_accuracy_confidence_scorer
+
+    Xc = X if columns == "all" else X[:, :1]
+    best = {}
+    if estimator is None:
+        return h[test], best
+    if grid:
+        search = GridSearchCV(
+            estimator,
+            grid,
+            scoring=area_under_accuracy_confidence_scorer,
+            cv=PredefinedSplit(fold),
+            refit=False,
+            error_score="raise",
+        )
+        search.fit(Xc[search_rows], y[search_rows])
+        best = search.best_params_
+    model = clone(estimator).set_params(**best)
+    model.fit(Xc[cal], y[cal])
+    return model.predict_proba(Xc[test])[:, 1], best
+
+
+def collect_warnings(results):
+    """Each distinct warning once, with the calibrator(s) that raised it.
+
+    Numbers inside a message (row counts, iterations) are ignored when
+    deciding whether two messages are the same warning; the first wording
+    is kept. Returns a list of ``(calibrators, n_runs, message)``, in order
+    of first appearance, ``calibrators`` as a comma-separated string and
+    ``n_runs`` the number of (seed, kind, calibrator) runs that raised it.
+    """
+    seen = {}
+    for row in results.itertuples():
+        for message in getattr(row, "warnings", ()) or ():
+            key = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", message)
+            entry = seen.setdefault(key, {"names": {}, "runs": 0, "text": message})
+            entry["names"][row.calibrator] = None
+            entry["runs"] += 1
+    return [(", ".join(e["names"]), e["runs"], e["text"]) for e in seen.values()]
+
+
+def format_legend(names):
+    """One Markdown line per abbreviation in ``names`` (known ones only)."""
+    return [f"- **{n}**: {METHOD_LEGEND[n]}" for n in names if n in METHOD_LEGEND]
 
 
 def _describe(params):
@@ -285,14 +350,15 @@ def summarize(results, by=("calibrator",)):
     """Mean and 95% t-interval half-width over seeds, per group.
 
     Returns a DataFrame with ``beta_ce_mean, beta_ce_ci, ece_mean, ece_ci,
-    auac_mean, auac_ci, n_seeds`` per group (half-width 0 with one seed).
+    auac_mean, auac_ci, n_seeds`` per group (half-width NaN with one seed:
+    no interval can be had from a single value).
     """
     from scipy import stats
 
     def ci(values):
         values = np.asarray(values, dtype=float)
         if len(values) < 2:
-            return 0.0
+            return float("nan")
         return float(
             stats.t.ppf(0.975, len(values) - 1)
             * values.std(ddof=1)
@@ -313,7 +379,11 @@ def summarize(results, by=("calibrator",)):
 
 
 def format_table(summary, keys=("calibrator",)):
-    """Markdown table in the layout of the paper's Table 2 (best in bold)."""
+    """Markdown table in the layout of the paper's Table 2 (best in bold).
+
+    Values are ``mean ± half-width`` of the 95% t-interval over seeds when a
+    row has at least two seeds, the plain value otherwise.
+    """
     lines = []
     head = [*keys, "CE(h;β)", "ECE", "AUAC"]
     lines.append("| " + " | ".join(head) + " |")
@@ -324,9 +394,15 @@ def format_table(summary, keys=("calibrator",)):
         best_ce = block.beta_ce_mean.min()
         best_auac = block.auac_mean.max()
         for _, row in block.iterrows():
-            ce = f"{row.beta_ce_mean:.3f} ± {row.beta_ce_ci:.3f}"
-            auac = f"{row.auac_mean:.3f} ± {row.auac_ci:.3f}"
-            ece = f"{row.ece_mean:.3f} ± {row.ece_ci:.3f}"
+            # an interval needs at least two seeds; one seed gives the value
+            spread = getattr(row, "n_seeds", 1) >= 2
+
+            def cell(mean, ci, spread=spread):
+                return f"{mean:.3f} ± {ci:.3f}" if spread else f"{mean:.3f}"
+
+            ce = cell(row.beta_ce_mean, row.beta_ce_ci)
+            auac = cell(row.auac_mean, row.auac_ci)
+            ece = cell(row.ece_mean, row.ece_ci)
             if row.beta_ce_mean == best_ce:
                 ce = f"**{ce}**"
             if row.auac_mean == best_auac:

@@ -7,7 +7,10 @@ import pytest
 
 from sklearn_betacal._protocol import (
     CALIBRATORS,
+    METHOD_LEGEND,
     ProtocolConfig,
+    collect_warnings,
+    format_legend,
     format_table,
     run_protocol,
     split_indices,
@@ -55,3 +58,58 @@ def test_run_protocol_bundled_slice_all_calibrators_finite_and_hsbb_beats_none()
     table = format_table(summarize(results))
     assert table.count("\n") == len(CALIBRATORS) + 1
     assert "**" in table
+    assert "±" not in table  # one seed: no interval
+    assert all(isinstance(w, tuple) for w in results.warnings)
+    assert "_groups" not in preds
+
+
+def _fake_results(seeds):
+    rows = []
+    for seed in range(seeds):
+        for name, ce in (("BB", 0.05), ("None", 0.2)):
+            rows.append(
+                {
+                    "calibrator": name,
+                    "seed": seed,
+                    "beta_ce": ce + 0.01 * seed,
+                    "ece": ce / 2,
+                    "auac": 0.7,
+                    "best_params": "",
+                    "n_test": 10,
+                    "warnings": (),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_format_table_shows_intervals_only_with_two_seeds():
+    one = format_table(summarize(_fake_results(1)))
+    assert "±" not in one
+    assert "| BB | **0.050** | 0.025 |" in one
+    two = format_table(summarize(_fake_results(2)))
+    assert two.count("±") == 6
+    assert np.isnan(summarize(_fake_results(1)).beta_ce_ci).all()
+
+
+def test_collect_warnings_once_per_message_with_its_calibrators():
+    results = _fake_results(3)
+    results["warnings"] = [
+        ("ConvergenceWarning: stopped after 100 iterations",),
+        (),
+        ("ConvergenceWarning: stopped after 250 iterations", "UserWarning: x"),
+        (),
+        ("ConvergenceWarning: stopped after 100 iterations",),
+        ("ConvergenceWarning: stopped after 7 iterations",),
+    ]
+    collected = collect_warnings(results)
+    assert collected == [
+        ("BB, None", 4, "ConvergenceWarning: stopped after 100 iterations"),
+        ("BB", 1, "UserWarning: x"),
+    ]
+
+
+def test_method_legend_covers_every_calibrator():
+    assert set(METHOD_LEGEND) == set(CALIBRATORS)
+    lines = format_legend(["BB", "TS", "unknown"])
+    assert lines[0].startswith("- **BB**: beta-binning")
+    assert len(lines) == 2
