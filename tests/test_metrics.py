@@ -15,6 +15,7 @@ from sklearn_betacal._kernels import _calibration as kernels
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence,
     beta_calibration_error,
+    beta_calibration_noise_floor,
     brier_decomposition,
     expected_calibration_error,
     maximum_calibration_error,
@@ -656,3 +657,132 @@ def test_beta_calibration_error_on_influences_verb(influences_verb):
         np.mean(np.abs(y - p)),
         rtol=1e-10,
     )
+
+
+# -- debiased beta-CE (Kumar et al. 2019) and the noise floor -------------------
+
+
+def _planted_bins(rng, n=1200, n_cells=4, n_bins=10):
+    """Fixed confidences and cells, a true accuracy constant per (cell, bin)."""
+    p = rng.uniform(size=n)
+    cells = rng.integers(0, n_cells, size=n)
+    shift = rng.uniform(-0.2, 0.2, size=(n_cells, n_bins))
+    bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    mu = np.clip((bins + 0.5) / n_bins + shift[cells, bins], 0.02, 0.98)
+    # the population value, computed by hand: sum_sb (n_sb/n)(mu_sb - conf_sb)^2
+    key = cells * n_bins + bins
+    truth = 0.0
+    for k in np.unique(key):
+        rows = key == k
+        truth += rows.sum() / n * (mu[rows][0] - p[rows].mean()) ** 2
+    return p, cells, mu, truth
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_beta_calibration_error_debiased_is_unbiased(strategy):
+    """Mean over repeated label draws is within 3 standard errors of the truth,
+    while the plug-in estimate is far above it."""
+    rng = np.random.default_rng(0)
+    p, cells, mu, truth = _planted_bins(rng)
+    if strategy == "quantile":  # the truth must use the same (quantile) bins
+        truth = None
+    kw = {"groups": cells, "norm": "l2_squared", "strategy": strategy}
+    deb, plug = [], []
+    for _ in range(400):
+        y = rng.uniform(size=p.shape[0]) < mu
+        deb.append(beta_calibration_error(y, p, debiased=True, **kw))
+        plug.append(beta_calibration_error(y, p, **kw))
+    deb, plug = np.array(deb), np.array(plug)
+    se = deb.std(ddof=1) / np.sqrt(deb.size)
+    if truth is None:
+        # quantile bins depend on p only: compute the truth on them by hand
+        edges_rows = []
+        for s in range(4):
+            rows = np.flatnonzero(cells == s)
+            order = rows[np.argsort(p[rows], kind="stable")]
+            edges_rows.extend(np.array_split(order, 10))
+        truth = sum(
+            r.size / p.size * (mu[r].mean() - p[r].mean()) ** 2 for r in edges_rows
+        )
+        # mu varies inside a quantile bin: the estimator is unbiased for the
+        # bin's mean accuracy up to a term of order Var(mu)/n_bin
+        assert abs(deb.mean() - truth) < 3 * se + 1e-3
+    else:
+        assert abs(deb.mean() - truth) < 3 * se, (deb.mean(), truth, se)
+    assert plug.mean() - truth > 20 * se  # the bias that debiasing removes
+
+
+def test_beta_calibration_error_l2_squared_one_cell_is_squared_ece_l2():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=500)
+    y = rng.uniform(size=500) < p**2
+    assert_allclose(
+        beta_calibration_error(y, p, groups=np.zeros(500), norm="l2_squared"),
+        expected_calibration_error(y, p, norm="l2") ** 2,
+        rtol=1e-12,
+    )
+
+
+def test_beta_calibration_error_debiased_by_hand():
+    # one cell, one bin: conf 0.5, labels 1,1,1,0 -> acc 0.75
+    y, p = np.array([1, 1, 1, 0]), np.full(4, 0.5)
+    g = np.zeros(4)
+    kw = {"groups": g, "n_bins": 1, "norm": "l2_squared"}
+    assert_allclose(beta_calibration_error(y, p, **kw), 0.0625, rtol=1e-12)
+    # 0.25^2 - 0.75 * 0.25 / 3 = 0.0625 - 0.0625
+    assert_allclose(beta_calibration_error(y, p, debiased=True, **kw), 0.0, atol=1e-15)
+    # integer weights equal repeated rows
+    w = np.array([2, 0, 1, 1])
+    yr, pr = np.array([1, 1, 1, 0]), np.full(4, 0.5)
+    assert_allclose(
+        beta_calibration_error(y, p, sample_weight=w, debiased=True, **kw),
+        beta_calibration_error(yr, pr, debiased=True, **kw),
+        rtol=1e-12,
+    )
+
+
+def test_beta_calibration_error_debiased_needs_l2_squared():
+    with pytest.raises(ValueError, match="norm='l2_squared'"):
+        beta_calibration_error([0, 1], [0.2, 0.8], groups=[0, 0], debiased=True)
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2", "l2_squared"])
+def test_beta_calibration_noise_floor_is_the_calibrated_expectation(norm):
+    """The floor equals the mean plug-in beta-CE of labels drawn from the
+    confidences themselves (perfect calibration), within Monte-Carlo error
+    (and the floor's approximation of varying confidences in a bin)."""
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.3, 0.9, size=600)
+    g = rng.integers(0, 6, size=600)
+    floor = beta_calibration_noise_floor(p > 0.5, p, groups=g, norm=norm)
+    draws = [
+        beta_calibration_error(rng.uniform(size=600) < p, p, groups=g, norm=norm)
+        for _ in range(300)
+    ]
+    if norm == "l2":  # l2 averages per-cell roots: compare the squared floor
+        draws = [
+            beta_calibration_error(
+                rng.uniform(size=600) < p, p, groups=g, norm="l2_squared"
+            )
+            for _ in range(300)
+        ]
+        floor = floor**2
+    assert_allclose(np.mean(draws), floor, rtol=0.05)
+    # the floor does not use the labels
+    assert beta_calibration_noise_floor(
+        p > 0.7, p, groups=g, norm=norm
+    ) == beta_calibration_noise_floor(p > 0.5, p, groups=g, norm=norm)
+
+
+def test_beta_calibration_noise_floor_single_cell_and_binomial_mad():
+    # one bin of 3 rows at confidence 0.3: E|X - 0.9| for X ~ Bin(3, 0.3)
+    p = np.full(3, 0.3)
+    by_hand = (
+        0.343 * 0.9 + 3 * 0.3 * 0.49 * 0.1 + 3 * 0.09 * 0.7 * 1.1 + 0.027 * 2.1
+    ) / 3
+    assert_allclose(
+        beta_calibration_noise_floor([0, 1, 0], p, n_bins=1), by_hand, rtol=1e-12
+    )
+    assert beta_calibration_noise_floor([0, 1], [0.0, 1.0]) == 0.0
+    with pytest.raises(InvalidParameterError):
+        beta_calibration_noise_floor([0, 1], [0.2, 0.8], norm="max")

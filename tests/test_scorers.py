@@ -168,6 +168,25 @@ def test_make_beta_calibration_error_scorer_carries_partitioner():
     assert expected != neg_beta_calibration_error_scorer(est, X, y)
 
 
+def test_make_beta_calibration_error_scorer_debiased():
+    X, y, _ = _data()
+    est = _CellCalibrator(depth=1).fit(X, y)
+    p = est.predict_proba(X)[:, 1]
+    scorer = make_beta_calibration_error_scorer(
+        _fixed_partitioner(X), norm="l2_squared", debiased=True
+    )
+    groups = _fixed_cells(X[:, 1:])
+    expected = -beta_calibration_error(
+        y, p, groups=groups, norm="l2_squared", debiased=True
+    )
+    assert_allclose(scorer(est, X, y), expected, rtol=1e-15)
+    plug = -beta_calibration_error(y, p, groups=groups, norm="l2_squared")
+    assert scorer(est, X, y) > plug  # the noise is taken out
+    assert "debiased=True" in repr(scorer)
+    with pytest.raises(ValueError, match="needs norm='l2_squared'"):
+        make_beta_calibration_error_scorer(_fixed_partitioner(X), debiased=True)
+
+
 def test_make_beta_calibration_error_scorer_confidence_column_position():
     X, y, _ = _data()
     Xr = X[:, ::-1]  # confidence last

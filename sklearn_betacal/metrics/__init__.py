@@ -4,10 +4,12 @@
 Plain functions ``metric(y_true, y_prob, *, sample_weight=None, ...)``:
 :func:`reliability_table`, :func:`expected_calibration_error`,
 :func:`maximum_calibration_error`, :func:`brier_decomposition`,
-:func:`beta_calibration_error` and :func:`area_under_accuracy_confidence`;
-the tables and curves behind them, :func:`reliability_table`,
-:func:`cell_calibration_table`, :func:`accuracy_confidence_curve` and
-:func:`risk_coverage_curve`, which the displays draw.
+:func:`beta_calibration_error` (with a debiased option and
+:func:`beta_calibration_noise_floor`) and
+:func:`area_under_accuracy_confidence`; the tables and curves behind them,
+:func:`reliability_table`, :func:`cell_calibration_table`,
+:func:`accuracy_confidence_curve` and :func:`risk_coverage_curve`, which the
+displays draw.
 Names ending in ``_error`` are lower-is-better. For NLL, AUC and the plain
 Brier score use :func:`sklearn.metrics.log_loss`,
 :func:`sklearn.metrics.roc_auc_score` and
@@ -26,6 +28,7 @@ requests.
 from ._calibration_error import (
     BrierDecomposition,
     beta_calibration_error,
+    beta_calibration_noise_floor,
     brier_decomposition,
     cell_calibration_table,
     expected_calibration_error,
@@ -50,6 +53,7 @@ __all__ = [
     "area_under_accuracy_confidence",
     "area_under_accuracy_confidence_scorer",
     "beta_calibration_error",
+    "beta_calibration_noise_floor",
     "brier_decomposition",
     "cell_calibration_table",
     "expected_calibration_error",

@@ -14,7 +14,7 @@ from collections import namedtuple
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import betaincinv
+from scipy.special import betaincinv, gammaln
 from sklearn.metrics import brier_score_loss
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
@@ -24,6 +24,9 @@ from .._validation import check_binary_labels, check_confidence, check_weights
 
 _STRATEGIES = StrOptions({"uniform", "quantile"})
 _NORMS = StrOptions({"l1", "l2", "max"})
+# beta-CE also has the squared l2 norm, the quantity Kumar et al.'s
+# debiased estimator is unbiased for.
+_BETA_NORMS = StrOptions({"l1", "l2", "max", "l2_squared"})
 _N_BINS = Interval(Integral, 1, None, closed="left")
 _COMMON = {
     "y_true": ["array-like"],
@@ -538,7 +541,12 @@ def _check_groups(groups, n_rows):
 
 
 @validate_params(
-    {**_COMMON, "groups": ["array-like"], "norm": [_NORMS]},
+    {
+        **_COMMON,
+        "groups": ["array-like"],
+        "norm": [_BETA_NORMS],
+        "debiased": ["boolean"],
+    },
     prefer_skip_nested_validation=True,
 )
 def beta_calibration_error(
@@ -550,6 +558,7 @@ def beta_calibration_error(
     n_bins=10,
     strategy="uniform",
     norm="l1",
+    debiased=False,
 ):
     """Beta-calibration error CE(h; beta): per-group binned CE, weighted by size.
 
@@ -576,18 +585,31 @@ def beta_calibration_error(
         Number of bins within each cell.
     strategy : {"uniform", "quantile"}, default="uniform"
         Binning within each cell; quantile edges are computed per cell.
-    norm : {"l1", "l2", "max"}, default="l1"
-        Per-cell error, as in :func:`expected_calibration_error`.
+    norm : {"l1", "l2", "max", "l2_squared"}, default="l1"
+        Per-cell error, as in :func:`expected_calibration_error`;
+        ``"l2_squared"`` averages the cells' *squared* l2 errors:
+        ``sum_{s,b} (W_sb/W) gap_sb**2``.
+    debiased : bool, default=False
+        Only with ``norm="l2_squared"``: subtract from every bin's squared gap
+        the part that sampling noise adds to it, ``acc_sb (1 - acc_sb) /
+        (W_sb - 1)`` (Kumar et al. 2019, Sec. 5). The result is then an
+        unbiased estimate of the squared binned beta-CE of the population
+        (for fixed confidences and bins) and can be slightly negative when the
+        true error is below the noise. Bins with ``W_sb <= 1`` cannot be
+        corrected and keep their plug-in term.
 
     Returns
     -------
     beta_ce : float
-        In ``[0, 1]``; lower is better. With a single cell it equals
+        In ``[0, 1]`` (with ``debiased=True`` in ``[-1, 1]``); lower is
+        better. With a single cell it equals
         :func:`expected_calibration_error` exactly.
 
     See Also
     --------
     expected_calibration_error : The average-case error (one cell).
+    beta_calibration_noise_floor : What a perfectly calibrated confidence
+        would score on the same cells and bins.
     make_beta_calibration_error_scorer : A scorer with a fixed partition.
 
     Notes
@@ -597,10 +619,20 @@ def beta_calibration_error(
     0.8 (ECE 0), while the two groups have accuracy 0.65 and 0.95 (beta-CE
     0.15). Cells with zero total weight are ignored.
 
+    The plug-in estimate is biased upward by sampling noise, the more so the
+    fewer rows per (cell, bin): compare it with
+    :func:`beta_calibration_noise_floor`, or use ``norm="l2_squared",
+    debiased=True``, whose expectation is the population value. Why the
+    correction is exact: in a bin of ``n`` rows with accuracy ``mu``, ``E
+    (acc - conf)**2 = (mu - conf)**2 + mu (1 - mu) / n`` and ``E acc (1 -
+    acc) / (n - 1) = mu (1 - mu) / n``.
+
     References
     ----------
     .. [1] "beta-calibration of Language Model Confidence Scores for
        Generative QA", Def. 2.4 and App. A.1.
+    .. [2] A. Kumar, P. Liang and T. Ma, "Verified Uncertainty Calibration",
+       NeurIPS 2019, Sec. 5 (the debiased estimator).
 
     Examples
     --------
@@ -616,8 +648,18 @@ def beta_calibration_error(
     >>> round(beta_calibration_error(y, p, groups=groups, sample_weight=w), 4)
     0.15
     """
+    if debiased and norm != "l2_squared":
+        raise ValueError(
+            "debiased=True is only defined for norm='l2_squared': Kumar et al.'s "
+            "correction removes the noise from squared gaps. Pass "
+            f"norm='l2_squared' (got norm={norm!r})."
+        )
     y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
     codes, n_cells = _check_groups(groups, p.shape[0])
+    if norm == "l2_squared":
+        weight, sum_y, sum_p = _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy)
+        gap2, noise = _squared_gaps(weight, sum_y, sum_p)
+        return float(np.sum(gap2 - noise if debiased else gap2) / total)
     if n_cells == 1:  # the ECE itself, bit for bit
         return _binned_error(y, p, w, total, n_bins, strategy, norm)
     if strategy == "uniform":
@@ -862,3 +904,171 @@ def cell_calibration_table(
         index=pd.Index(labels, name="cell"),
     )
     return table
+
+
+def _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy):
+    """Per-(cell, bin) weight, ``sum w y`` and ``sum w p``, flat (S * M,)."""
+    if strategy == "uniform":
+        idx = _k.uniform_bin_index(p, n_bins)
+    else:  # quantile edges are computed per cell, as in beta_calibration_error
+        idx = np.empty(p.shape[0], dtype=np.intp)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
+        for s in range(n_cells):
+            rows = order[bounds[s] : bounds[s + 1]]
+            w_s = None if w is None else w[rows]
+            if w_s is not None and not np.sum(w_s) > 0:
+                idx[rows] = 0
+                continue
+            idx[rows] = _k.quantile_bin_index(
+                p[rows], _k.quantile_edges(p[rows], w_s, n_bins)
+            )
+    combined = codes * n_bins + idx
+    _, weight, sum_p, sum_y = _k.bin_sums(combined, n_cells * n_bins, p, y, w)
+    return weight, sum_y, sum_p
+
+
+def _binomial_mad(n, mu):
+    """``E|X - n mu|`` for ``X ~ Binomial(n, mu)``, elementwise.
+
+    De Moivre's closed form ``2 k C(n, k) mu^k (1 - mu)^(n - k + 1)`` with
+    ``k = floor(n mu) + 1`` (Diaconis and Zabell, "Closed form summation for
+    classical distributions", Statist. Sci. 1991); through ``gammaln`` it
+    also takes the non-integer ``n`` of weighted bins. 0 where ``mu`` is 0 or
+    1 or ``n`` is 0.
+    """
+    inside = (mu > 0) & (mu < 1) & (n > 0)
+    out = np.zeros_like(n, dtype=np.float64)
+    n, mu = n[inside], mu[inside]
+    k = np.minimum(np.floor(n * mu) + 1, n)
+    log_mad = (
+        np.log(2 * k)
+        + gammaln(n + 1)
+        - gammaln(k + 1)
+        - gammaln(n - k + 1)
+        + k * np.log(mu)
+        + (n - k + 1) * np.log1p(-mu)
+    )
+    out[inside] = np.exp(log_mad)
+    return out
+
+
+def _squared_gaps(weight, sum_y, sum_p):
+    """Per bin: ``W_b gap_b**2`` and its noise part ``W_b acc(1-acc)/(W_b-1)``.
+
+    ``E[acc_b (1 - acc_b)] / (W_b - 1) = mu_b (1 - mu_b) / W_b = Var(acc_b)``
+    for ``W_b`` rows of accuracy ``mu_b`` (Kumar et al. 2019, Sec. 5), so the
+    difference of the two is unbiased for ``W_b (mu_b - conf_b)**2``. Bins
+    with ``W_b <= 1`` have no noise estimate (0).
+    """
+    ok = weight > 0
+    acc = np.divide(sum_y, weight, out=np.zeros_like(weight), where=ok)
+    conf = np.divide(sum_p, weight, out=np.zeros_like(weight), where=ok)
+    gap2 = weight * (acc - conf) ** 2
+    big = weight > 1
+    noise = np.zeros_like(weight)
+    noise[big] = weight[big] * acc[big] * (1 - acc[big]) / (weight[big] - 1)
+    return gap2, noise
+
+
+@validate_params(
+    {
+        **_COMMON,
+        "groups": ["array-like", None],
+        "norm": [StrOptions({"l1", "l2", "l2_squared"})],
+    },
+    prefer_skip_nested_validation=True,
+)
+def beta_calibration_noise_floor(
+    y_true,
+    y_prob,
+    *,
+    groups=None,
+    sample_weight=None,
+    n_bins=10,
+    strategy="uniform",
+    norm="l1",
+):
+    """The beta-CE that sampling noise alone produces on these cells and bins.
+
+    The expected plug-in :func:`beta_calibration_error` of these very
+    confidences if they were *perfectly calibrated* (labels drawn as
+    ``Bernoulli(confidence)``), on the same cells and bins: a beta-CE at or
+    below the floor is indistinguishable from perfect calibration, and
+    differences between two calibrators that are smaller than the floor are
+    not evidence that one is better calibrated.
+    Report it beside every binned beta-CE (Kumar et al. 2019 show that the
+    plug-in estimate is dominated by this term when bins are small).
+
+    Read more in the :ref:`User Guide <metrics>`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Correctness labels, 0/1 or bool; validated with ``y_prob`` but not
+        used by the floor.
+    y_prob : array-like of shape (n_samples,)
+        Confidence that the answer is correct, in ``[0, 1]``: it sets the bins
+        and the accuracy a calibrated confidence would have.
+    groups : array-like of shape (n_samples,), default=None
+        Cell id per row, as in :func:`beta_calibration_error`; ``None`` is a
+        single cell (the floor of :func:`expected_calibration_error`).
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative frequency weights.
+    n_bins : int, default=10
+        Bins within each cell.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning within each cell.
+    norm : {"l1", "l2", "l2_squared"}, default="l1"
+        The norm of the beta-CE this floor goes with. With ``conf_sb`` the
+        mean confidence of bin ``(s, b)`` and ``X_sb ~ Binomial(W_sb,
+        conf_sb)`` (the bin's correct answers under perfect calibration):
+        ``"l1"``: ``sum_{s,b} E|X_sb - W_sb conf_sb| / W``, by de Moivre's
+        closed form for the binomial mean absolute deviation;
+        ``"l2_squared"``: ``sum_{s,b} (W_sb/W) Var(X_sb / W_sb) = sum_{s,b}
+        conf_sb (1 - conf_sb) / W``; ``"l2"``: its square root. Confidences
+        that vary inside a bin make the true floor slightly smaller (the
+        binomial is the most spread-out sum of Bernoullis of that mean).
+
+    Returns
+    -------
+    floor : float
+        Non-negative; in the units of the matching beta-CE.
+
+    See Also
+    --------
+    beta_calibration_error : The error this floor is read against.
+    cell_calibration_table : Per cell, a simulated ``1 - alpha`` quantile of
+        the same null (``noise_level``) beside each cell's error.
+
+    References
+    ----------
+    .. [1] A. Kumar, P. Liang and T. Ma, "Verified Uncertainty Calibration",
+       NeurIPS 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics import (
+    ...     beta_calibration_error, beta_calibration_noise_floor)
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)
+    >>> y = rng.uniform(size=300) < p          # perfectly calibrated
+    >>> g = rng.integers(0, 10, size=300)      # 10 cells of ~30 rows
+    >>> round(beta_calibration_error(y, p, groups=g), 3)   # looks bad ...
+    0.192
+    >>> round(beta_calibration_noise_floor(y, p, groups=g), 3)  # ... is noise
+    0.178
+    """
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    if groups is None:
+        codes, n_cells = np.zeros(p.shape[0], dtype=np.intp), 1
+    else:
+        codes, n_cells = _check_groups(groups, p.shape[0])
+    weight, _, sum_p = _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy)
+    ok = weight > 0
+    conf = np.divide(sum_p, weight, out=np.zeros_like(weight), where=ok)
+    if norm == "l1":
+        return float(np.sum(_binomial_mad(weight, conf)) / total)
+    floor = float(np.sum(conf * (1 - conf)) / total)  # sum (W_sb/W) Var(acc_sb)
+    return floor if norm == "l2_squared" else float(np.sqrt(floor))

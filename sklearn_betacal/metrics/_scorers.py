@@ -28,8 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_cell_ids, split_confidence_features
 from ._calibration_error import (
+    _BETA_NORMS,
     _N_BINS,
-    _NORMS,
     _STRATEGIES,
     beta_calibration_error,
     expected_calibration_error,
@@ -147,7 +147,8 @@ neg_beta_calibration_error_scorer = _BetaCalibrationErrorScorer(None, 0, {})
         "confidence_column": [numbers.Integral, str, None],
         "n_bins": [_N_BINS],
         "strategy": [_STRATEGIES],
-        "norm": [_NORMS],
+        "norm": [_BETA_NORMS],
+        "debiased": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -158,6 +159,7 @@ def make_beta_calibration_error_scorer(
     n_bins=10,
     strategy="uniform",
     norm="l1",
+    debiased=False,
 ):
     """Make a ``-beta_calibration_error`` scorer with a fixed (or own) partition.
 
@@ -188,8 +190,14 @@ def make_beta_calibration_error_scorer(
         Bins within each cell.
     strategy : {"uniform", "quantile"}, default="uniform"
         Binning within each cell.
-    norm : {"l1", "l2", "max"}, default="l1"
-        Per-cell error, see :func:`expected_calibration_error`.
+    norm : {"l1", "l2", "max", "l2_squared"}, default="l1"
+        Per-cell error, see :func:`beta_calibration_error`.
+    debiased : bool, default=False
+        Score with Kumar et al.'s debiased estimate (needs
+        ``norm="l2_squared"``): the plug-in beta-CE rewards a candidate whose
+        bins happen to be large (less noise), the debiased one does not, so
+        this is the honest choice for tuning ``points_per_bin`` or the
+        partition depth.
 
     Returns
     -------
@@ -233,5 +241,12 @@ def make_beta_calibration_error_scorer(
                 f"partitioner (it is never refit); {type(partitioner).__name__} "
                 f"is not fitted: {exc}"
             ) from None
+    if debiased and norm != "l2_squared":
+        raise ValueError(
+            "debiased=True needs norm='l2_squared' (Kumar et al.'s correction is "
+            f"for squared gaps); got norm={norm!r}."
+        )
     kwargs = {"n_bins": n_bins, "strategy": strategy, "norm": norm}
+    if debiased:
+        kwargs["debiased"] = True
     return _BetaCalibrationErrorScorer(partitioner, confidence_column, kwargs)
