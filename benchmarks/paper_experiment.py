@@ -8,8 +8,11 @@ Data: the Influences-on-LLM-Calibration records in ``../shared/data/influences``
 For every (dataset, model, confidence kind) and for a pooled row per dataset
 (all models together, the model's identity available to beta: the model
 column crossed with every kd-tree, :class:`CrossPartitioner`), run the 20:60:10:10 protocol
-of :mod:`sklearn_betacal._protocol` for ``--seeds`` seeds and report CE(h; beta),
-ECE and AUAC as mean +- 95% t-interval over seeds, in the layout of Table 2.
+of :mod:`sklearn_betacal._protocol` for ``--seeds`` seeds and report CE(h; beta)
+with its noise floor and debiased squared version, ECE, Brier and AUAC as
+mean +- 95% t-interval over seeds, in the layout of Table 2. Hyper-parameters
+are tuned on the tuning split by the debiased CE(h; beta) (``--tune-by
+beta_ce``, default) or by AUAC as the paper does (``--tune-by auac``).
 
 Usage::
 
@@ -96,13 +99,18 @@ def main(argv=None):
     parser.add_argument("--no-per-model", action="store_true")
     parser.add_argument("--depths", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--points-per-bin", nargs="+", type=int, default=[20, 40, 80])
+    parser.add_argument("--tune-by", choices=["beta_ce", "auac"], default="beta_ce")
     parser.add_argument(
         "--out", type=Path, default=HERE / "results" / "paper_experiment.md"
     )
     args = parser.parse_args(argv)
 
     A = load_verb(args.data)
-    base = {"depths": tuple(args.depths), "points_per_bin": tuple(args.points_per_bin)}
+    base = {
+        "depths": tuple(args.depths),
+        "points_per_bin": tuple(args.points_per_bin),
+        "tune_by": args.tune_by,
+    }
     tasks = [
         (key, rows, group, list(range(args.seeds)), base)
         for key, rows, group in configurations(
@@ -135,8 +143,12 @@ def main(argv=None):
         f"Seeds: {args.seeds}. Runtime: {time.perf_counter() - start:.0f} s on "
         f"{os.cpu_count()} cores. Mean ± 95% t-interval over seeds. "
         f"Grid: kd-tree depth {args.depths} x points per bin "
-        f"{args.points_per_bin}; evaluation beta: depth-2 kd-tree "
-        "(crossed with the model for pooled rows).",
+        f"{args.points_per_bin}, tuned by "
+        f"{'the debiased CE(h;β)' if args.tune_by == 'beta_ce' else 'AUAC'} on "
+        "the tuning split; evaluation beta: depth-2 kd-tree "
+        "(crossed with the model for pooled rows). floor: CE(h;β) that "
+        "perfectly calibrated confidences would get on the same cells and bins; "
+        "CE²(h;β) debiased ×100: Kumar et al.'s unbiased squared error.",
         "",
         wins,
         "",
@@ -165,25 +177,29 @@ def write_diagram(folder, row, preds):
 
 
 def win_counts(summary):
-    """How often each calibrator has the best CE(h;beta) / AUAC per configuration."""
+    """How often each calibrator is best per configuration, by each score."""
+    scores = [("beta_ce", "min", "best CE(h;β)")]
+    if "beta_ce_debiased_mean" in summary:
+        scores.append(("beta_ce_debiased", "min", "best debiased CE²(h;β)"))
+    scores.append(("auac", "max", "best AUAC"))
+    head = [name for _, _, name in scores]
     lines = [
-        "| calibrator | best CE(h;β) | best AUAC | mean rank CE(h;β) |",
-        "|---|---|---|---|",
+        "| calibrator | " + " | ".join(head) + " | mean rank CE(h;β) |",
+        "|---" * (len(head) + 2) + "|",
     ]
     groups = summary.groupby(["dataset", "model", "kind"], sort=False)
-    best_ce, best_auac, ranks = {}, {}, {}
+    wins = {m: {} for m, _, _ in scores}
+    ranks = {}
     for _, block in groups:
-        ce_winner = block.loc[block.beta_ce_mean.idxmin(), "calibrator"]
-        auac_winner = block.loc[block.auac_mean.idxmax(), "calibrator"]
-        best_ce[ce_winner] = best_ce.get(ce_winner, 0) + 1
-        best_auac[auac_winner] = best_auac.get(auac_winner, 0) + 1
+        for m, how, _ in scores:
+            col = block[f"{m}_mean"]
+            winner = block.loc[col.idxmin() if how == "min" else col.idxmax()]
+            wins[m][winner.calibrator] = wins[m].get(winner.calibrator, 0) + 1
         for cal, rank in zip(block.calibrator, block.beta_ce_mean.rank(), strict=True):
             ranks.setdefault(cal, []).append(rank)
     for cal in summary.calibrator.unique():
-        lines.append(
-            f"| {cal} | {best_ce.get(cal, 0)} | {best_auac.get(cal, 0)} | "
-            f"{np.mean(ranks[cal]):.2f} |"
-        )
+        counts = " | ".join(str(wins[m].get(cal, 0)) for m, _, _ in scores)
+        lines.append(f"| {cal} | {counts} | {np.mean(ranks[cal]):.2f} |")
     return "\n".join(lines)
 
 

@@ -96,6 +96,12 @@ def run_demo(*, seeds=4, kinds=("verbal", "token"), config=None, progress=True):
     return summary, results, first_preds
 
 
+def _tuned_by(results):
+    names = {"beta_ce": "the debiased CE(h;β)", "auac": "AUAC (the paper's choice)"}
+    used = results["tune_by"].unique() if "tune_by" in results else ["auac"]
+    return " / ".join(names[u] for u in used)
+
+
 def _worst_cells(preds, k=2, min_rows=20):
     """Evaluation cells with the largest raw-confidence calibration gap."""
     y, h, cells = preds["_y"], preds["_h"], preds["_cells"]
@@ -123,12 +129,14 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
         "Protocol (paper Sec. 5): 20:60:10:10 split; kd-tree beta on a "
         "TF-IDF+SVD embedding of question + answer, fitted on the 20% split "
         "without labels; calibrators trained on the 60% split; kd-tree depth "
-        "and points-per-bin chosen by AUAC on the 10% tuning split "
-        "(GridSearchCV + PredefinedSplit); metrics on the last 10%.",
+        f"and points-per-bin chosen by {_tuned_by(results)} on the 10% tuning "
+        "split (GridSearchCV + PredefinedSplit); metrics on the last 10%.",
         "CE(h;β): per-cell binned calibration error on a fixed evaluation "
         f"beta (depth-{ProtocolConfig().eval_depth} kd-tree x model), weighted "
-        "by cell size (App. A.1). Mean ± 95% t-interval over seeds; best in "
-        "bold.",
+        "by cell size (App. A.1); floor: what perfectly calibrated "
+        "confidences would score on the same cells and bins (noise); "
+        "CE²(h;β) debiased: Kumar et al.'s unbiased squared error. Mean ± 95% "
+        "t-interval over seeds; best in bold.",
         "",
     ]
     for kind, block in summary.groupby("kind", sort=False):

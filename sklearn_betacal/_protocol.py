@@ -11,11 +11,18 @@ judge label and, for one random seed:
    :class:`~sklearn_betacal.KDTreePartitioner` per candidate depth on it;
 3. tunes every calibrator's hyper-parameters with scikit-learn's
    ``GridSearchCV`` over a ``PredefinedSplit`` (train on the calibration
-   split, score on the tuning split) with the AUAC scorer, as the paper does,
-   then refits the chosen configuration on the calibration split alone;
+   split, score on the tuning split), by default with the debiased squared
+   CE(h; beta) on the evaluation beta (Kumar et al. 2019), with
+   ``tune_by="auac"`` by AUAC as the paper does, then refits the chosen
+   configuration on the calibration split alone;
 4. scores the calibrated test confidences by CE(h; beta) (Def. 2.4, estimated
    as in App. A.1 on one fixed evaluation beta shared by all calibrators),
-   ECE and AUAC.
+   its noise floor and debiased squared version, ECE, Brier score and AUAC.
+
+Why not AUAC by default: the AUAC changes under monotone rescaling and
+rewards high confidences, so a search that maximises it picks the smallest
+``points_per_bin`` and the deepest tree (the noisiest, most overconfident
+candidate); raw confidences often have the best AUAC of all.
 
 Both ``betacal demo`` and ``benchmarks/paper_experiment.py`` call
 :func:`run_protocol`; nothing here prints, so the callers own progress output.
@@ -67,6 +74,9 @@ class ProtocolConfig:
     ``group_column`` (e.g. ``"model"`` for rows pooled over several LLMs)
     makes that column part of beta: every kd-tree, the evaluation one
     included, is crossed with the groups (:class:`CrossPartitioner`).
+    ``tune_by`` is the tuning score: ``"beta_ce"`` (debiased squared
+    CE(h; beta) on the evaluation beta, the default) or ``"auac"`` (the
+    paper's choice).
     """
 
     fractions: tuple = (0.2, 0.6, 0.1, 0.1)
@@ -80,6 +90,7 @@ class ProtocolConfig:
     extra_feature_columns: tuple = ()
     group_column: str = None
     hierarchical_kwargs: dict = field(default_factory=dict)
+    tune_by: str = "beta_ce"
 
 
 def split_indices(n, fractions, seed):
@@ -206,8 +217,9 @@ def run_protocol(
     Returns
     -------
     results : pandas.DataFrame
-        One row per calibrator: ``calibrator, seed, beta_ce, ece, auac,
-        best_params, n_test, warnings``; ``warnings`` is a tuple of the
+        One row per calibrator: ``calibrator, seed, beta_ce, beta_ce_floor,
+        beta_ce_debiased, ece, brier, auac, best_params, tune_by, n_test,
+        warnings``; ``warnings`` is a tuple of the
         distinct ``"Category: message"`` warnings raised while that
         calibrator was tuned, fitted and scored (they are recorded, not
         shown, so that the caller can report each once).
@@ -217,13 +229,22 @@ def run_protocol(
         ``"_cells"`` (evaluation-beta cell ids of the test rows) and, with
         ``config.group_column``, ``"_groups"`` (that column on the test rows).
     """
+    from sklearn.metrics import brier_score_loss
+
     from sklearn_betacal.metrics import (
         area_under_accuracy_confidence,
+        area_under_accuracy_confidence_scorer,
         beta_calibration_error,
+        beta_calibration_noise_floor,
         expected_calibration_error,
+        make_beta_calibration_error_scorer,
     )
 
     config = config or ProtocolConfig()
+    if config.tune_by not in ("beta_ce", "auac"):
+        raise ValueError(
+            f"tune_by must be 'beta_ce' or 'auac'; got {config.tune_by!r}."
+        )
     frame = frame.reset_index(drop=True)
     h = frame[confidence].to_numpy(dtype=np.float64)
     y = frame[label].to_numpy(dtype=np.float64)
@@ -236,6 +257,15 @@ def run_protocol(
     ]
     evaluator = _partitioner(config.eval_depth, Z.shape[1], config).fit(Z[part])
     test_cells = np.asarray(evaluator.transform(Z[test])).ravel()
+    if config.tune_by == "auac":
+        scoring = area_under_accuracy_confidence_scorer
+    else:  # every candidate on the same beta, noise taken out
+        scoring = make_beta_calibration_error_scorer(
+            FrozenEstimator(evaluator),
+            n_bins=config.n_bins,
+            norm="l2_squared",
+            debiased=True,
+        )
 
     search_rows = np.concatenate([cal, tune])
     fold = np.r_[np.full(len(cal), -1), np.zeros(len(tune), dtype=int)]
@@ -255,7 +285,7 @@ def run_protocol(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             p, best = _fit_and_predict(
-                estimator, grid, columns, X, y, cal, test, search_rows, fold, h
+                estimator, grid, columns, X, y, (cal, test, search_rows, fold), scoring
             )
         predictions[name] = p
         raised = []
@@ -272,9 +302,22 @@ def run_protocol(
                 "beta_ce": beta_calibration_error(
                     y[test], p, groups=test_cells, n_bins=config.n_bins
                 ),
+                "beta_ce_floor": beta_calibration_noise_floor(
+                    y[test], p, groups=test_cells, n_bins=config.n_bins
+                ),
+                "beta_ce_debiased": beta_calibration_error(
+                    y[test],
+                    p,
+                    groups=test_cells,
+                    n_bins=config.n_bins,
+                    norm="l2_squared",
+                    debiased=True,
+                ),
                 "ece": expected_calibration_error(y[test], p, n_bins=config.n_bins),
+                "brier": brier_score_loss(y[test], p, labels=[0, 1]),
                 "auac": area_under_accuracy_confidence(y[test], p),
                 "best_params": _describe(best),
+                "tune_by": config.tune_by,
                 "n_test": len(test),
                 "warnings": tuple(dict.fromkeys(raised)),
             }
@@ -284,28 +327,42 @@ def run_protocol(
     return pd.DataFrame(rows), predictions
 
 
-def _fit_and_predict(estimator, grid, columns, X, y, cal, test, search_rows, fold, h):
-    """Tune (AUAC on the tuning split), refit on D_cal, predict the test split."""
-    from sklearn_betacal.metrics import area_under_accuracy_confidence_scorer
+def _fit_and_predict(estimator, grid, columns, X, y, splits, scoring):
+    """Tune (``scoring`` on the tuning split), refit on D_cal, predict the test.
 
-    Xc = X if columns == "all" else X[:, :1]
+    Confidence-only calibrators see ``X[:, :1]`` through a column selector,
+    so that a beta-CE scorer can still read the partition features of ``X``.
+    """
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    cal, test, search_rows, fold = splits
     best = {}
     if estimator is None:
-        return h[test], best
+        return X[test, 0], best
+    if columns != "all":
+        estimator = make_pipeline(FunctionTransformer(_confidence_only), estimator)
+        grid = {f"{estimator.steps[-1][0]}__{k}": v for k, v in grid.items()}
     if grid:
         search = GridSearchCV(
             estimator,
             grid,
-            scoring=area_under_accuracy_confidence_scorer,
+            scoring=scoring,
             cv=PredefinedSplit(fold),
             refit=False,
             error_score="raise",
         )
-        search.fit(Xc[search_rows], y[search_rows])
+        search.fit(X[search_rows], y[search_rows])
         best = search.best_params_
     model = clone(estimator).set_params(**best)
-    model.fit(Xc[cal], y[cal])
-    return model.predict_proba(Xc[test])[:, 1], best
+    model.fit(X[cal], y[cal])
+    best = {k.split("__", 1)[-1]: v for k, v in best.items()}
+    return model.predict_proba(X[test])[:, 1], best
+
+
+def _confidence_only(X):
+    """The confidence column of ``X = [h, features...]``."""
+    return X[:, :1]
 
 
 def collect_warnings(results):
@@ -349,9 +406,10 @@ def _describe(params):
 def summarize(results, by=("calibrator",)):
     """Mean and 95% t-interval half-width over seeds, per group.
 
-    Returns a DataFrame with ``beta_ce_mean, beta_ce_ci, ece_mean, ece_ci,
-    auac_mean, auac_ci, n_seeds`` per group (half-width NaN with one seed:
-    no interval can be had from a single value).
+    Returns a DataFrame with ``<metric>_mean, <metric>_ci`` for every metric
+    column present (``beta_ce, beta_ce_floor, beta_ce_debiased, ece, brier,
+    auac``) and ``n_seeds`` per group (half-width NaN with one seed: no
+    interval can be had from a single value).
     """
     from scipy import stats
 
@@ -366,47 +424,60 @@ def summarize(results, by=("calibrator",)):
         )
 
     grouped = results.groupby(list(by), sort=False)
-    out = grouped.agg(
-        beta_ce_mean=("beta_ce", "mean"),
-        beta_ce_ci=("beta_ce", ci),
-        ece_mean=("ece", "mean"),
-        ece_ci=("ece", ci),
-        auac_mean=("auac", "mean"),
-        auac_ci=("auac", ci),
-        n_seeds=("seed", "nunique"),
-    )
+    metrics = [m for m in _METRICS if m in results.columns]
+    spec = {}
+    for m in metrics:
+        spec[f"{m}_mean"] = (m, "mean")
+        spec[f"{m}_ci"] = (m, ci)
+    out = grouped.agg(**spec, n_seeds=("seed", "nunique"))
     return out.reset_index()
+
+
+# metric columns of run_protocol's results, in table order
+_METRICS = ("beta_ce", "beta_ce_floor", "beta_ce_debiased", "ece", "brier", "auac")
+_HEADS = {
+    "beta_ce": "CE(h;β)",
+    "beta_ce_floor": "floor",
+    "beta_ce_debiased": "CE²(h;β) debiased ×100",
+    "ece": "ECE",
+    "brier": "Brier",
+    "auac": "AUAC",
+}
 
 
 def format_table(summary, keys=("calibrator",)):
     """Markdown table in the layout of the paper's Table 2 (best in bold).
 
     Values are ``mean ± half-width`` of the 95% t-interval over seeds when a
-    row has at least two seeds, the plain value otherwise.
+    row has at least two seeds, the plain value otherwise. Columns: CE(h;β),
+    its noise floor and debiased squared version (x100) where present, ECE,
+    Brier where present, and AUAC; the best CE(h;β), debiased CE and AUAC of
+    each group are bold.
     """
+    metrics = [m for m in _METRICS if f"{m}_mean" in summary.columns]
     lines = []
-    head = [*keys, "CE(h;β)", "ECE", "AUAC"]
+    head = [*keys, *(_HEADS[m] for m in metrics)]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     group_keys = [k for k in keys if k != "calibrator"]
     groups = summary.groupby(group_keys, sort=False) if group_keys else [((), summary)]
+    bold = {"beta_ce": "min", "beta_ce_debiased": "min", "auac": "max"}
     for _, block in groups:
-        best_ce = block.beta_ce_mean.min()
-        best_auac = block.auac_mean.max()
+        best = {
+            m: getattr(block[f"{m}_mean"], how)()
+            for m, how in bold.items()
+            if m in metrics
+        }
         for _, row in block.iterrows():
             # an interval needs at least two seeds; one seed gives the value
             spread = getattr(row, "n_seeds", 1) >= 2
-
-            def cell(mean, ci, spread=spread):
-                return f"{mean:.3f} ± {ci:.3f}" if spread else f"{mean:.3f}"
-
-            ce = cell(row.beta_ce_mean, row.beta_ce_ci)
-            auac = cell(row.auac_mean, row.auac_ci)
-            ece = cell(row.ece_mean, row.ece_ci)
-            if row.beta_ce_mean == best_ce:
-                ce = f"**{ce}**"
-            if row.auac_mean == best_auac:
-                auac = f"**{auac}**"
             cells = [str(row[k]) for k in keys]
-            lines.append("| " + " | ".join([*cells, ce, ece, auac]) + " |")
+            for m in metrics:
+                scale = 100.0 if m == "beta_ce_debiased" else 1.0
+                mean, half = row[f"{m}_mean"] * scale, row[f"{m}_ci"] * scale
+                text = f"{mean:.3f} ± {half:.3f}" if spread else f"{mean:.3f}"
+                if m in best and row[f"{m}_mean"] == best[m]:
+                    text = f"**{text}**"
+                cells.append(text)
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -467,7 +467,8 @@ def _add_demo(subparsers):
         help="the paper's protocol on the bundled data (the main job)",
         description=(
             "Runs the beta-calibration protocol of the paper (20:60:10:10 split, "
-            "kd-tree beta on text embeddings, GridSearchCV tuning by AUAC) on the "
+            "kd-tree beta on text embeddings, GridSearchCV tuning by the debiased "
+            "beta-CE, or by AUAC as the paper does) on the "
             "bundled TriviaQA confidences of 12 LLMs, prints the comparison table "
             "and writes a report folder (Markdown + PNG reliability diagrams when "
             "matplotlib is installed)."
@@ -490,6 +491,13 @@ def _add_demo(subparsers):
         help="report folder (betacal-report); its report files are replaced",
     )
     parser.add_argument(
+        "--tune-by",
+        choices=["beta_ce", "auac"],
+        default="beta_ce",
+        help="tuning score on the tuning split: debiased beta-CE (beta_ce) or "
+        "the paper's AUAC",
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress bar on stderr"
     )
     parser.set_defaults(func=_run_demo)
@@ -499,7 +507,7 @@ def _run_demo(args):
     import time
 
     from ._demo import run_demo, write_report
-    from ._protocol import format_table
+    from ._protocol import ProtocolConfig, format_table
 
     if args.seeds < 1:
         raise UsageError(f"--seeds must be a positive integer; got {args.seeds}")
@@ -507,8 +515,9 @@ def _run_demo(args):
         raise UsageError(f"--out {args.out} exists and is not a folder")
     kinds = ("verbal", "token") if args.kind == "both" else (args.kind,)
     start = time.perf_counter()
+    config = ProtocolConfig(group_column="model", tune_by=args.tune_by)
     summary, results, preds = run_demo(
-        seeds=args.seeds, kinds=kinds, progress=not args.quiet
+        seeds=args.seeds, kinds=kinds, config=config, progress=not args.quiet
     )
     elapsed = time.perf_counter() - start
     for kind, block in summary.groupby("kind", sort=False):

@@ -23,7 +23,11 @@ def test_demo_cli_writes_report_and_prints_table(small_demo, tmp_path, capsys):
     status = main(["demo", "--seeds", "1", "--kind", "verbal", "--out", str(out)])
     assert status == 0
     captured = capsys.readouterr()
-    assert "| calibrator | CE(h;β) | ECE | AUAC |" in captured.out
+    assert (
+        "| calibrator | CE(h;β) | floor | CE²(h;β) debiased ×100 | ECE | Brier | AUAC |"
+        in captured.out
+    )
+    assert "debiased CE(h;β) on the 10% tuning" in (out / "report.md").read_text()
     for name in ("BB", "HS-BB", "S-BB", "S-B", "TS", "None"):
         assert f"| {name} |" in captured.out
     assert "8/8" in captured.err  # the progress bar reached the end
@@ -41,3 +45,10 @@ def test_demo_cli_rejects_bad_arguments(tmp_path, capsys):
     not_a_dir.write_text("x")
     assert main(["demo", "--out", str(not_a_dir)]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_demo_cli_tune_by_auac_is_the_papers_option(small_demo, tmp_path):
+    out = tmp_path / "report"
+    argv = ["demo", "--seeds", "1", "--kind", "verbal", "--out", str(out), "--quiet"]
+    assert main([*argv, "--tune-by", "auac"]) == 0
+    assert "by AUAC (the paper's choice) on the 10%" in (out / "report.md").read_text()

@@ -63,6 +63,63 @@ def test_run_protocol_bundled_slice_all_calibrators_finite_and_hsbb_beats_none()
     assert "_groups" not in preds
 
 
+@pytest.mark.parametrize("tune_by", ["beta_ce", "auac"])
+def test_run_protocol_tunes_by_the_chosen_score(tune_by):
+    """The chosen b is the grid point with the best tuning-split score."""
+    from sklearn.frozen import FrozenEstimator
+
+    from sklearn_betacal import UMDBinner
+    from sklearn_betacal._protocol import _features, _partitioner
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+    from sklearn_betacal.metrics import (
+        area_under_accuracy_confidence,
+        beta_calibration_error,
+    )
+
+    frame = load_triviaqa_confidence().frame
+    rows = frame[frame.model.isin(sorted(frame.model.unique())[:2])]
+    rows = rows.reset_index(drop=True)
+    grid = (15, 60, 240)
+    config = ProtocolConfig(
+        depths=(1,),
+        points_per_bin=grid,
+        n_components=8,
+        calibrators=("B", "S"),
+        tune_by=tune_by,
+    )
+    results, _ = run_protocol(rows, "verbal_confidence", seed=1, config=config)
+    assert set(results.tune_by) == {tune_by}
+    for col in ("beta_ce_floor", "beta_ce_debiased", "brier"):
+        assert np.all(np.isfinite(results[col]))
+    assert np.all(results.beta_ce_floor > 0)
+    # redo the search by hand on the same splits
+    part, cal, tune, _ = split_indices(len(rows), config.fractions, 1)
+    Z = _features(rows, config, part, 1)
+    cells = FrozenEstimator(_partitioner(2, Z.shape[1], config).fit(Z[part]))
+    h = rows.verbal_confidence.to_numpy(float)
+    y = rows.correct_judge.to_numpy(float)
+    scores = []
+    for b in grid:
+        q = UMDBinner(points_per_bin=b, random_state=1).fit(h[cal], y[cal])
+        q = q.predict_proba(h[tune])[:, 1]
+        if tune_by == "auac":
+            scores.append(area_under_accuracy_confidence(y[tune], q))
+        else:
+            scores.append(
+                -beta_calibration_error(
+                    y[tune],
+                    q,
+                    groups=cells.transform(Z[tune]),
+                    norm="l2_squared",
+                    debiased=True,
+                )
+            )
+    chosen = results.set_index("calibrator").best_params["B"]
+    assert chosen == f"points_per_bin={grid[int(np.argmax(scores))]}"
+    with pytest.raises(ValueError, match="tune_by"):
+        run_protocol(rows, "verbal_confidence", config=ProtocolConfig(tune_by="x"))
+
+
 def _fake_results(seeds):
     rows = []
     for seed in range(seeds):
