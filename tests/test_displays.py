@@ -365,3 +365,34 @@ def test_displays_render_to_png(plt, tmp_path):
         path = tmp_path / f"{type(disp).__name__}.png"
         disp.figure_.savefig(path)
         assert path.stat().st_size > 5000
+
+
+# ------------------------------------------- report figures (side by side)
+def test_report_panels_share_axes_and_keep_the_raw_cell_order(plt):
+    from sklearn_betacal.metrics._plot import _panels
+
+    y, p, g = _data(3000)
+    curves = {"raw": p, "fixed": np.where(g == "hard", p**2, p)}
+    fig, displays = _panels.reliability_grid(y, curves, title="t", ncols=4)
+    axes = [ax for ax in fig.axes if ax.axison]
+    assert len(axes) == 2
+    assert axes[0].get_shared_y_axes().joined(axes[0], axes[1])
+    assert displays["raw"].ax_ is axes[0]
+    assert axes[1].get_title() == f"fixed\nECE = {displays['fixed'].ece:.3f}"
+
+    fig, displays = _panels.cells_grid(y, curves, g, title="t", min_count=100)
+    assert displays["raw"].cells_ == ["hard", "easy"]
+    assert displays["fixed"].cells_ == displays["raw"].cells_  # same rows
+    before = displays["raw"].cell_table.loc["hard", "calibration_error"]
+    after = displays["fixed"].cell_table.loc["hard", "calibration_error"]
+    assert after < before / 2
+    assert fig.legends  # one legend for the figure, not one per panel
+    assert "1 smaller cells not shown" in fig.get_suptitle()
+
+    fig = _panels.worst_cells_grid(y, curves, g, ["hard"], title="t")
+    assert len(fig.axes) == 2
+    assert fig.axes[0].get_ylabel().startswith("hard (n=")
+    assert _panels.worst_cells_grid(y, curves, g, [], title="t") is None
+
+    fig, displays = _panels.selective_figure(y, curves, title="t")
+    assert len(displays["raw"].rc_ax_.lines) == 2  # both curves overlaid

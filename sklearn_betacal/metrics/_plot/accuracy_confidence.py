@@ -140,13 +140,12 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
                 self.rc_coverage,
                 self.rc_risk,
                 label=name,
-                drawstyle="default",
                 clip_on=False,
                 **rc_kwargs,
             )
             self.rc_ax_.set(
                 xlim=(0, 1),
-                ylim=(0, None),
+                ylim=(0, 1),
                 xlabel="coverage (share answered)",
                 ylabel="risk (error rate of the answers kept)",
                 title="risk-coverage",

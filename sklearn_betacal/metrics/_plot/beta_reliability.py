@@ -233,6 +233,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         max_cells=25,
         order=None,
         name=None,
+        legend=True,
     ):
         """Draw the per-cell errors and the worst cells' diagrams.
 
@@ -254,6 +255,8 @@ class BetaCalibrationDisplay(_DisplayMixin):
             cells with at least ``min_count`` rows, worst first.
         name : str, default=None
             Overrides the ``name`` given at construction.
+        legend : bool, default=True
+            Draw the legend (what the markers, bars and ticks mean).
 
         Returns
         -------
@@ -265,7 +268,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         if ax is None:
             fig, ax, panel_axes = self._layout(n_panels, len(self.cells_))
         self.ax_, self.figure_ = ax, ax.figure
-        self._plot_cells(ax, name)
+        self._plot_cells(ax, name, legend)
         panel_axes = [] if panel_axes is None else list(np.ravel(panel_axes))
         self.panel_axes_, self.panel_displays_ = panel_axes, []
         tables = self.reliability_tables or {}
@@ -280,7 +283,6 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 f"CE = {row['calibration_error']:.3f}",
                 fontsize="small",
             )
-            pax.label_outer()
             self.panel_displays_.append(disp)
         for pax in panel_axes[len(worst) :]:
             pax.set_axis_off()
@@ -312,7 +314,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             )
         return fig, ax, panel_axes
 
-    def _plot_cells(self, ax, name):
+    def _plot_cells(self, ax, name, legend):
         table = self.cell_table.loc[self.cells_] if self.cells_ else self.cell_table[:0]
         ypos = np.arange(len(self.cells_))
         ce = table["calibration_error"].to_numpy()
@@ -375,7 +377,15 @@ class BetaCalibrationDisplay(_DisplayMixin):
         if self.excluded_cells_:
             shown += f"; {len(self.excluded_cells_)} smaller cells not shown"
         ax.set_title(("" if name is None else f"{name}\n") + shown, fontsize="small")
-        ax.legend(loc="lower right", fontsize="x-small")
+        if legend:
+            # below the axes: inside it would hide the lowest cells
+            ax.legend(
+                loc="upper center",
+                bbox_to_anchor=(0.5, -0.09),
+                fontsize="x-small",
+                ncols=2,
+                frameon=False,
+            )
 
     @classmethod
     def from_predictions(
@@ -445,6 +455,48 @@ class BetaCalibrationDisplay(_DisplayMixin):
         display : BetaCalibrationDisplay
         """
         y_true, y_prob, name = cls._check_predictions(y_true, y_prob, pos_label, name)
+        disp = cls._compute(
+            y_true,
+            y_prob,
+            groups=groups,
+            sample_weight=sample_weight,
+            n_bins=n_bins,
+            strategy=strategy,
+            alpha=alpha,
+            min_count=min_count,
+            fallback_cells=fallback_cells,
+            cell_names=cell_names,
+            n_resamples=n_resamples,
+            random_state=random_state,
+            name=name,
+        )
+        return disp.plot(
+            ax=ax,
+            panel_axes=panel_axes,
+            n_panels=n_panels,
+            max_cells=max_cells,
+            order=order,
+        )
+
+    @classmethod
+    def _compute(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        groups,
+        sample_weight=None,
+        n_bins=10,
+        strategy="uniform",
+        alpha=0.05,
+        min_count="auto",
+        fallback_cells=(),
+        cell_names=None,
+        n_resamples=200,
+        random_state=None,
+        name=None,
+    ):
+        """The display's numbers, without drawing (no matplotlib needed)."""
         common = {
             "sample_weight": sample_weight,
             "n_bins": n_bins,
@@ -480,7 +532,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 strategy=strategy,
                 sample_weight=None if w_arr is None else w_arr[rows],
             )
-        disp = cls(
+        return cls(
             table,
             reliability_tables=tables,
             cell_names=cell_names,
@@ -489,13 +541,6 @@ class BetaCalibrationDisplay(_DisplayMixin):
             beta_ce=beta_ce,
             name=name,
             alpha=alpha,
-        )
-        return disp.plot(
-            ax=ax,
-            panel_axes=panel_axes,
-            n_panels=n_panels,
-            max_cells=max_cells,
-            order=order,
         )
 
     @classmethod

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: MIT
+"""Report figures: the displays composed side by side with shared axes.
+
+Used by ``betacal demo`` and ``betacal report --plot``. Every figure is a
+:class:`matplotlib.figure.Figure` that is not registered with pyplot, so no
+backend is chosen or needed and nothing stays open; the caller saves it.
+Each function takes the labels once and a mapping ``name -> confidences``
+(raw first, then the calibrators) so that all calibrators are compared on the
+same rows.
+"""
+
+import math
+
+import numpy as np
+
+from ._base import check_matplotlib_support
+from .accuracy_confidence import AccuracyConfidenceDisplay
+from .beta_reliability import BetaCalibrationDisplay
+from .reliability import ReliabilityDisplay
+
+_PANEL = 2.6  # inches per small panel
+
+
+def _figure(nrows, ncols, width, height, **subplots_kw):
+    check_matplotlib_support("betacal report figures")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplots_kw)
+    return fig, axes
+
+
+def _grid_shape(n, ncols):
+    ncols = max(1, min(ncols, n))
+    return math.ceil(n / ncols), ncols
+
+
+def reliability_grid(y_true, curves, *, title, n_bins=10, strategy="uniform", ncols=4):
+    """One reliability diagram per confidence, side by side, shared axes."""
+    nrows, ncols = _grid_shape(len(curves), ncols)
+    fig, axes = _figure(
+        nrows,
+        ncols,
+        _PANEL * ncols + 0.4,
+        _PANEL * nrows + 0.9,
+        sharex=True,
+        sharey=True,
+    )
+    displays = {}
+    for ax, (name, p) in zip(axes.flat, curves.items(), strict=False):
+        disp = ReliabilityDisplay.from_predictions(
+            y_true,
+            p,
+            n_bins=n_bins,
+            strategy=strategy,
+            name=name,
+            ax=ax,
+            legend=False,
+        )
+        ax.set_title(f"{name}\nECE = {disp.ece:.3f}", fontsize="small")
+        displays[name] = disp
+    for ax in axes.flat[len(curves) :]:
+        ax.set_axis_off()
+    for ax in axes.flat:
+        ax.label_outer()
+    fig.suptitle(
+        f"{title}\nbars: 95% Clopper-Pearson interval of the accuracy; marker "
+        "area: share of answers in the bin; dashed: perfect calibration",
+        fontsize="small",
+    )
+    return fig, displays
+
+
+def cells_grid(
+    y_true,
+    curves,
+    groups,
+    *,
+    title,
+    min_count="auto",
+    n_bins=10,
+    cell_names=None,
+    random_state=0,
+    ncols=4,
+    max_cells=25,
+):
+    """Per-cell errors of each confidence side by side, in the raw cell order.
+
+    The first confidence (the raw one) orders the cells, worst first; every
+    other panel lists the same cells in the same rows, so a dot moving left
+    is a cell that calibration fixed. x- and y-axes are shared.
+    """
+    names = list(curves)
+    nrows, ncols = _grid_shape(len(names), ncols)
+    common = {
+        "groups": groups,
+        "n_bins": n_bins,
+        "cell_names": cell_names,
+        "random_state": random_state,
+    }
+    first = BetaCalibrationDisplay._compute(
+        y_true, curves[names[0]], min_count=min_count, **common
+    )
+    order, excluded = first._cell_order(None)
+    order = order[:max_cells]
+    rows = max(len(order), 1)
+    fig, axes = _figure(
+        nrows,
+        ncols,
+        3.3 * ncols + 2.4,
+        (0.24 * rows + 1.3) * nrows + 0.9,
+        sharex=True,
+        sharey=True,
+    )
+    displays = {}
+    for k, (ax, name) in enumerate(zip(axes.flat, names, strict=False)):
+        disp = (
+            first
+            if k == 0
+            else BetaCalibrationDisplay._compute(
+                y_true, curves[name], min_count=first.min_count, **common
+            )
+        )
+        disp.plot(ax=ax, order=order, name=name, legend=False)
+        ax.set_title(f"{name}\nCE(h; beta) = {disp.beta_ce:.3f}", fontsize="small")
+        displays[name] = disp
+    for ax in axes.flat[len(names) :]:
+        ax.set_axis_off()
+    for ax in axes.flat:
+        ax.label_outer()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    labels = [lab.split(" = ")[0] if lab.startswith("CE(h") else lab for lab in labels]
+    fig.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=4,
+        fontsize="x-small",
+        frameon=False,
+    )
+    note = f"cells with >= {first.min_count} rows, worst first for {names[0]}"
+    if excluded:
+        note += f"; {len(excluded)} smaller cells not shown"
+    if not order:
+        note += " -- no cell is large enough to judge"
+    fig.suptitle(f"{title}\n{note}", fontsize="small")
+    return fig, displays
+
+
+def worst_cells_grid(
+    y_true, curves, groups, cells, *, title, n_bins=10, cell_names=None
+):
+    """Reliability diagrams of the given cells (rows) for every confidence
+    (columns), all axes shared: did calibration fix the worst cells?"""
+    names, cells = list(curves), list(cells)
+    if not cells:
+        return None
+    fig, axes = _figure(
+        len(cells),
+        len(names),
+        _PANEL * len(names) + 0.6,
+        _PANEL * len(cells) + 0.9,
+        sharex=True,
+        sharey=True,
+    )
+    g = np.asarray(groups).reshape(-1)
+    labels = cell_names or {}
+    for i, cell in enumerate(cells):
+        rows = g == cell
+        for j, name in enumerate(names):
+            ax = axes[i, j]
+            disp = ReliabilityDisplay.from_predictions(
+                np.asarray(y_true)[rows],
+                np.asarray(curves[name])[rows],
+                n_bins=n_bins,
+                ax=ax,
+                legend=False,
+            )
+            head = f"{name}\n" if i == 0 else ""
+            ax.set_title(f"{head}ECE = {disp.ece:.3f}", fontsize="small")
+            if j == 0:
+                ax.set_ylabel(
+                    f"{str(labels.get(cell, cell))[:28]} (n={int(rows.sum())})\n"
+                    "accuracy",
+                    fontsize="small",
+                )
+            ax.label_outer()
+    fig.suptitle(
+        f"{title}\nrows: the worst cells of {names[0]}; bars: 95% "
+        "Clopper-Pearson interval; marker area: share of the cell's answers",
+        fontsize="small",
+    )
+    return fig
+
+
+def selective_figure(y_true, curves, *, title):
+    """Accuracy-confidence and risk-coverage curves of every confidence."""
+    fig, axes = _figure(1, 2, 10, 4.2)
+    displays = {}
+    for name, p in curves.items():
+        displays[name] = AccuracyConfidenceDisplay.from_predictions(
+            y_true, p, name=name, ax=axes[0]
+        )
+    fig.suptitle(title, fontsize="small")
+    return fig, displays
