@@ -12,8 +12,8 @@ per model (beta-binning, Alg. 1-2, with one cell per model), and compare the
 average-case error (ECE, Def. 2.2) with the beta-calibration error
 (CE(h; beta), Def. 2.4) and the selective-QA score AUAC (Sec. 5).
 
-Runs offline in a few seconds; the plot needs the ``plot`` extra
-(matplotlib).
+Runs offline in a few seconds; the plots (:class:`~sklearn_betacal.ReliabilityDisplay`)
+need the ``plot`` extra (matplotlib).
 """
 
 # %%
@@ -26,7 +26,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from sklearn_betacal import BetaBinningCalibrator, GroupColumnPartitioner, UMDBinner
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    GroupColumnPartitioner,
+    ReliabilityDisplay,
+    UMDBinner,
+)
 from sklearn_betacal.datasets import load_triviaqa_confidence
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence,
@@ -92,26 +97,35 @@ print(pd.DataFrame(rows).set_index("confidence").round(3))
 #
 # Reliability diagrams with counts
 # --------------------------------
-# Points at (mean confidence, accuracy) with their exact intervals, and the
-# bin counts underneath, so that a sparse bin never looks like a measurement.
-fig, axes = plt.subplots(
-    2, 3, figsize=(10, 5), sharex=True, gridspec_kw={"height_ratios": [3, 1]}
+# :class:`~sklearn_betacal.ReliabilityDisplay` draws the same table: points
+# at (mean confidence, accuracy) with their exact intervals, the ECE in the
+# legend, and the counts -- here as marker areas, since the three diagrams
+# share one row of axes. A sparse bin has a small marker and a long bar, so it
+# never looks like a measurement.
+fig, axes = plt.subplots(1, 3, figsize=(11, 4), sharey=True, layout="constrained")
+for ax, (name, p) in zip(axes, confidences.items(), strict=True):
+    ReliabilityDisplay.from_predictions(y[test], p, name=name, ax=ax)
+    ax.set_title(name)
+plt.show()
+
+# %%
+# Overlaid, with the count histogram
+# ----------------------------------
+# Drawing into the same axes overlays the calibrators; when the display makes
+# its own figure, the counts are a histogram under the diagram. Equal-mass
+# bins (``strategy="quantile"``) put the same number of answers in every bin:
+# the raw verbalized confidences are so concentrated that several quantile
+# bins coincide.
+raw = ReliabilityDisplay.from_predictions(
+    y[test], h[test], name="verbalized", strategy="quantile"
 )
-for j, (name, p) in enumerate(confidences.items()):
-    t = reliability_table(y[test], p)
-    full = t[~t["empty"]]
-    ax, bars = axes[0, j], axes[1, j]
-    ax.plot([0, 1], [0, 1], ls="--", color="0.6", lw=1)
-    yerr = np.vstack(
-        [full["accuracy"] - full["ci_lower"], full["ci_upper"] - full["accuracy"]]
-    )
-    ax.errorbar(full["mean_confidence"], full["accuracy"], yerr=yerr, fmt="o", ms=4)
-    ax.set_title(f"{name}\nECE {expected_calibration_error(y[test], p):.3f}")
-    ax.set_ylim(0, 1)
-    bars.bar(t["bin_lower"], t["count"], width=0.1, align="edge", color="0.5")
-    bars.set_yscale("log")
-    bars.set_xlabel("confidence")
-axes[0, 0].set_ylabel("accuracy")
-axes[1, 0].set_ylabel("count")
-fig.tight_layout()
+ReliabilityDisplay.from_estimator(
+    bb,
+    X[test],
+    y[test],
+    name="beta-binning",
+    strategy="quantile",
+    ax=raw.ax_,
+    hist_ax=raw.hist_ax_,
+)
 plt.show()
