@@ -28,6 +28,7 @@ _LAZY = {
     "ClusterPartitioner": "._partition",
     "CrossPartitioner": "._partition",
     "BetaBinningCalibrator": "._beta_binning",
+    "CalibratedClassifier": "._calibrated",
     "HierarchicalLogisticScaler": "._hierarchical",
     "ScalingBetaBinningCalibrator": "._scaling_beta_binning",
     "estimate_misspecification": "._scaling_beta_binning",
