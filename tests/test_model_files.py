@@ -12,6 +12,7 @@ import pytest
 from numpy.testing import assert_array_equal
 from sklearn.cluster import KMeans
 from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 import sklearn_betacal as sb
@@ -83,6 +84,13 @@ def _fitted_models():
             "s-bb",
             sb.ScalingBetaBinningCalibrator(kd, scaler="pooled", random_state=0),
             X_emb,
+        ),
+        (
+            "calibrated-classifier",
+            sb.CalibratedClassifier(
+                LogisticRegression(), sb.BetaBinningCalibrator(kd, random_state=0)
+            ),
+            emb,
         ),
     ]
     out = []
