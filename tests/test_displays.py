@@ -396,3 +396,18 @@ def test_report_panels_share_axes_and_keep_the_raw_cell_order(plt):
 
     fig, displays = _panels.selective_figure(y, curves, title="t")
     assert len(displays["raw"].rc_ax_.lines) == 2  # both curves overlaid
+
+
+def test_report_single_figures_are_not_registered_with_pyplot(plt):
+    from sklearn_betacal.metrics._plot import _panels
+
+    y, p, g = _data(3000)
+    before = plt.get_fignums()
+    fig, disp = _panels.reliability_figure(y, p, name="raw")
+    assert disp.hist_ is not None and disp.figure_ is fig
+    cells = BetaCalibrationDisplay._compute(
+        y, p, groups=g, min_count=100, n_resamples=10, random_state=0
+    )
+    fig = _panels.cells_figure(cells, n_panels=2)
+    assert cells.figure_ is fig and len(cells.panel_displays_) == 2
+    assert plt.get_fignums() == before  # nothing left open in pyplot

@@ -147,6 +147,31 @@ def cells_grid(
     return fig, displays
 
 
+def cells_figure(disp, *, n_panels=4, max_cells=25):
+    """A computed :class:`BetaCalibrationDisplay` drawn into a new Figure."""
+    fig, _ = _figure(1, 1, 1, 1)
+    fig.clear()
+    n_rows = min(len(disp._cell_order(None)[0]), max_cells)
+    _, ax, panel_axes = disp._layout(n_panels, n_rows, figure=fig)
+    disp.plot(ax=ax, panel_axes=panel_axes, max_cells=max_cells)
+    return fig
+
+
+def reliability_figure(y_true, y_prob, *, name, n_bins=10, strategy="uniform"):
+    """One reliability diagram with its count histogram, in a new Figure."""
+    fig, axes = _figure(2, 1, 5, 5.6, sharex=True, height_ratios=[3, 1])
+    disp = ReliabilityDisplay.from_predictions(
+        y_true,
+        y_prob,
+        n_bins=n_bins,
+        strategy=strategy,
+        name=name,
+        ax=axes[0, 0],
+        hist_ax=axes[1, 0],
+    )
+    return fig, disp
+
+
 def worst_cells_grid(
     y_true, curves, groups, cells, *, title, n_bins=10, cell_names=None
 ):

@@ -297,13 +297,23 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 )
         return self
 
-    def _layout(self, n_panels, n_rows):
-        import matplotlib.pyplot as plt
+    @staticmethod
+    def _layout(n_panels, n_rows, figure=None):
+        """Per-cell axes on the left, ``n_panels`` shared diagrams on the right.
 
+        Into ``figure`` when given (e.g. a Figure not registered with pyplot),
+        else into a new pyplot figure.
+        """
         ncols = 2 if n_panels > 1 else n_panels
         nrows = max(math.ceil(n_panels / 2), 1)
-        height = max(3.2 * nrows, 0.3 * n_rows + 1.8, 3.5)
-        fig = plt.figure(figsize=(5.5 + 3.2 * ncols, height), layout="constrained")
+        size = (5.5 + 3.2 * ncols, max(3.2 * nrows, 0.3 * n_rows + 1.8, 3.5))
+        if figure is None:
+            import matplotlib.pyplot as plt
+
+            fig = plt.figure(figsize=size, layout="constrained")
+        else:
+            fig = figure
+            fig.set_size_inches(*size)
         grid = fig.add_gridspec(nrows, 1 + ncols, width_ratios=[1.7] + [1] * ncols)
         ax = fig.add_subplot(grid[:, 0])
         panel_axes = []
