@@ -411,3 +411,33 @@ def test_report_single_figures_are_not_registered_with_pyplot(plt):
     fig = _panels.cells_figure(cells, n_panels=2)
     assert cells.figure_ is fig and len(cells.panel_displays_) == 2
     assert plt.get_fignums() == before  # nothing left open in pyplot
+
+
+def test_displays_take_a_calibrated_classifier_with_string_labels(plt):
+    from sklearn.datasets import make_classification
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_betacal import CalibratedClassifier
+
+    X, y = make_classification(n_samples=3000, random_state=0)
+    labels = np.array(["ham", "spam"])[y]
+    clf = LogisticRegression().fit(X[:1000], labels[:1000])
+    cal = CalibratedClassifier(FrozenEstimator(clf), UMDBinner(random_state=0))
+    cal.fit(X[1000:2000], labels[1000:2000])
+    Xt, yt = X[2000:], labels[2000:]
+    p = cal.predict_proba(Xt)[:, 1]
+    disp = ReliabilityDisplay.from_estimator(cal, Xt, yt)
+    assert disp.table.equals(reliability_table(yt == "spam", p))
+    assert disp.line_.get_label().startswith("CalibratedClassifier (ECE")
+    ham = ReliabilityDisplay.from_estimator(cal, Xt, yt, pos_label="ham")
+    assert ham.table.equals(reliability_table(yt == "ham", 1 - p))
+    groups = np.where(Xt[:, 0] > 0, "x0 > 0", "x0 <= 0")
+    cells = BetaCalibrationDisplay.from_estimator(
+        cal, Xt, yt, groups=groups, min_count=10, n_resamples=5
+    )
+    assert set(cells.cells_) == {"x0 > 0", "x0 <= 0"}
+    sel = AccuracyConfidenceDisplay.from_estimator(cal, Xt, yt)
+    assert_allclose(
+        sel.line_.get_ydata(), accuracy_confidence_curve(yt == "spam", p)[1]
+    )

@@ -36,7 +36,9 @@ def check_matplotlib_support(caller_name):
 
 def _estimator_name(estimator):
     """Class name of the estimator, looking through FrozenEstimator/Pipeline."""
-    inner = getattr(estimator, "estimator", estimator)
+    from sklearn.frozen import FrozenEstimator
+
+    inner = estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
     if hasattr(inner, "steps"):
         inner = inner.steps[-1][1]
     return type(inner).__name__
