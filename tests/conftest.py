@@ -15,6 +15,12 @@ from hypothesis import settings
 # Figures render off-screen; library code never chooses a backend.
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+# tests/data/ holds golden values and the scripts that made them. The scripts
+# are run by hand (``python tests/data/<script>.py``) with packages the
+# ``tests`` extra does not install (mpmath, R); they are not test modules, so
+# ``--doctest-modules`` must not import them.
+collect_ignore_glob = ["data/*"]
+
 # CI replays the same examples every run (no flaky draws); a developer's run
 # keeps exploring new ones.
 settings.register_profile("ci", derandomize=True, print_blob=True)

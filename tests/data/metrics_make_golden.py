@@ -20,10 +20,7 @@ import sys
 from fractions import Fraction as F
 from pathlib import Path
 
-try:  # only needed to regenerate; pytest --doctest-modules imports this file
-    import mpmath
-except ImportError:  # pragma: no cover
-    mpmath = None
+import mpmath
 
 # chapter 000 tables: (label, count, conf, acc) exactly as printed
 BEFORE = [
