@@ -25,6 +25,7 @@ from ._validation import (
     check_cell_ids,
     check_confidence,
     check_weights,
+    data_logit_eps,
     expit,
     to_logit,
 )
@@ -105,8 +106,9 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
     covariate : {"confidence", "logit"}, default="confidence"
         For probability input: ``"confidence"`` regresses on the raw
         confidence ``h`` as in the paper; ``"logit"`` on ``logit(h)`` (``h``
-        clipped to ``[1e-12, 1 - 1e-12]``), which makes the one-cell model
-        Platt scaling of the logit.
+        clipped at the data-aware level ``logit_eps_``, as in
+        :class:`PlattScaler`), which makes the one-cell model Platt scaling of
+        the logit.
     solver : {"laplace", "statsmodels-vb", "statsmodels-map"}, default="laplace"
         ``"laplace"``: maximum likelihood under the Laplace approximation of
         the marginal likelihood, random effects as conditional modes -- the
@@ -132,6 +134,12 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         ``(B0, B1)``: population intercept and slope.
     intercept_, coef_ : float
         ``B0`` and ``B1`` again, for convenience.
+    logit_eps_ : ndarray of shape (2,)
+        Only with ``covariate="logit"`` and probability input: the clips
+        ``(low, high)`` of the confidence before its logit, the larger of
+        ``1 / (W + 2)`` and half the distance from the boundary to the
+        closest fitted confidence inside ``(0, 1)`` (see
+        :class:`PlattScaler`).
     cells_ : ndarray of shape (n_cells,)
         Cell ids of the rows with positive weight at fit time (``-1``
         excluded).
@@ -251,9 +259,12 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    def _covariate(self, h):
+    def _covariate(self, h, w=None):
+        """The covariate ``x``; on fit (``w`` given) sets ``logit_eps_``."""
         if self.covariate == "logit" and self.input == "probability":
-            return to_logit(h)
+            if w is not None:
+                self.logit_eps_ = data_logit_eps(h, w)
+            return to_logit(h, self.logit_eps_)
         return h
 
     def _fit_partitioner(self, Z):
@@ -320,7 +331,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         self.classes_ = np.array([0, 1])
         self.partitioner_ = self._fit_partitioner(Z)
         ids = self._cells(Z)
-        x = self._covariate(h)
+        x = self._covariate(h, w)
 
         seen = np.unique(ids[ids >= 0])
         self.cells_ = seen

@@ -20,6 +20,7 @@ from ._base import _BinaryCalibratorMixin
 from ._kernels import _scaling
 from ._validation import (
     check_weights,
+    data_logit_eps,
     require_labels,
     to_logit,
     validate_confidence_data,
@@ -44,8 +45,9 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     ----------
     input : {"probability", "logit"}, default="probability"
         What ``X`` holds. ``"probability"``: confidences in ``[0, 1]``,
-        converted to ``s = log(p / (1 - p))`` after clipping ``p`` to
-        ``[1e-12, 1 - 1e-12]`` (so 0 and 1 map to about -/+27.6).
+        converted to ``s = log(p / (1 - p))`` after clipping ``p`` at a
+        data-aware level (see ``logit_eps_``), so that 0 and 1 map to finite
+        logits of a few units rather than -/+27.6.
         ``"logit"``: any finite real score, used as it is (pass a raw
         probability with ``input="logit"`` to fit ``sigma(a p + b)`` on the
         probability scale, as Eq. 5 of the paper does).
@@ -66,6 +68,16 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         The intercept ``b``.
     n_iter_ : int
         Number of Newton iterations.
+    logit_eps_ : ndarray of shape (2,)
+        Only for ``input="probability"``: confidences are clipped to
+        ``[logit_eps_[0], 1 - logit_eps_[1]]`` before the logit. Each side is
+        the larger of ``1 / (W + 2)`` (``W`` the total fitted weight: closer to
+        the boundary than Laplace's rule of succession, ``W`` labels cannot
+        tell a probability from it) and half the distance from the boundary
+        to the closest fitted confidence strictly inside ``(0, 1)`` (a
+        verbalized 1.0 next to a largest 0.95 is one step of the model's
+        scale above it). A confidence of exactly 1.0 thus gets a logit of a
+        few units, not 27.6, and cannot flatten the slope by leverage.
     classes_ : ndarray of shape (2,)
         ``[0, 1]``; column 1 of :meth:`predict_proba` is the probability that
         the answer is correct.
@@ -134,11 +146,15 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.target_smoothing = target_smoothing
         self.max_iter = max_iter
 
-    def _scores(self, X, y=None, *, reset):
-        out = validate_confidence_data(self, X, y, reset=reset, input=self.input)
-        h, y = out if y is not None else (out, None)
-        s = h if self.input == "logit" else to_logit(h)
-        return s, y
+    def _scores(self, h, w=None):
+        """The input scores, or the logits of probabilities clipped at a
+        data-aware level (:func:`~sklearn_betacal._validation.data_logit_eps`
+        of the fitted total weight ``w``; set when ``w`` is given, in fit)."""
+        if self.input == "logit":
+            return h
+        if w is not None:
+            self.logit_eps_ = data_logit_eps(h, w)
+        return to_logit(h, self.logit_eps_)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -159,8 +175,9 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
             The fitted calibrator.
         """
         require_labels(self, y)
-        s, y = self._scores(X, y, reset=True)
-        w = check_weights(sample_weight, s.shape[0])
+        h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
+        w = check_weights(sample_weight, h.shape[0])
+        s = self._scores(h, w)
         t = _scaling.platt_targets(y, w) if self.target_smoothing else y
         fun, hess = _scaling.platt_objective(s, t, w)
         res = minimize(
@@ -198,7 +215,9 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
 
     def _calibrated(self, X):
         """``sigma(a s + b)`` for every row of ``X``."""
-        s, _ = self._scores(X, reset=False)
+        s = self._scores(
+            validate_confidence_data(self, X, reset=False, input=self.input)
+        )
         f = self.coef_[0, 0] * s + self.intercept_[0]
         return _scaling.sigmoid_scaled(f, 1.0)
 

@@ -88,19 +88,27 @@ class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
         Draws the D1/D2 split (one permutation of the rows) and then the
         tie-breaking nudges of the D2 rows, in that order.
     scaler : {"hierarchical", "pooled"} or estimator, default="hierarchical"
-        ``"hierarchical"``: :class:`HierarchicalLogisticScaler` on the raw
-        confidence with the partition's cells (Eq. 5; HS-BB).
-        ``"pooled"``: one logistic regression ``expit(a h + b)`` on the raw
-        confidence, i.e. ``PlattScaler(input="logit")`` applied to ``h``
-        (Eq. 5 with a single cell; S-BB). An estimator: cloned, fitted on
+        ``"hierarchical"``: :class:`HierarchicalLogisticScaler` on the
+        ``covariate`` with the partition's cells (Eq. 5; HS-BB).
+        ``"pooled"``: one logistic regression ``expit(a x + b)`` on the
+        ``covariate`` ``x``, i.e. :class:`PlattScaler` (Eq. 5 with a single
+        cell; S-BB). An estimator: cloned, fitted on
         the D1 rows of ``X`` and ``y`` (and ``sample_weight`` when given), and
         its ``predict_proba`` on the D2 rows of ``X`` gives the proxies.
     split : float in (0, 1), default=0.5
         Fraction of the calibration rows in D1 (the paper splits equally).
-    nu : float in [0, 1), default=0.0
-        Misspecification of the proxies (Def. 3.2) assumed by
-        ``points_per_bin="auto"``; estimate it with
-        :func:`estimate_misspecification`.
+    nu : float in [0, 1) or "auto", default="auto"
+        Misspecification of the proxies (Def. 3.2) used by
+        ``points_per_bin="auto"``. ``"auto"``: estimated with
+        :func:`estimate_misspecification` (10 equal-mass bins of ``h``) on D2,
+        whose true labels are held out from the scaler, before they are
+        replaced by the proxies. Assuming 0 lets Thm 3.1 promise a bound that
+        the proxies' bias breaks.
+    covariate : {"confidence", "logit"}, default="confidence"
+        What the ``"hierarchical"`` and ``"pooled"`` scalers regress on: the
+        raw confidence as in Eq. 5, or its logit clipped at a data-aware
+        level (see :class:`PlattScaler`), which can follow an accuracy curve
+        that is flat and then steep. Ignored for an estimator ``scaler``.
 
     Attributes
     ----------
@@ -109,6 +117,8 @@ class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
     scaler_ : estimator
         The scaler fitted on D1. For ``"hierarchical"`` and ``"pooled"`` it
         takes ``X = [h, cell id]`` and ``h`` respectively.
+    nu_ : float
+        The misspecification used: ``nu``, or its estimate for ``"auto"``.
     scaling_indices_, binning_indices_ : ndarray of int64
         Row positions (in the rows with positive weight) of D1 and D2.
     partitioner_, points_per_bin_, root_, cell_tables_, fallback_cells_, \
@@ -174,7 +184,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             HasMethods(["fit", "predict_proba"]),
         ],
         "split": [Interval(Real, 0, 1, closed="neither")],
-        "nu": [Interval(Real, 0, 1, closed="left")],
+        "nu": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
+        "covariate": [StrOptions({"confidence", "logit"})],
     }
 
     def __init__(
@@ -188,7 +199,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         random_state=None,
         scaler="hierarchical",
         split=0.5,
-        nu=0.0,
+        nu="auto",
+        covariate="confidence",
     ):
         super().__init__(
             partitioner=partitioner,
@@ -202,6 +214,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.scaler = scaler
         self.split = split
         self.nu = nu
+        self.covariate = covariate
 
     def _fit_scaler(self, X, h, y, sw, cells, d1, d2):
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
@@ -209,14 +222,18 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         if self.scaler == "hierarchical":
             from ._hierarchical import HierarchicalLogisticScaler
 
-            scaler = HierarchicalLogisticScaler(partitioner="precomputed")
+            scaler = HierarchicalLogisticScaler(
+                partitioner="precomputed", covariate=self.covariate
+            )
             X1 = np.column_stack([h[d1], cells[d1]])
             X2 = np.column_stack([h[d2], cells[d2]])
         elif self.scaler == "pooled":
             from ._platt import PlattScaler
 
-            # Eq. (5) with one cell: expit(B0 + B1 h) on the raw confidence
-            scaler = PlattScaler(input="logit")
+            # Eq. (5) with one cell: expit(B0 + B1 x), x = h or its logit
+            scaler = PlattScaler(
+                input="logit" if self.covariate == "confidence" else "probability"
+            )
             X1, X2 = h[d1], h[d2]
         else:
             scaler = clone(self.scaler)
@@ -290,7 +307,15 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
 
         w2 = None if sw is None else sw[d2]
         total2 = float(d2.shape[0]) if w2 is None else float(w2.sum())
-        self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu)
+        if self.nu == "auto":
+            # D2's labels are held out from the scaler: measure the proxies
+            # against them (Def. 3.2), before they are replaced by proxies
+            self.nu_ = estimate_misspecification(
+                y[d2], t2, h[d2], n_bins=10, sample_weight=w2
+            )
+        else:
+            self.nu_ = float(self.nu)
+        self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu_)
         self._fit_binning(h[d2], t2, w2, cells[d2], rng)
         self.classes_ = np.array([0, 1])
         return self

@@ -125,9 +125,43 @@ def check_confidence(h, *, input="probability", name="X"):
     return h
 
 
+def data_logit_eps(h, w=None):
+    """Data-aware clips ``(low, high)`` for logits of the probabilities ``h``.
+
+    ``h`` is clipped to ``[low, 1 - high]`` before the logit, each side at
+    the larger of two resolutions of the fitted data:
+
+    - the labels': with total weight ``W`` no probability closer to the
+      boundary than Laplace's rule of succession, ``1 / (W + 2)``, can be
+      told apart from it;
+    - the confidences': half the distance from the boundary to the closest
+      confidence strictly inside ``(0, 1)`` on that side. A verbalized 1.0
+      next to a largest 0.95 is one step of the model's scale above it, so it
+      maps to 0.975, not to ``1 - 1e-12``.
+
+    A confidence of exactly 1.0 thus gets a logit of a few units (3.7 in the
+    example above; at most ``log(W + 1)``) instead of 27.6, and a handful of
+    such rows can no longer flatten a fitted slope by their leverage.
+    Returns an ndarray ``[low, high]``.
+    """
+    total = h.shape[0] if w is None else float(np.sum(w))
+    floor = 1.0 / (total + 2.0)
+    keep = h > 0 if w is None else (h > 0) & (w > 0)
+    inner_low = h[keep & (h < 1)]
+    keep = h < 1 if w is None else (h < 1) & (w > 0)
+    inner_high = 1.0 - h[keep & (h > 0)]
+    low = max(floor, inner_low.min() / 2.0) if inner_low.size else floor
+    high = max(floor, inner_high.min() / 2.0) if inner_high.size else floor
+    return np.array([min(low, 0.5), min(high, 0.5)])
+
+
 def to_logit(p, eps=LOGIT_EPS):
-    """``log(p / (1 - p))`` with ``p`` clipped to ``[eps, 1 - eps]``."""
-    p = np.clip(p, eps, 1.0 - eps)
+    """``log(p / (1 - p))`` with ``p`` clipped to ``[eps, 1 - eps]``.
+
+    ``eps`` may be a pair ``(low, high)``: clip to ``[low, 1 - high]``.
+    """
+    low, high = (eps, eps) if np.ndim(eps) == 0 else eps
+    p = np.clip(p, low, 1.0 - high)
     return np.log(p) - np.log1p(-p)
 
 
@@ -263,6 +297,7 @@ __all__ = [
     "require_labels",
     "expit",
     "split_confidence_features",
+    "data_logit_eps",
     "to_logit",
     "validate_confidence_data",
 ]

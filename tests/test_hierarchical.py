@@ -208,6 +208,20 @@ def test_hierarchical_logit_covariate_with_one_cell_is_platt_on_logit():
     assert_allclose(model.fixed_effects_, glm, atol=1e-3)
 
 
+def test_hierarchical_logit_covariate_clip_is_data_aware():
+    # 20 rows: label floor 1/22; largest interior confidence 0.8 (gap 0.1)
+    h = np.tile([0.3, 0.5, 0.8, 1.0], 5)
+    y = np.tile([1, 0, 0, 1], 5).astype(float)  # not separable
+    X = np.column_stack([h, np.zeros(20)])
+    model = HierarchicalLogisticScaler(
+        partitioner=_partitioner(), covariate="logit"
+    ).fit(X, y)
+    assert_allclose(model.logit_eps_, [0.15, 0.1], rtol=1e-15)
+    # 1.0 is clipped to 0.9 on predict: the same probability as 0.9
+    p = model.predict_proba(np.column_stack([[1.0, 0.9], [0, 0]]))[:, 1]
+    assert p[0] == p[1]
+
+
 def test_hierarchical_integer_weights_equal_repeated_rows():
     X, y, w = _load("mid")
     w = w.astype(int) + (np.arange(w.size) % 3 == 0)

@@ -132,7 +132,14 @@ def test_platt_matches_statsmodels_on_influences_verb(influences_verb):
     h = influences_verb.verbal_confidence.to_numpy(dtype=np.float64)
     y = influences_verb.correct_judge.to_numpy(dtype=np.float64)
     ps = PlattScaler().fit(h, y)
-    s = to_logit(h)
+    # the data-aware clip, by hand: the larger of the label floor 1/(n+2)
+    # and half the gap to the closest interior confidence, per side (here
+    # the study's 1e-6 and 1 - 5e-12 answers make the floor win)
+    inside = h[(h > 0) & (h < 1)]
+    floor = 1 / (h.size + 2)
+    eps = (max(floor, inside.min() / 2), max(floor, (1 - inside.max()) / 2))
+    assert_allclose(ps.logit_eps_, eps, rtol=1e-15)
+    s = to_logit(h, eps)
     ref = sm.Logit(y, sm.add_constant(s)).fit(disp=0, method="newton", tol=1e-12)
     assert_allclose(
         [ps.intercept_[0], ps.coef_[0, 0]], ref.params, rtol=1e-6, atol=1e-9
@@ -142,6 +149,47 @@ def test_platt_matches_statsmodels_on_influences_verb(influences_verb):
     )
     # LLM verbal confidences are overconfident: Platt shrinks the logit
     assert 0 < ps.coef_[0, 0] < 1
+
+
+def test_platt_logit_clip_is_data_aware_by_hand():
+    # 4 rows: label floor 1/6; interior 0.2 (low side 0.1) and 0.9 (high 0.05)
+    ps = PlattScaler(target_smoothing=True).fit([0.0, 0.2, 0.9, 1.0], [0, 1, 0, 1])
+    assert_allclose(ps.logit_eps_, [1 / 6, 1 / 6], rtol=1e-15)
+    # 40 rows of the same values: floor 1/42, so the confidences' gaps win
+    h = np.tile([0.0, 0.2, 0.9, 1.0], 10)
+    ps = PlattScaler(target_smoothing=True).fit(h, np.tile([0, 1, 0, 1], 10))
+    assert_allclose(ps.logit_eps_, [0.1, 0.05], rtol=1e-15)
+    # zero weight drops a row from both resolutions
+    w = np.ones(40)
+    w[h == 0.2] = 0
+    ps = PlattScaler(target_smoothing=True).fit(
+        h, np.tile([0, 1, 0, 1], 10), sample_weight=w
+    )
+    assert_allclose(ps.logit_eps_, [0.45, 0.05], rtol=1e-15)
+    # the clip is applied on predict too: 1.0 and 1 - 1e-9 both -> 0.95
+    p = ps.predict_proba([1.0, 1 - 1e-9, 0.95])[:, 1]
+    assert p[0] == p[1] == p[2]
+
+
+def test_platt_exact_ones_do_not_flatten_the_slope():
+    """Issue 10: 17% of answers at exactly 1.0 flattened Platt's slope with a
+    1e-12 clip (1.0 -> logit 27.6). Truth: accuracy sigma(0.6 logit(h)) on a
+    verbal grid, 0.8 at h = 1. The data-aware fit is closer to the truth at
+    every grid point than the 1e-12 one (statsmodels on the old covariate)."""
+    rng = np.random.default_rng(0)
+    grid = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
+    h = rng.choice(grid, size=3000)
+    one = rng.uniform(size=3000) < 0.17
+    h[one] = 1.0
+    acc = 1 / (1 + np.exp(-0.6 * to_logit(h, 1e-3)))
+    acc[one] = 0.8
+    y = (rng.uniform(size=3000) < acc).astype(float)
+    new = PlattScaler().fit(h, y).predict_proba(grid)[:, 1]
+    old = sm.Logit(y, sm.add_constant(to_logit(h, 1e-12))).fit(disp=0)
+    old = old.predict(sm.add_constant(to_logit(grid, 1e-12)))
+    truth = 1 / (1 + np.exp(-0.6 * to_logit(grid)))
+    assert np.all(np.abs(new - truth) < np.abs(old - truth))
+    assert np.abs(new - truth).max() < 0.05 < np.abs(old - truth).max()
 
 
 def test_platt_raw_probability_scale_matches_statsmodels(influences_verb):

@@ -170,6 +170,37 @@ def test_sbb_auto_points_per_bin_uses_nu_and_d2_size():
     assert sbb.points_per_bin_ == points_per_bin_for_epsilon(0.2, 2000, nu=0.05)
 
 
+def test_sbb_nu_auto_is_estimated_on_d2_against_its_true_labels():
+    X, y = _grouped_data(9, n=4000)
+    kw = {"points_per_bin": "auto", "epsilon": 0.2, "random_state": 0}
+    sbb = ScalingBetaBinningCalibrator(GroupColumnPartitioner(), **kw).fit(X, y)
+    d2 = sbb.binning_indices_
+    nu = estimate_misspecification(y[d2], sbb.proxy_proba(X[d2]), X[d2, 0])
+    assert sbb.nu_ == nu > 0
+    assert sbb.points_per_bin_ == points_per_bin_for_epsilon(0.2, 2000, nu=nu)
+    fixed = ScalingBetaBinningCalibrator(GroupColumnPartitioner(), nu=0.0, **kw)
+    assert fixed.fit(X, y).nu_ == 0.0
+    assert fixed.points_per_bin_ < sbb.points_per_bin_  # nu costs points
+
+
+@pytest.mark.parametrize("scaler", ["hierarchical", "pooled"])
+def test_sbb_logit_covariate_reaches_the_scaler(scaler):
+    X, y = _grouped_data(3, n=2000)
+    sbb = ScalingBetaBinningCalibrator(
+        GroupColumnPartitioner(), scaler=scaler, covariate="logit", random_state=0
+    ).fit(X, y)
+    d1 = sbb.scaling_indices_
+    if scaler == "pooled":
+        ref = PlattScaler().fit(X[d1, 0], y[d1])
+        assert_allclose(sbb.scaler_.coef_, ref.coef_, rtol=1e-12)
+    else:
+        ref = HierarchicalLogisticScaler(
+            partitioner=GroupColumnPartitioner(), covariate="logit"
+        ).fit(X[d1], y[d1])
+        assert_allclose(sbb.scaler_.fixed_effects_, ref.fixed_effects_, rtol=1e-9)
+    assert_allclose(sbb.scaler_.logit_eps_, ref.logit_eps_, rtol=0)
+
+
 def test_sbb_too_few_rows_raises():
     with pytest.raises(ValueError, match="at least one row in D1"):
         ScalingBetaBinningCalibrator(GroupColumnPartitioner(), split=0.9).fit(
