@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """
-=====================================================================
+========================================================================
 Which groups is my model miscalibrated on, and did calibration fix them?
-=====================================================================
+========================================================================
 
 Average calibration can hide groups that are badly served (the paper's
 Example 2.1). :class:`~sklearn_betacal.BetaCalibrationDisplay` lists the
