@@ -441,3 +441,34 @@ def test_displays_take_a_calibrated_classifier_with_string_labels(plt):
     assert_allclose(
         sel.line_.get_ydata(), accuracy_confidence_curve(yt == "spam", p)[1]
     )
+
+
+def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch):
+    from sklearn_betacal.metrics._plot import _panels
+
+    y, p, g = _data(3000)
+    written = _panels.file_figures(tmp_path, y, p, name="raw", groups=g)
+    assert set(written) == {"reliability.png", "selective.png", "groups.png"}
+    curves = {"None": p, "fixed": np.where(g == "hard", p**2, p)}
+    written = _panels.demo_figures(tmp_path, "verbal", y, curves, g)
+    assert set(written) == {
+        "reliability_verbal.png",
+        "cells_verbal.png",
+        "worst_cells_verbal.png",
+        "selective_verbal.png",
+    }
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert all(name.endswith(".png") for name in names)  # no temp files
+    assert all((tmp_path / n).read_bytes()[:4] == b"\x89PNG" for n in names)
+
+    from matplotlib.figure import Figure
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    target = tmp_path / "fresh"
+    target.mkdir()
+    with pytest.raises(RuntimeError, match="disk full"):
+        _panels.file_figures(target, y, p, name="raw")
+    assert list(target.iterdir()) == []

@@ -228,3 +228,93 @@ def selective_figure(y_true, curves, *, title):
         )
     fig.suptitle(title, fontsize="small")
     return fig, displays
+
+
+def save_png(fig, path, dpi=110):
+    """Write ``fig`` to ``path`` as PNG atomically (temp file + rename)."""
+    from ..._io import atomic_write
+
+    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=dpi))
+
+
+def file_figures(
+    out_dir,
+    y_true,
+    y_prob,
+    *,
+    name,
+    groups=None,
+    n_bins=10,
+    strategy="uniform",
+    random_state=0,
+):
+    """The figures of ``betacal report --plot``: ``{file name: caption}``.
+
+    ``reliability.png`` and ``selective.png`` for all rows; with ``groups``,
+    ``groups.png``: the per-group errors, worst first, with the worst groups'
+    diagrams.
+    """
+    written = {}
+    fig, _ = reliability_figure(
+        y_true, y_prob, name=name, n_bins=n_bins, strategy=strategy
+    )
+    save_png(fig, out_dir / "reliability.png")
+    written["reliability.png"] = "reliability diagram, all rows"
+    fig, _ = selective_figure(y_true, {name: y_prob}, title="selective answering")
+    save_png(fig, out_dir / "selective.png")
+    written["selective.png"] = "accuracy-confidence and risk-coverage curves"
+    if groups is not None:
+        disp = BetaCalibrationDisplay._compute(
+            y_true,
+            y_prob,
+            groups=groups,
+            n_bins=n_bins,
+            strategy=strategy,
+            random_state=random_state,
+            name=name,
+        )
+        save_png(cells_figure(disp), out_dir / "groups.png")
+        written["groups.png"] = "calibration error per group, worst first"
+    return written
+
+
+def demo_figures(out_dir, kind, y_true, curves, groups, *, n_bins=10, random_state=0):
+    """The figures of ``betacal demo`` for one confidence kind.
+
+    ``curves`` maps every calibrator (raw first) to its confidences on the
+    same rows; ``groups`` names each row's group. Returns
+    ``{file name: caption}``.
+    """
+    written = {}
+    title = f"{kind} confidence"
+    fig, _ = reliability_grid(
+        y_true, curves, title=f"{title}: all test rows", n_bins=n_bins
+    )
+    save_png(fig, out_dir / f"reliability_{kind}.png")
+    written[f"reliability_{kind}.png"] = "reliability diagrams, all test rows"
+    fig, displays = cells_grid(
+        y_true,
+        curves,
+        groups,
+        title=f"{title}: calibration error per group",
+        n_bins=n_bins,
+        random_state=random_state,
+    )
+    save_png(fig, out_dir / f"cells_{kind}.png")
+    written[f"cells_{kind}.png"] = (
+        "calibration error per group, worst first for the raw confidence, the "
+        "same rows for every calibrator"
+    )
+    worst = next(iter(displays.values())).cells_[:3]
+    fig = worst_cells_grid(
+        y_true, curves, groups, worst, title=f"{title}: the worst groups", n_bins=n_bins
+    )
+    if fig is not None:
+        save_png(fig, out_dir / f"worst_cells_{kind}.png")
+        written[f"worst_cells_{kind}.png"] = (
+            "reliability diagrams of the worst groups (rows) per calibrator"
+        )
+    fig, _ = selective_figure(y_true, curves, title=f"{title}: selective answering")
+    save_png(fig, out_dir / f"selective_{kind}.png")
+    written[f"selective_{kind}.png"] = "accuracy-confidence and risk-coverage"
+    return written
