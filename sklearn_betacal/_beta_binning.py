@@ -23,8 +23,9 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import UMDTable, tie_break, umd_fit, umd_predict
-from ._umd import resolve_n_bins
+from ._umd import max_bins, resolve_n_bins
 from ._validation import (
+    MAX_COUNT_TOTAL,
     check_binary_labels,
     check_cell_ids,
     check_confidence,
@@ -356,7 +357,9 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         h = tie_break(h, delta, rng)
         total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
         # Alg. 1, lines 1-2: G[root] = UMD(D, B = floor(|D| / b)).
-        n_root = resolve_n_bins(None, b, total, who=type(self).__name__)
+        n_root = resolve_n_bins(
+            None, b, total, who=type(self).__name__, n_rows=h.shape[0]
+        )
         # stored as plain dicts (UMDTable._asdict()) so that the fitted state
         # loads with skops; root_ and cell_tables_ are views of them
         self._root_table = umd_fit(h, t, sample_weight, n_root, delta=delta)._asdict()
@@ -375,9 +378,10 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             if n_s < 2 * b:
                 fallback.append(s)  # Thm 3.1 needs n_s >= b; see Notes
                 continue
-            tables[s] = umd_fit(
-                h[rows], t[rows], w, int(n_s // b), delta=delta
-            )._asdict()
+            # capped as the root is (see resolve_n_bins), so the cost follows
+            # the rows even when the weights are huge
+            n_bins = min(int(n_s // b), max_bins(rows.shape[0], h.shape[0]))
+            tables[s] = umd_fit(h[rows], t[rows], w, n_bins, delta=delta)._asdict()
         self._cell_tables = tables
         self.fallback_cells_ = np.asarray(fallback, dtype=np.int64)
         self.n_cells_fitted_ = len(tables)
@@ -436,7 +440,9 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         # weights first: their errors do not depend on the data's values
         sw = None
         if sample_weight is not None:
-            sw = check_weights(sample_weight, _num_samples(X))
+            sw = check_weights(
+                sample_weight, _num_samples(X), max_total=MAX_COUNT_TOTAL
+            )
         h, Z, y = self._split_X(X, y, reset=True)
         if sw is not None:
             keep = sw > 0  # check_weights rejects all-zero weights

@@ -319,12 +319,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
                 "the weights."
             )
         w = check_weights(sample_weight, h.shape[0])
-        keep = w > 0
-        if not keep.any():
-            raise ValueError(
-                "sample_weight is zero for every row; at least one row needs a "
-                "positive weight."
-            )
+        keep = w > 0  # check_weights rejects all-zero weights
         if not keep.all():
             # a zero weight is exactly dropping the row, also for the partitioner
             h, Z, y, w = h[keep], Z[keep], y[keep], w[keep]

@@ -176,10 +176,13 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         """
         require_labels(self, y)
         h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
-        w = check_weights(sample_weight, h.shape[0])
+        w = check_weights(sample_weight, h.shape[0], max_total=np.inf)
         s = self._scores(h, w)
         t = _scaling.platt_targets(y, w) if self.target_smoothing else y
-        fun, hess = _scaling.platt_objective(s, t, w)
+        # scores beyond ~1e154 would overflow s**2 in the Hessian: fit on
+        # s / 2**k (exact) and scale the slope back
+        k = _scaling.covariate_exponent(s)
+        fun, hess = _scaling.platt_objective(np.ldexp(s, -k) if k else s, t, w)
         res = minimize(
             fun,
             np.array([1.0, 0.0]),
@@ -207,7 +210,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self.coef_ = np.array([[float(x[0])]])
+        self.coef_ = np.array([[float(np.ldexp(x[0], -k))]])
         self.intercept_ = np.array([float(x[1])])
         self.n_iter_ = int(res.nit)
         self.classes_ = np.array([0, 1])

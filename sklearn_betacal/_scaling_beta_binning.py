@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._beta_binning import BetaBinningCalibrator
 from ._validation import (
+    MAX_COUNT_TOTAL,
     check_binary_labels,
     check_confidence,
     check_weights,
@@ -278,13 +279,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         X_rows = X
         sw = None
         if sample_weight is not None:
-            sw = check_weights(sample_weight, h.shape[0])
-            keep = sw > 0
-            if not keep.any():
-                raise ValueError(
-                    f"{type(self).__name__}: all sample weights are zero; at "
-                    "least one row needs a positive weight."
-                )
+            sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
+            keep = sw > 0  # check_weights rejects all-zero weights
             if not keep.all():
                 h, Z, y, sw = h[keep], Z[keep], y[keep], sw[keep]
                 X_rows = _safe_indexing(X, np.flatnonzero(keep))
@@ -424,9 +420,7 @@ def estimate_misspecification(
             f"{n}, {y_proxy.shape[0]} and {h.shape[0]}."
         )
     w = check_weights(sample_weight, n)
-    keep = w > 0
-    if not keep.any():
-        raise ValueError("estimate_misspecification needs a positive total weight.")
+    keep = w > 0  # check_weights rejects all-zero weights
     y_true, y_proxy, h, w = y_true[keep], y_proxy[keep], h[keep], w[keep]
     if strategy == "uniform":
         edges = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]

@@ -20,7 +20,12 @@ from sklearn.utils.validation import has_fit_parameter
 from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._umd import resolve_n_bins
-from ._validation import check_weights, require_labels, validate_confidence_data
+from ._validation import (
+    MAX_COUNT_TOTAL,
+    check_weights,
+    require_labels,
+    validate_confidence_data,
+)
 
 
 def _positive_column(estimator, who):
@@ -205,7 +210,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
         sw = None
         if sample_weight is not None:
-            sw = check_weights(sample_weight, h.shape[0])
+            sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
             keep = sw > 0
             if not keep.all():
                 h, y, sw = h[keep], y[keep], sw[keep]
@@ -247,7 +252,10 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         g2 = np.asarray(g2, dtype=np.float64)
         sw2 = None if sw is None else sw[part2]
         total = float(g2.shape[0]) if sw2 is None else float(np.sum(sw2))
-        B = resolve_n_bins(self.n_bins, self.points_per_bin, total, who=who)
+        n_rows = g2.shape[0] if sw2 is None else int(np.count_nonzero(sw2))
+        B = resolve_n_bins(
+            self.n_bins, self.points_per_bin, total, who=who, n_rows=n_rows
+        )
         delta = float(self.delta)
         # Kumar et al.: bins on the scaled values, and the bin output is the
         # mean of the scaled values themselves (targets t = g, as in Alg. 3).

@@ -286,7 +286,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         s, _, y = self._validate(X, y, reset=True)
         sw = None
         if sample_weight is not None:
-            sw = check_weights(sample_weight, s.shape[0])
+            sw = check_weights(sample_weight, s.shape[0], max_total=np.inf)
         if s.ndim == 1:
             self.classes_ = np.array([0, 1])
             t = _scaling.binary_margins(s, y)

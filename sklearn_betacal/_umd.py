@@ -16,13 +16,19 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BinaryCalibratorMixin
 from ._kernels._binning import tie_break, umd_fit, umd_predict
-from ._validation import check_weights, require_labels, validate_confidence_data
+from ._validation import (
+    MAX_COUNT_TOTAL,
+    MAX_DENSE_BINS,
+    check_weights,
+    require_labels,
+    validate_confidence_data,
+)
 
 #: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.
 DEFAULT_N_BINS = 15
 
 
-def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who):
+def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who, n_rows=None):
     """Number of bins ``B`` for a calibration set of total weight ``N``.
 
     ``n_bins`` and ``points_per_bin`` are mutually exclusive; with
@@ -31,6 +37,12 @@ def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who):
     ``UserWarning``, to ``max(1, floor(N / 2))`` when ``N < 2B``: Thm A.1
     needs ``N >= 2B``, which is also what keeps every bin non-empty once the
     edge points are left out.
+
+    ``B`` never exceeds :func:`max_bins` of ``n_rows`` (the rows with
+    positive weight): weights are frequency weights, but the copies of one
+    row share its confidence, so bins far beyond one per row separate nothing
+    and only cost memory (400 rows of weight 1e6 with ``b = 20`` asked for
+    2e7 bins, 2.8 GB). Reducing ``B`` there warns.
     """
     if n_bins is not None and points_per_bin is not None:
         raise ValueError(
@@ -59,7 +71,30 @@ def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who):
             stacklevel=4,
         )
         B = reduced
+    if n_rows is not None and B > max_bins(n_rows):
+        warnings.warn(
+            f"{who}: {B} bins for a total weight of {total_weight:g} but only "
+            f"{n_rows} row(s) with positive weight; bins beyond one per row "
+            f"cannot separate confidences. Using {max_bins(n_rows)} bin(s).",
+            UserWarning,
+            stacklevel=4,
+        )
+        B = max_bins(n_rows)
     return B
+
+
+def max_bins(n_rows, n_rows_total=None):
+    """Most bins worth allocating for ``n_rows`` rows (of ``n_rows_total``).
+
+    ``max(n_rows, MAX_DENSE_BINS * n_rows / n_rows_total)``: one bin per row,
+    and never fewer than a share of ``MAX_DENSE_BINS`` proportional to the
+    rows, so the cap never binds for unit or moderate frequency weights
+    (where an integer weight must equal repeating the row) and the total over
+    all cells of a partition stays below ``n_rows_total + MAX_DENSE_BINS``.
+    """
+    n_rows = int(n_rows)
+    n_total = n_rows if n_rows_total is None else int(n_rows_total)
+    return max(n_rows, MAX_DENSE_BINS * n_rows // max(n_total, 1), 1)
 
 
 class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -222,14 +257,16 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
         sw = None
         if sample_weight is not None:
-            sw = check_weights(sample_weight, h.shape[0])
+            sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
             keep = sw > 0
             if not keep.all():
                 h, y, sw = h[keep], y[keep], sw[keep]
             total = float(np.sum(sw))
         else:
             total = float(h.shape[0])
-        B = resolve_n_bins(self.n_bins, self.points_per_bin, total, who="UMDBinner")
+        B = resolve_n_bins(
+            self.n_bins, self.points_per_bin, total, who="UMDBinner", n_rows=h.shape[0]
+        )
         rng = check_random_state(self.random_state)
         delta = float(self.delta)
         table = umd_fit(tie_break(h, delta, rng), y, sw, B, delta=delta, raw=h)

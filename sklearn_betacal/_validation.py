@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import validate_data
 
 #: Clip used to turn a probability of exactly 0 or 1 into a finite logit.
 #: ``logit(1 - 1e-12) ~= 27.6``: large enough not to distort any real
@@ -277,14 +277,143 @@ def check_cell_ids(ids, n_rows, *, who="partitioner"):
     return ids.astype(np.int64)
 
 
-def check_weights(sample_weight, n_rows):
-    """``_check_sample_weight`` plus a clear error for negative weights."""
-    sw = _check_sample_weight(sample_weight, np.empty((n_rows, 0)), dtype=np.float64)
-    if np.any(sw < 0):
-        raise ValueError(
-            f"sample_weight has {int(np.sum(sw < 0))} negative value(s); "
-            "weights must be non-negative."
+#: Bins are allocated densely; beyond this many, and beyond one bin per row,
+#: a request is a mistake (1e10 bins would need 75 GiB per array).
+MAX_DENSE_BINS = 2**20
+
+
+def check_n_bins(n_bins, n_rows, *, name="n_bins"):
+    """Validate a number of bins against the data: an int, not a bool, >= 1.
+
+    More than ``max(n_rows, MAX_DENSE_BINS)`` bins is rejected: beyond one
+    bin per row the extra bins are empty, and they would be allocated.
+    """
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int >= 1; got {n_bins!r} of type "
+            f"{type(n_bins).__name__}."
         )
+    n_bins = int(n_bins)
+    limit = max(int(n_rows), MAX_DENSE_BINS)
+    if n_bins < 1 or n_bins > limit:
+        raise ValueError(
+            f"{name}={n_bins} is out of range: it must be between 1 and "
+            f"{limit} (the larger of the number of rows, {n_rows}, and "
+            f"{MAX_DENSE_BINS}); bins beyond one per row are empty."
+        )
+    return n_bins
+
+
+def native(a):
+    """``a`` as an ndarray in the machine's byte order (a copy only if needed).
+
+    Arithmetic on a big-endian array is correct, but reading its bits (the
+    metrics' one-pass range check views floats as unsigned integers) is not,
+    so every validated array goes through here first.
+    """
+    a = np.asarray(a)
+    if a.dtype.byteorder not in "=|" and a.dtype.byteorder != _NATIVE:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+_NATIVE = "<" if np.little_endian else ">"
+
+
+#: Largest total of frequency weights for histogram binning: below 2**43 a
+#: position on the cumulative-weight axis keeps 10 fractional bits in float64
+#: (at 2**52 fractional weights rounded and moved UMD predictions by 0.19).
+MAX_COUNT_TOTAL = 2.0**43
+
+
+def check_weights(sample_weight, n_rows, *, max_total=None):
+    """Validate ``sample_weight``: the one weight check of the library.
+
+    ``None`` gives unit weights. A scalar is broadcast to every row. Rejects,
+    with a ``ValueError`` that names ``sample_weight`` and says how to fix
+    it: non-numeric values, a wrong length, NaN or infinite entries (also a
+    scalar NaN/inf), negative entries, all-zero weights and a total that
+    overflows float64.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_rows,), scalar or None
+    n_rows : int
+    max_total : float or None, default=None
+        Weights whose total exceeds ``max_total`` are divided by a power of
+        two (exact: every ratio is kept) so that it does not. Callers whose
+        result depends only on the ratios (metrics, Platt and temperature
+        scaling) pass ``np.inf``: only an overflowing total is rescaled.
+        Histogram binning counts copies on a cumulative axis and excludes one
+        copy per edge; near 2**53 float64 cannot hold unit positions, so it
+        passes ``MAX_COUNT_TOTAL = 2**43`` (the excluded copy is then below
+        2**-42 of the total either way). ``None`` (the mixed
+        model, whose likelihood is not scale-free): an overflowing total is a
+        ``ValueError``.
+
+    Returns
+    -------
+    sw : ndarray of shape (n_rows,), float64
+    """
+    if sample_weight is None:
+        return np.ones(n_rows, dtype=np.float64)
+    sw = native(sample_weight)
+    if sw.dtype.kind == "O":
+        try:
+            sw = sw.astype(np.float64)
+        except (TypeError, ValueError):
+            sw = None
+    if sw is None or sw.dtype.kind not in "biuf":
+        kind = "object" if sw is None else str(sw.dtype)
+        raise TypeError(
+            f"sample_weight must be numeric; got dtype {kind}. Pass one "
+            "non-negative number per row."
+        )
+    if sw.ndim == 0:
+        sw = np.full(n_rows, sw, dtype=np.float64)
+    elif sw.ndim != 1 or sw.shape[0] != n_rows:
+        raise ValueError(
+            f"sample_weight must have shape ({n_rows},), one weight per row; got "
+            f"shape {sw.shape}."
+        )
+    sw = sw.astype(np.float64, copy=False)
+    n_bad = int(np.count_nonzero(~np.isfinite(sw)))
+    if n_bad:
+        raise ValueError(
+            f"sample_weight has {n_bad} NaN or infinite value(s); every weight "
+            "must be a finite non-negative number."
+        )
+    n_neg = int(np.count_nonzero(sw < 0))
+    if n_neg:
+        raise ValueError(
+            f"sample_weight has {n_neg} negative value(s); weights must be "
+            "non-negative."
+        )
+    if n_rows and not np.any(sw > 0):
+        raise ValueError(
+            "sample_weight is zero for every row; sample weights must contain "
+            "at least one non-zero number (a row with a positive weight)."
+        )
+    with np.errstate(over="ignore"):
+        total = float(np.sum(sw))
+    if max_total is None:
+        if not np.isfinite(total):
+            raise ValueError(
+                f"sample_weight sums to more than the largest float64 (max "
+                f"weight {sw.max():.3g}); these are frequency weights (copies of "
+                "a row), so divide them all by a constant that keeps the total "
+                "finite."
+            )
+        return sw
+    if total > max_total or not np.isfinite(total):
+        # an exact power-of-two rescale: every ratio is kept. The exponent is
+        # bounded via the largest weight when the total itself overflowed.
+        if np.isfinite(total):
+            e = int(np.frexp(total)[1])
+        else:
+            e = int(np.frexp(sw.max())[1]) + int(np.ceil(np.log2(n_rows))) + 1
+        target = int(np.frexp(min(max_total, np.finfo(np.float64).max))[1]) - 1
+        sw = np.ldexp(sw, target - e)
     return sw
 
 
@@ -293,7 +422,9 @@ __all__ = [
     "check_binary_labels",
     "check_cell_ids",
     "check_confidence",
+    "check_n_bins",
     "check_weights",
+    "native",
     "require_labels",
     "expit",
     "split_confidence_features",

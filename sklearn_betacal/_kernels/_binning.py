@@ -130,10 +130,15 @@ def edge_positions(total_weight, n_bins):
     ``k (N + 1) / B`` can round ``3.0000000000000004`` up to 4).
     """
     k = np.arange(1, n_bins, dtype=np.int64)
-    if float(total_weight).is_integer():
-        n1 = int(total_weight) + 1
-        return ((k * n1 + n_bins - 1) // n_bins).astype(np.float64)
-    return np.ceil(k * (total_weight + 1.0) / n_bins)
+    if float(total_weight).is_integer() and total_weight < 2.0**53:
+        # k (N + 1) = k (q B + r): ceil(k (N + 1) / B) = k q + ceil(k r / B),
+        # which stays in int64 (k q <= N + 1 and k r < B**2) where k (N + 1)
+        # itself overflowed for totals beyond ~1e18 / B
+        q, r = divmod(int(total_weight) + 1, n_bins)
+        return (k * q + (k * r + n_bins - 1) // n_bins).astype(np.float64)
+    # beyond 2**53 float64 holds no unit positions: the float formula is as
+    # exact as the cumulative weights it is compared with
+    return np.ceil(k * ((total_weight + 1.0) / n_bins))
 
 
 def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):

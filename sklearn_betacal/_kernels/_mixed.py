@@ -34,6 +34,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from ._scaling import covariate_exponent
+
 #: Newton iterations for the conditional modes per outer evaluation.
 _INNER_MAX_ITER = 50
 _INNER_TOL = 1e-10
@@ -235,21 +237,6 @@ def laplace_deviance(params, x, y, w, idx, n_cells, u_start=None, grad=True):
     return dev, g, u, converged
 
 
-def _covariate_scale(x):
-    """Power of two ``2**k`` that brings ``max |x|`` below 1 when it exceeds 2**20.
-
-    The model is invariant under ``x -> x / c`` (the slope and its SD scale by
-    ``c``), and dividing by a power of two is exact, so the rescaled fit is the
-    same fit. It keeps ``x**3`` (in the log-determinant gradient) and
-    ``x**2`` (in the Hessians) finite for scores up to the float64 maximum;
-    ordinary confidences and logits are left untouched.
-    """
-    top = float(np.max(np.abs(x))) if x.size else 0.0
-    if top <= 2.0**20:
-        return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
-
-
 #: Trial values of a zero ``theta_k`` for the boundary check (lme4's
 #: ``restart_edge`` probes one point; the deviance is even in ``theta_k``, so
 #: its slope at 0 is exactly 0 and a finite profile is needed).
@@ -284,12 +271,9 @@ def fit_laplace(x, y, w, idx, n_cells, beta_start, theta_start=(1.0, 1.0), tol=1
     ``deviance``, ``converged``, ``n_iter`` and ``n_restarts`` (boundary
     restarts that lowered the deviance).
     """
-    c = _covariate_scale(x)
-    if c != 1.0:
-        xs = x / c
-        beta_start = np.array([beta_start[0], beta_start[1] * c])
-    else:
-        xs = x
+    shift = covariate_exponent(x)
+    xs = np.ldexp(x, -shift) if shift else x
+    beta_start = np.array([beta_start[0], np.ldexp(beta_start[1], shift)])
     # the objective is divided by the total weight (kept finite by the caller)
     scale = max(float(np.sum(w)), 1.0)
     state = {"u": None}
@@ -343,8 +327,7 @@ def fit_laplace(x, y, w, idx, n_cells, beta_start, theta_start=(1.0, 1.0), tol=1
         n_restarts += 1
     dev, u, inner_ok = laplace_deviance(best, xs, y, w, idx, n_cells, grad=False)
     beta, theta = best[:2].copy(), best[2:].copy()
-    beta[1] /= c
-    theta[1] /= c
+    beta[1], theta[1] = np.ldexp(beta[1], -shift), np.ldexp(theta[1], -shift)
     return {
         "beta": beta,
         "theta": theta,
@@ -362,8 +345,8 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
     Used as the starting point of :func:`fit_laplace`. Returns ``beta`` (2,)
     (finite even under separation: iterations stop after ``max_iter``).
     """
-    c = _covariate_scale(x)
-    x = x / c if c != 1.0 else x
+    k = covariate_exponent(x)
+    x = np.ldexp(x, -k) if k else x
     beta = np.zeros(2)
     for _ in range(max_iter):
         eta = beta[0] + beta[1] * x
@@ -377,5 +360,5 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
         beta = beta - step
         if abs(step @ g) < tol:
             break
-    beta[1] /= c
+    beta[1] = np.ldexp(beta[1], -k)
     return beta

@@ -236,8 +236,15 @@ def multiclass_shift(z, y_idx):
 
     ``NLL(beta) = sum_i w_i [log sum_k exp(beta zs_ik) - beta zs_i,y_i]`` is
     unchanged by the shift, and ``zs <= 0`` means ``exp`` never overflows.
+    The shift of logits near +-1.8e308 can reach -inf; such entries are
+    raised to ``-max_float / (4 n)``, where ``exp(beta zs)`` is already 0 for
+    every admissible ``beta`` and the sums over rows stay finite (0 * inf
+    would be NaN).
     """
     zs = z - z.max(axis=1, keepdims=True)
+    floor = -np.finfo(np.float64).max / (4.0 * max(zs.shape[0], 1))
+    if zs.size and zs.min() < floor:
+        np.maximum(zs, floor, out=zs)
     zy = zs[np.arange(zs.shape[0]), y_idx]
     return zs, zy
 
@@ -305,8 +312,15 @@ def softmax_scaled(z, beta, argmax_before):
     ulp, the rounding the exact value calls for (invariance theorem,
     chapter 000, at the argmax level).
     """
-    p = np.multiply(z, beta)
-    p -= p.max(axis=1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = np.multiply(z, beta)
+        p -= p.max(axis=1, keepdims=True)
+    if not np.all(np.isfinite(p) | (p == -np.inf)):
+        # beta z overflowed (logits near +-1.8e308): shift first, then scale;
+        # the row maximum becomes 0 and the rest <= 0 (-inf at worst)
+        with np.errstate(over="ignore"):
+            p = z - z.max(axis=1, keepdims=True)
+            p *= beta
     np.exp(p, out=p)
     p /= p.sum(axis=1, keepdims=True)
     after = p.argmax(axis=1)
@@ -320,6 +334,22 @@ def softmax_scaled(z, beta, argmax_before):
 # --------------------------------------------------------------------------
 # Platt scaling
 # --------------------------------------------------------------------------
+def covariate_exponent(x):
+    """``k`` such that ``x * 2**-k`` has ``max |x| < 1``, or 0 below 2**20.
+
+    A logistic model in ``x`` is the same model in ``x / 2**k`` (the slope,
+    and a random slope's SD, scale by ``2**k``), and ``np.ldexp`` by a power
+    of two is exact, so the rescaled fit is the same fit. It keeps ``x**2``
+    (Hessians) and ``x**3`` (the mixed model's log-determinant gradient)
+    finite for scores up to the float64 maximum; ordinary confidences and
+    logits are left untouched (``k = 0``).
+    """
+    top = float(np.max(np.abs(x))) if x.size else 0.0
+    if top <= 2.0**20:
+        return 0
+    return int(np.frexp(top)[1])
+
+
 def separable(s, y, w):
     """True when no finite MLE exists: the weighted classes do not overlap."""
     live = w > 0

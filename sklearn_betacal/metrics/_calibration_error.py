@@ -20,7 +20,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from .._kernels import _calibration as _k
-from .._validation import check_binary_labels, check_confidence, check_weights
+from .._validation import (
+    check_binary_labels,
+    check_confidence,
+    check_n_bins,
+    check_weights,
+    native,
+)
 
 _STRATEGIES = StrOptions({"uniform", "quantile"})
 _NORMS = StrOptions({"l1", "l2", "max"})
@@ -84,17 +90,18 @@ def _is_clean_binary(y):
     return float(np.count_nonzero(y)) == float(np.sum(y))
 
 
-def _check_inputs(y_true, y_prob, sample_weight):
-    """Validate labels, confidences and weights; return ``(y, p, w, W)``.
+def _check_inputs(y_true, y_prob, sample_weight, n_bins=None):
+    """Validate labels, confidences, weights and bins; return ``(y, p, w, W)``.
 
     A cheap pre-check (one or two reductions, no N-sized temporaries) accepts
-    clean 1-D numeric input as is. Anything it does not accept goes through
-    the shared helpers of :mod:`sklearn_betacal._validation`, which raise
-    the library's standard error messages. ``w`` is ``None`` for unit
-    weights; ``W`` is the total weight.
+    clean 1-D numeric input in native byte order as is. Anything it does not
+    accept goes through the shared helpers of
+    :mod:`sklearn_betacal._validation`, which raise the library's standard
+    error messages. ``w`` is ``None`` for unit weights; ``W`` is the total
+    weight. ``n_bins`` (when given) is checked against the number of rows.
     """
-    y = np.asarray(y_true)
-    p = np.asarray(y_prob)
+    y = native(y_true)
+    p = native(y_prob)
     fast = (
         y.ndim == 1
         and p.ndim == 1
@@ -116,16 +123,21 @@ def _check_inputs(y_true, y_prob, sample_weight):
         if p.shape[0] == 0:
             raise ValueError("y_true and y_prob are empty; need at least one row.")
     p = p.astype(np.float64, copy=False)
+    if n_bins is not None:
+        check_n_bins(n_bins, p.shape[0])
     if sample_weight is None:
         return y, p, None, float(p.shape[0])
-    w = np.asarray(sample_weight) if hasattr(sample_weight, "dtype") else None
+    w = native(sample_weight) if hasattr(sample_weight, "dtype") else None
     if w is not None and w.dtype == np.float64 and w.shape == p.shape:
-        # same pre-check idea: two reductions instead of sklearn's full pass
-        total = float(np.sum(w))
+        # same pre-check idea: two reductions instead of a full validation
+        with np.errstate(over="ignore"):
+            total = float(np.sum(w))
         if np.isfinite(total) and total > 0 and w.min() >= 0:
             return y, p, w, total
-    # rejects NaN/inf, negative and all-zero weights with a clear message
-    w = check_weights(sample_weight, p.shape[0])
+    # rejects NaN/inf (also a scalar), negative and all-zero weights with a
+    # clear message; the metrics are ratios, so an overflowing total is
+    # rescaled exactly instead
+    w = check_weights(sample_weight, p.shape[0], max_total=np.inf)
     return y, p, w, float(np.sum(w))
 
 
@@ -275,7 +287,7 @@ def reliability_table(
     """
     import pandas as pd
 
-    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     lower, upper, count, weight, conf, acc, sum_y = _binned_stats(
         y, p, w, n_bins, strategy
     )
@@ -372,7 +384,7 @@ def expected_calibration_error(
     >>> round(expected_calibration_error(y, np.sqrt(p)), 4)  # overconfident
     0.1577
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     return _binned_error(y, p, w, total, n_bins, strategy, norm)
 
 
@@ -430,7 +442,7 @@ def maximum_calibration_error(
     >>> round(maximum_calibration_error(y, p), 4)
     0.0657
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     return _binned_error(y, p, w, total, n_bins, strategy, "max")
 
 
@@ -498,7 +510,7 @@ def brier_decomposition(
     >>> [round(v, 4) for v in result]
     [0.205, 0.005, 0.2]
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     _, _, _, weight, conf, acc, _ = _binned_stats(y, p, w, n_bins, strategy)
     nonempty = weight > 0
     share = weight[nonempty] / total
@@ -654,7 +666,7 @@ def beta_calibration_error(
             "correction removes the noise from squared gaps. Pass "
             f"norm='l2_squared' (got norm={norm!r})."
         )
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     codes, n_cells = _check_groups(groups, p.shape[0])
     if norm == "l2_squared":
         weight, sum_y, sum_p = _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy)
@@ -662,6 +674,15 @@ def beta_calibration_error(
         return float(np.sum(gap2 - noise if debiased else gap2) / total)
     if n_cells == 1:  # the ECE itself, bit for bit
         return _binned_error(y, p, w, total, n_bins, strategy, norm)
+    if strategy == "uniform" and n_cells * n_bins > 4 * p.shape[0] + 4096:
+        # sparse in (cell, bin): never allocate the mostly empty S x M grid
+        pair_cell, gap, weight = _k.occupied_cell_sums(p, y, w, codes, n_bins)
+        errors, cell_weight = _k.occupied_cell_errors(
+            pair_cell, gap, weight, n_cells, norm
+        )
+        share = cell_weight / total
+        keep = share > 0
+        return float(np.sum(share[keep] * errors[keep]))
     if strategy == "uniform":
         gap, weight = _k.uniform_cell_sums(p, y, w, codes, n_cells, n_bins)
         errors = _k.cell_calibration_errors(gap, weight, norm)
@@ -836,7 +857,7 @@ def cell_calibration_table(
     """
     import pandas as pd
 
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     codes, n_cells = _check_groups(groups, p.shape[0])
     labels = np.unique(np.asarray(groups).reshape(p.shape[0]))
     rng = check_random_state(random_state)
@@ -907,7 +928,12 @@ def cell_calibration_table(
 
 
 def _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy):
-    """Per-(cell, bin) weight, ``sum w y`` and ``sum w p``, flat (S * M,)."""
+    """Per-(cell, bin) weight, ``sum w y`` and ``sum w p``, flat.
+
+    Dense ``(S * M,)`` when that is small; otherwise only the occupied pairs
+    (every caller sums over pairs, and an empty pair adds nothing), so that
+    1e5 cells x 1e4 bins never allocate a 7.45 GiB grid.
+    """
     if strategy == "uniform":
         idx = _k.uniform_bin_index(p, n_bins)
     else:  # quantile edges are computed per cell, as in beta_calibration_error
@@ -923,8 +949,12 @@ def _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy):
             idx[rows] = _k.quantile_bin_index(
                 p[rows], _k.quantile_edges(p[rows], w_s, n_bins)
             )
-    combined = codes * n_bins + idx
-    _, weight, sum_p, sum_y = _k.bin_sums(combined, n_cells * n_bins, p, y, w)
+    combined = codes.astype(np.int64) * n_bins + idx
+    size = n_cells * n_bins
+    if size > 4 * p.shape[0] + 4096:
+        pairs, combined = np.unique(combined, return_inverse=True)
+        combined, size = combined.reshape(-1), pairs.shape[0]
+    _, weight, sum_p, sum_y = _k.bin_sums(combined, size, p, y, w)
     return weight, sum_y, sum_p
 
 
@@ -1060,7 +1090,7 @@ def beta_calibration_noise_floor(
     >>> round(beta_calibration_noise_floor(y, p, groups=g), 3)  # ... is noise
     0.178
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     if groups is None:
         codes, n_cells = np.zeros(p.shape[0], dtype=np.intp), 1
     else:

@@ -11,13 +11,14 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, validate_params
 
+from .._validation import check_n_bins, native
 from ._calibration_error import _check_inputs
 
 
-def _check_grid(grid):
+def _check_grid(grid, n_rows):
     if isinstance(grid, Integral):
-        return np.linspace(0.0, 1.0, int(grid))
-    g = np.asarray(grid)
+        return np.linspace(0.0, 1.0, check_n_bins(grid, n_rows, name="grid"))
+    g = native(grid)
     if g.ndim != 1 or g.shape[0] < 2 or g.dtype.kind not in "uif":
         raise ValueError(
             "grid must be an int (number of equally spaced thresholds in "
@@ -106,7 +107,7 @@ def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
     ([0.75, 1.0, 0.0], [1.0, 0.5, 0.0])
     """
     y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
-    thresholds = _check_grid(grid)
+    thresholds = _check_grid(grid, p.shape[0])
     heights, kept = _accuracy_above(y, p, w, thresholds)
     return thresholds, heights, kept / total
 
