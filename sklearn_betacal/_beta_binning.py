@@ -12,6 +12,7 @@ this estimator and reuses ``_fit_partitioner``, ``_cells``,
 ``_fit_binning`` and ``_predict_binning`` with proxy targets ``t``.
 """
 
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,10 +23,19 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._base import _BinaryCalibratorMixin
-from ._kernels._binning import UMDTable, tie_break, umd_fit, umd_predict
-from ._umd import max_bins, resolve_n_bins
+from ._kernels._binning import (
+    CellTables,
+    UMDTable,
+    stack_tables,
+    tie_break,
+    umd_fit,
+    umd_fit_segments,
+    umd_predict_segments,
+)
+from ._umd import resolve_n_bins
 from ._validation import (
     MAX_COUNT_TOTAL,
+    MAX_DENSE_BINS,
     check_binary_labels,
     check_cell_ids,
     check_confidence,
@@ -34,10 +44,106 @@ from ._validation import (
     split_confidence_features,
 )
 
+#: Rows per block when predicting (``predict_proba``, ``predict``, ``apply``).
+#: Prediction holds the temporaries of one block at a time, so its extra
+#: memory beyond the returned array is bounded independently of the number
+#: of rows (a few MiB; see ``BetaBinningCalibrator`` Notes).
+PREDICT_BLOCK_ROWS = 65_536
+
 
 def _take_rows(Z, rows):
     """Rows of the partition features ``Z`` (array or DataFrame)."""
     return Z.iloc[rows] if hasattr(Z, "iloc") else Z[rows]
+
+
+def _count_cells(cells, sample_weight):
+    """``(ids, n_rows, n_s, lut)`` of the cells >= 0 present in ``cells``.
+
+    ``ids``: sorted distinct cell ids; ``n_rows``: rows per cell; ``n_s``:
+    total weight per cell (float, rows summed in row order); ``lut``: an
+    int64 work array with one slot per cell plus a last slot for ``-1``
+    (set to -1), indexed by :func:`_cell_positions`.
+    """
+    inside = cells >= 0
+    hi = int(cells.max()) if cells.shape[0] else -1
+    if _small_ids(hi, cells.shape[0]):
+        c = cells[inside]
+        n_rows = np.bincount(c, minlength=hi + 1)
+        ids = np.flatnonzero(n_rows).astype(np.int64)
+        if sample_weight is None:
+            n_s = n_rows[ids].astype(np.float64)
+        else:
+            n_s = np.bincount(c, weights=sample_weight[inside], minlength=hi + 1)[ids]
+        n_rows = n_rows[ids]
+    else:
+        ids, inv, n_rows = np.unique(
+            cells[inside], return_inverse=True, return_counts=True
+        )
+        if sample_weight is None:
+            n_s = n_rows.astype(np.float64)
+        else:
+            n_s = np.bincount(
+                inv, weights=sample_weight[inside], minlength=ids.shape[0]
+            )
+    lut = np.full(ids.shape[0] + 1, -1, dtype=np.int64)
+    return ids.astype(np.int64), n_rows, n_s, lut
+
+
+def _small_ids(hi, n):
+    """Whether cell ids up to ``hi`` are dense enough for a lookup array."""
+    return hi < 4 * n + 1024
+
+
+def _cell_positions(cells, ids):
+    """Position of every row's cell in the sorted ``ids``; -1 for others.
+
+    ``-1`` indexes the last slot of a :func:`_count_cells` lookup array.
+    """
+    hi = int(ids[-1]) if ids.shape[0] else -1
+    if ids.shape[0] and ids[0] >= 0 and _small_ids(hi, cells.shape[0]):
+        pos = np.full(hi + 2, -1, dtype=np.int64)  # pos[-1]: cell -1
+        pos[ids] = np.arange(ids.shape[0])
+        inside = (cells >= -1) & (cells <= hi)
+        if inside.all():
+            return pos[cells]
+        return np.where(inside, pos[np.where(inside, cells, -1)], -1)
+    if ids.shape[0] == 0:
+        return np.full(cells.shape[0], -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ids, cells), ids.shape[0] - 1)
+    return np.where(ids[at] == cells, at, -1)
+
+
+class _CellTableView(Mapping):
+    """``cell_tables_``: cell id -> ``UMDTable``, read from the stacked tables.
+
+    Cell ``cell_ids[i]`` is served by table ``table_index[i]`` of
+    ``tables``. Built without a loop over cells; a table is sliced out on
+    access.
+    """
+
+    def __init__(self, tables, cell_ids, table_index):
+        self._tables = tables
+        self._ids = np.asarray(cell_ids, dtype=np.int64)
+        self._index = np.asarray(table_index, dtype=np.int64)
+
+    def __getitem__(self, cell):
+        try:
+            cell = int(cell)
+        except (TypeError, ValueError):
+            raise KeyError(cell) from None
+        i = int(np.searchsorted(self._ids, cell))
+        if i >= self._ids.shape[0] or self._ids[i] != cell:
+            raise KeyError(cell)
+        return self._tables.table(int(self._index[i]))
+
+    def __iter__(self):
+        return iter(self._ids.tolist())
+
+    def __len__(self):
+        return self._ids.shape[0]
+
+    def __repr__(self):
+        return f"<{len(self)} cell tables: cells {self._ids[:5].tolist()}...>"
 
 
 class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -102,9 +208,14 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         Root calibrator ``G[root]``, fitted on all rows with ``B = floor(N /
         b)`` bins (at least one). A named tuple ``(edges, values, counts,
         delta)``, see :mod:`sklearn_betacal._kernels._binning`.
-    cell_tables_ : dict of int to UMDTable
+    cell_tables_ : mapping of int to UMDTable
         ``G[s]`` for every cell ``s`` with at least ``2 b`` points (total
-        weight), with ``B = floor(n_s / b)`` bins.
+        weight), with ``B = floor(n_s / b)`` bins. A read-only, dict-like
+        view of ``tables_`` (a table is sliced out when it is looked up).
+    tables_ : CellTables
+        All calibrators stacked, for prediction in one pass: table 0 is
+        ``root_``, table ``i + 1`` the ``i``-th cell of ``cell_tables_`` in
+        increasing cell id (see :mod:`sklearn_betacal._kernels._binning`).
     fallback_cells_ : ndarray of int64
         Cells seen in ``fit`` with fewer than ``2 b`` points; their rows are
         calibrated by ``root_``.
@@ -160,6 +271,16 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
     repeating the row when the partition does not depend on the
     multiplicity, e.g. a ``FrozenEstimator`` or a ``GroupColumnPartitioner``,
     and -- as for ``UMDBinner`` -- with ``delta=0``.
+
+    **Cost and memory.** All cells are fitted at once (one sort of the
+    rows by cell and confidence, then every cell's bins together) and
+    predicted at once (one search into all tables stacked, one gather), so
+    the cost does not grow with the number of cells. Prediction runs in
+    blocks of ``PREDICT_BLOCK_ROWS = 65,536`` rows: beyond the returned
+    array and what ``validate_data`` makes of ``X`` (nothing for a float64
+    array), its extra memory is that of one block, a few MiB whatever the
+    number of rows. Fitting needs about 40 bytes per row beyond the input
+    (the sort permutation and per-row bin indices).
 
     References
     ----------
@@ -229,6 +350,16 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         one (select rows with :func:`_take_rows`), else a 2-D array; ``y``
         the labels as float64 zeros and ones.
         """
+        if y is None:
+            X_arr = self._validate_X(X, reset=reset)
+        else:
+            X_arr, y = self._validate_X(X, y, reset=reset)
+            y = check_binary_labels(y)
+        h, Z = self._split_block(X, X_arr, 0, X_arr.shape[0])
+        return (h, Z) if y is None else (h, Z, y)
+
+    def _validate_X(self, X, y=None, *, reset):
+        """``validate_data`` of ``X`` (and ``y``), any dtype, >= 2 columns."""
         kwargs = {"reset": reset, "dtype": None, "ensure_min_features": 1}
         if y is None:
             X_arr = validate_data(self, X, **kwargs)
@@ -241,16 +372,23 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
                 "partition feature. For calibration without a partition use "
                 "UMDBinner."
             )
-        if y is not None:
-            y = check_binary_labels(y)
+        return X_arr if y is None else (X_arr, y)
+
+    def _split_block(self, X, X_arr, lo, hi):
+        """``(h, Z)`` of rows ``lo:hi``: checked confidences, partition features."""
         idx = self._confidence_index()
-        h, Z = split_confidence_features(X_arr, idx)
+        whole = lo == 0 and hi == X_arr.shape[0]
+        rows = X_arr if whole else X_arr[lo:hi]
+        if idx in (0, -rows.shape[1]):
+            # the common layout: a view of the features, no copy of them
+            h, Z = rows[:, 0], rows[:, 1:]
+        else:
+            h, Z = split_confidence_features(rows, idx)
         if hasattr(X, "columns") and hasattr(X, "drop"):
             # keep the partition features' names and dtypes (a group column
             # read by name, a partitioner fitted on a DataFrame)
-            Z = X.drop(columns=[X.columns[idx]])
-        h = self._check_confidence(h)
-        return (h, Z) if y is None else (h, Z, y)
+            Z = (X if whole else X.iloc[lo:hi]).drop(columns=[X.columns[idx]])
+        return self._check_confidence(h), Z
 
     def _confidence_index(self):
         """Position of the confidence column, resolving a column name."""
@@ -326,9 +464,25 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         return self.partitioner_
 
     def _cells(self, Z):
-        """Cell id of every row of ``Z``: ``partitioner_.transform``, checked."""
+        """Cell id of every row of ``Z``: ``partitioner_.transform``, checked.
+
+        More than ``PREDICT_BLOCK_ROWS`` rows are transformed block by block,
+        so the partitioner's temporaries never cover all rows at once.
+        """
         who = f"partitioner ({type(self.partitioner_).__name__})"
-        return check_cell_ids(self.partitioner_.transform(Z), Z.shape[0], who=who)
+        n = Z.shape[0]
+        if n <= PREDICT_BLOCK_ROWS:
+            ids = check_cell_ids(self.partitioner_.transform(Z), n, who=who)
+        else:
+            ids = np.empty(n, dtype=np.int64)
+            for lo in range(0, n, PREDICT_BLOCK_ROWS):
+                hi = min(lo + PREDICT_BLOCK_ROWS, n)
+                ids[lo:hi] = check_cell_ids(
+                    self.partitioner_.transform(_take_rows(Z, slice(lo, hi))),
+                    hi - lo,
+                    who=who,
+                )
+        return ids
 
     # ---------------------------------------------------------------- binning
     def _fit_binning(self, h, t, sample_weight, cells, rng):
@@ -348,9 +502,12 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             Source of the tie-breaking nudges, one draw per row in row order
             (the order ``UMDBinner`` uses).
 
-        Sets ``root_``, ``cell_tables_``, ``fallback_cells_``,
-        ``n_cells_fitted_`` and ``n_cells_fallback_``; needs
-        ``points_per_bin_``.
+        Sets ``root_``, ``tables_``, ``cell_tables_``, ``fallback_cells_``,
+        ``n_cells_fitted_``, ``n_cells_fallback_`` and the routing of cells
+        to tables (``_route_cells``, ``_route_table``); needs
+        ``points_per_bin_``. All cells are fitted at once by the fused
+        kernel ``umd_fit_segments`` (one sort by cell and confidence), with
+        the same numbers as one ``umd_fit`` per cell.
         """
         b = self.points_per_bin_
         delta = float(self.delta)
@@ -364,44 +521,55 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         # loads with skops; root_ and cell_tables_ are views of them
         self._root_table = umd_fit(h, t, sample_weight, n_root, delta=delta)._asdict()
 
-        # Alg. 1, lines 3-8: one UMD per non-empty cell s, B = floor(n_s / b).
-        order = np.argsort(cells, kind="stable")
-        ids, starts = np.unique(cells[order], return_index=True)
-        ends = np.append(starts[1:], order.shape[0])
-        tables, fallback = {}, []
-        for s, lo, hi in zip(ids.tolist(), starts, ends, strict=True):
-            if s == -1:
-                continue  # not a cell: these rows only enter the root
-            rows = order[lo:hi]
-            w = None if sample_weight is None else sample_weight[rows]
-            n_s = float(rows.shape[0]) if w is None else float(w.sum())
-            if n_s < 2 * b:
-                fallback.append(s)  # Thm 3.1 needs n_s >= b; see Notes
-                continue
-            # capped as the root is (see resolve_n_bins), so the cost follows
-            # the rows even when the weights are huge
-            n_bins = min(int(n_s // b), max_bins(rows.shape[0], h.shape[0]))
-            tables[s] = umd_fit(h[rows], t[rows], w, n_bins, delta=delta)._asdict()
-        self._cell_tables = tables
-        self.fallback_cells_ = np.asarray(fallback, dtype=np.int64)
-        self.n_cells_fitted_ = len(tables)
-        self.n_cells_fallback_ = len(fallback)
+        # Alg. 1, lines 3-8: one UMD per non-empty cell s, B = floor(n_s / b);
+        # -1 is not a cell (those rows only enter the root).
+        ids, n_rows, n_s, lut = _count_cells(cells, sample_weight)
+        fit = n_s >= 2 * b  # Thm 3.1 needs n_s >= b; see Notes
+        lut[:-1][fit] = np.arange(int(fit.sum()))  # the last slot: cell -1
+        segment = lut[_cell_positions(cells, ids)]
+        # capped as the root is (see resolve_n_bins and max_bins), so the
+        # cost follows the rows even when the weights are huge
+        rows_s = n_rows[fit]
+        cap = np.maximum(rows_s, MAX_DENSE_BINS * rows_s // max(h.shape[0], 1))
+        n_bins = np.minimum((n_s[fit] // b).astype(np.int64), np.maximum(cap, 1))
+        parts = [self.root_]
+        if n_bins.shape[0]:
+            parts.append(
+                umd_fit_segments(h, t, sample_weight, segment, n_bins, delta=delta)
+            )
+        # a plain dict of arrays (loadable by skops); tables_ is a view of it
+        self._tables = stack_tables(parts)._asdict()
+        fitted_ids = ids[fit]
+        self._set_routing(fitted_ids, np.arange(1, fitted_ids.shape[0] + 1))
+        self.fallback_cells_ = ids[~fit]
+        self.n_cells_fitted_ = int(fitted_ids.shape[0])
+        self.n_cells_fallback_ = int(self.fallback_cells_.shape[0])
         return self
 
+    def _set_routing(self, cell_ids, table_index):
+        """Route cell ``cell_ids[i]`` to table ``table_index[i]`` of ``tables_``.
+
+        Every other cell id (``-1``, unseen cells, cells without a table of
+        their own) goes to table 0, the root. ``cell_ids`` must be sorted.
+        """
+        self._route_cells = np.asarray(cell_ids, dtype=np.int64)
+        self._route_table = np.asarray(table_index, dtype=np.int64)
+
+    def _table_index(self, cells):
+        """Index into ``tables_`` of the calibrator of every row (Alg. 2)."""
+        ids, tab = self._route_cells, self._route_table
+        if ids.shape[0] == 0:
+            return np.zeros(cells.shape[0], dtype=np.int64)
+        lut = np.append(tab, 0)  # the last slot: -1, unseen cells -> root
+        return lut[_cell_positions(cells, ids)]
+
     def _predict_binning(self, h, cells):
-        """Alg. 2: each row's cell calibrator, or the root one if it has none."""
-        out = umd_predict(self._root_table, h)
-        if not self._cell_tables:
-            return out
-        order = np.argsort(cells, kind="stable")
-        ids, starts = np.unique(cells[order], return_index=True)
-        ends = np.append(starts[1:], order.shape[0])
-        for s, lo, hi in zip(ids.tolist(), starts, ends, strict=True):
-            table = self._cell_tables.get(s)
-            if table is not None:
-                rows = order[lo:hi]
-                out[rows] = umd_predict(table, h[rows])
-        return out
+        """Alg. 2: each row's cell calibrator, or the root one if it has none.
+
+        One pass for all rows (``umd_predict_segments``): no loop over
+        cells and no second lookup in the root table.
+        """
+        return umd_predict_segments(self.tables_, h, self._table_index(cells))
 
     @property
     def root_(self):
@@ -410,8 +578,16 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
 
     @property
     def cell_tables_(self):
-        """``{cell id: UMDTable}`` of the cells with their own calibrator."""
-        return {s: UMDTable(**t) for s, t in self._cell_tables.items()}
+        """``{cell id: UMDTable}`` of the cells with their own calibrator.
+
+        A read-only dict-like view of ``tables_`` (see Attributes).
+        """
+        return _CellTableView(self.tables_, self._route_cells, self._route_table)
+
+    @property
+    def tables_(self):
+        """All calibrators stacked as one ``CellTables`` (see Attributes)."""
+        return CellTables(**self._tables)
 
     # ----------------------------------------------------------------- public
     @_fit_context(
@@ -473,13 +649,81 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             or unseen in ``fit``) keep their cell id here.
         """
         check_is_fitted(self)
-        _, Z = self._split_X(X, reset=False)
-        return self._cells(Z)
+        out = None
+        for lo, hi, n, _, Z in self._blocks(X):
+            if out is None:
+                out = np.empty(n, dtype=np.int64)
+            out[lo:hi] = self._cells(Z)
+        return out
+
+    def _blocks(self, X):
+        """Validate ``X`` once, then yield ``(lo, hi, n, h, Z)`` per row block.
+
+        Blocks of ``PREDICT_BLOCK_ROWS`` rows bound the memory of prediction:
+        the confidence column, the partition features and every temporary
+        of the partitioner and of the binning exist for one block at a
+        time (see Notes). An empty ``X`` yields one empty block.
+        """
+        X_arr = self._validate_X(X, reset=False)
+        n = X_arr.shape[0]
+        for lo in range(0, max(n, 1), PREDICT_BLOCK_ROWS):
+            hi = min(lo + PREDICT_BLOCK_ROWS, n)
+            h, Z = self._split_block(X, X_arr, lo, hi)
+            yield lo, hi, n, h, Z
 
     def _calibrated(self, X):
         """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
-        h, Z = self._split_X(X, reset=False)
-        return self._predict_binning(h, self._cells(Z))
+        out = None
+        for lo, hi, n, h, Z in self._blocks(X):
+            if out is None:
+                out = np.empty(n)
+            out[lo:hi] = self._predict_binning(h, self._cells(Z))
+        return out
+
+    def predict_proba(self, X):
+        """Calibrated probability of each class, computed block by block.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Column 1 is the calibrated probability that the answer is
+            correct, column 0 its complement.
+        """
+        check_is_fitted(self)
+        proba = None
+        for lo, hi, n, h, Z in self._blocks(X):
+            if proba is None:
+                proba = np.empty((n, 2))
+            p = self._predict_binning(h, self._cells(Z))
+            proba[lo:hi, 1] = p
+            np.subtract(1.0, p, out=proba[lo:hi, 0])
+        return proba
+
+    def predict(self, X):
+        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        out = None
+        for lo, hi, n, h, Z in self._blocks(X):
+            if out is None:
+                out = np.empty(n, dtype=self.classes_.dtype)
+            p = self._predict_binning(h, self._cells(Z))
+            out[lo:hi] = self.classes_[(p > 0.5).astype(np.intp)]
+        return out
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -120,7 +120,12 @@ def tie_break(h, delta, rng):
     """
     if delta == 0:
         return h
-    return (h + rng.uniform(0.0, delta, size=h.shape[0])) / (1.0 + delta)
+    # in place on the draws: one N-sized array, the same numbers as
+    # (h + u) / (1 + delta)
+    out = rng.uniform(0.0, delta, size=h.shape[0])
+    out += h
+    out /= 1.0 + delta
+    return out
 
 
 def edge_positions(total_weight, n_bins):
@@ -204,7 +209,12 @@ def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
         mass = np.bincount(bin_of, weights=sample_weight, minlength=B)
 
     if B > 1:
-        on_edge = (bin_of > 0) & (h == edges[np.maximum(bin_of - 1, 0)])
+        on_edge = np.empty(n, dtype=bool)
+        for a in range(0, n, _CHUNK):
+            bo = bin_of[a : a + _CHUNK]
+            on_edge[a : a + _CHUNK] = (bo > 0) & (
+                h[a : a + _CHUNK] == edges[np.maximum(bo - 1, 0)]
+            )
         if on_edge.any():
             sums, mass = _redistribute_edge_blocks(
                 h,
@@ -414,4 +424,553 @@ def _nudge_average(edges, values, x, delta):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), plain)
 
 
-__all__ = ["UMDTable", "edge_positions", "tie_break", "umd_fit", "umd_predict"]
+# ---------------------------------------------------------------------------
+# Fused cell-wise kernel: many UMD tables fitted and evaluated at once.
+# ---------------------------------------------------------------------------
+
+
+class CellTables(NamedTuple):
+    """Many fitted UMD calibrators stored back to back (the fused kernel).
+
+    Table ``j`` (``0 <= j < n_tables``) is the ``UMDTable`` with
+
+    - ``edges[edge_start[j]:edge_start[j + 1]]`` as its edges,
+    - ``values[edge_start[j] + j:edge_start[j + 1] + j + 1]`` as its values
+      (and ``counts`` alike: a table with ``m`` edges has ``m + 1`` bins),
+    - for ``delta > 0``, ``lookup_edges[lookup_start[j]:lookup_start[j + 1]]``
+      and ``lookup_values[lookup_start[j] + j:lookup_start[j + 1] + j + 1]``
+      as its raw-score step function (see ``UMDTable``).
+
+    ``table(j)`` returns table ``j`` as a ``UMDTable``; ``len(edge_start) - 1``
+    is the number of tables.
+    """
+
+    edges: np.ndarray
+    edge_start: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    delta: float
+    lookup_edges: np.ndarray | None = None
+    lookup_start: np.ndarray | None = None
+    lookup_values: np.ndarray | None = None
+
+    @property
+    def n_tables(self):
+        return self.edge_start.shape[0] - 1
+
+    def table(self, j):
+        """Table ``j`` as a ``UMDTable`` (views, no copy)."""
+        e0, e1 = int(self.edge_start[j]), int(self.edge_start[j + 1])
+        lookup = (None, None)
+        if self.lookup_start is not None and e1 > e0:
+            l0, l1 = int(self.lookup_start[j]), int(self.lookup_start[j + 1])
+            lookup = (self.lookup_edges[l0:l1], self.lookup_values[l0 + j : l1 + j + 1])
+        return UMDTable(
+            edges=self.edges[e0:e1],
+            values=self.values[e0 + j : e1 + j + 1],
+            counts=self.counts[e0 + j : e1 + j + 1],
+            delta=self.delta,
+            lookup_edges=lookup[0],
+            lookup_values=lookup[1],
+        )
+
+
+def _as_cell_tables(t):
+    """A ``UMDTable`` as a one-table ``CellTables`` (a ``CellTables`` as is)."""
+    if isinstance(t, CellTables):
+        return t
+    m = t.edges.shape[0]
+    out = CellTables(
+        edges=t.edges,
+        edge_start=np.array([0, m], dtype=np.int64),
+        values=t.values,
+        counts=t.counts,
+        delta=float(t.delta),
+    )
+    if t.delta > 0:
+        if m and t.lookup_edges is None:
+            t = _with_lookup(t, None)
+        le = t.lookup_edges if m else np.empty(0)
+        lv = t.lookup_values if m else t.values[:1]
+        out = out._replace(
+            lookup_edges=le,
+            lookup_start=np.array([0, le.shape[0]], dtype=np.int64),
+            lookup_values=lv,
+        )
+    return out
+
+
+def stack_tables(tables):
+    """Stack ``UMDTable`` and ``CellTables`` (one ``delta``) into one ``CellTables``.
+
+    Tables keep their order (a ``CellTables`` contributes its tables in
+    order); no loop over the tables of a ``CellTables``. For ``delta > 0``
+    every table gets its raw-score step function (built as ``umd_predict``
+    builds it when missing).
+    """
+    parts = [_as_cell_tables(t) for t in tables]
+    delta = parts[0].delta
+    if any(p.delta != delta for p in parts):
+        raise ValueError("stack_tables: all tables must share one delta.")
+
+    def starts(name):
+        arrs = [getattr(p, name) for p in parts]
+        tot = np.cumsum([0] + [a[-1] for a in arrs[:-1]])
+        return np.concatenate(
+            [arrs[0][:1]] + [a[1:] + o for a, o in zip(arrs, tot, strict=True)]
+        )
+
+    out = CellTables(
+        edges=np.concatenate([p.edges for p in parts]),
+        edge_start=starts("edge_start"),
+        values=np.concatenate([p.values for p in parts]),
+        counts=np.concatenate([p.counts for p in parts]),
+        delta=delta,
+    )
+    if delta > 0:
+        out = out._replace(
+            lookup_edges=np.concatenate([p.lookup_edges for p in parts]),
+            lookup_start=starts("lookup_start"),
+            lookup_values=np.concatenate([p.lookup_values for p in parts]),
+        )
+    return out
+
+
+def _bisect(a, lo, hi, x, side, perm=None):
+    """Vectorised ``lo + searchsorted(a[lo:hi], x, side)``, row by row.
+
+    ``a`` (read through ``a[perm]`` when ``perm`` is given, without
+    building it) is sorted within every ``[lo[i], hi[i])``; exact
+    comparisons, so this is the reference the offset search below falls
+    back to.
+    """
+    lo = np.array(lo, dtype=np.int64)
+    hi = np.array(hi, dtype=np.int64)
+    act = np.flatnonzero(lo < hi)
+    while act.size:
+        mid = (lo[act] + hi[act]) // 2
+        am = a[mid] if perm is None else a[perm[mid]]
+        go = am <= x[act] if side == "right" else am < x[act]
+        lo[act[go]] = mid[go] + 1
+        hi[act[~go]] = mid[~go]
+        act = act[lo[act] < hi[act]]
+    return lo
+
+
+def _segmented_search(steps, start, x, table, side="right"):
+    """``searchsorted(steps[start[t]:start[t + 1]], x, side)`` for every row.
+
+    One ``np.searchsorted`` over all tables at once: table ``t``'s steps are
+    shifted to ``steps + S t`` (``S`` larger than twice every magnitude
+    involved), which keeps every table in its own key range. Rounding the
+    shifted values is monotone, so the only possible errors are steps that
+    round onto the shifted ``x`` itself (within ~``S T`` ulp of it); those
+    rows are found by checking the neighbouring step and redone exactly by
+    bisection. The result is exact.
+    """
+    n = x.shape[0]
+    lo_t = start[table]
+    if steps.shape[0] == 0 or n == 0:
+        return np.zeros(n, dtype=np.int64)
+    M = float(np.max(np.abs(steps)))
+    S = 2.0 * M + 4.0
+    T = start.shape[0] - 1
+    keys = steps + S * np.repeat(np.arange(T, dtype=np.float64), np.diff(start))
+    # values beyond every step keep their side of all steps after clipping
+    xk = np.clip(x, -M - 1.0, M + 1.0)
+    xk += S * table
+    idx = np.searchsorted(keys, xk, side=side)
+    del xk
+    if side == "right":
+        # possible false positives only: a counted step above x
+        bad = idx > lo_t
+        bad[bad] = steps[idx[bad] - 1] > x[bad]
+    else:
+        # possible false negatives only: an uncounted step below x
+        hi_t = start[table + 1]
+        bad = idx < hi_t
+        bad[bad] = steps[idx[bad]] < x[bad]
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        t = table[rows]
+        idx[rows] = _bisect(steps, start[t], start[t + 1], x[rows], side)
+    idx -= lo_t
+    return idx
+
+
+def umd_predict_segments(tables, x, table):
+    """Evaluate table ``table[i]`` of a ``CellTables`` at raw score ``x[i]``.
+
+    The same numbers as ``umd_predict(tables.table(table[i]), x[i:i+1])``
+    for every row, in one pass over all rows: one search into the stacked
+    step functions and one gather; only rows whose nudge interval straddles
+    an edge (``delta > 0``, NaN in the lookup) take the exact slower path.
+    """
+    j = np.asarray(table, dtype=np.int64)
+    if tables.delta == 0 or tables.lookup_edges is None:
+        b = _segmented_search(tables.edges, tables.edge_start, x, j)
+        b += tables.edge_start[j]
+        b += j
+        return tables.values[b]
+    b = _segmented_search(tables.lookup_edges, tables.lookup_start, x, j)
+    b += tables.lookup_start[j]
+    b += j
+    out = tables.lookup_values[b]
+    del b
+    slow = np.isnan(out)
+    if slow.any():
+        rows = np.flatnonzero(slow)
+        out[rows] = _straddle_average_segments(tables, x[rows], j[rows])
+    return out
+
+
+def _segment_windows(tables):
+    """``_windows`` of every table (its own ``tol``), stacked."""
+    edges, delta, es = tables.edges, tables.delta, tables.edge_start
+    top = edges * (1.0 + delta)
+    m = np.diff(es)
+    has = np.flatnonzero(m)
+    mx = np.zeros(m.shape[0])
+    if has.size:
+        mx[has] = np.maximum.reduceat(np.abs(top), es[has])
+    tol = 8.0 * np.finfo(np.float64).eps * (np.repeat(mx, m) + delta)
+    return top - delta - tol, top + tol
+
+
+def _straddle_average_segments(tables, xs, j):
+    """``_straddle_average`` for rows of many tables (same numbers)."""
+    es = tables.edge_start
+    w_lo, w_hi = _segment_windows(tables)
+    m = es[j + 1] - es[j]
+    key = np.minimum(_bisect(w_hi, es[j], es[j + 1], xs, "left") - es[j], m - 1)
+    gkey = es[j] + key
+    E = tables.edges.shape[0]
+    rep = np.empty(E)
+    rep[gkey] = xs
+    keys = np.flatnonzero(np.bincount(gkey, minlength=E))
+    kt = np.repeat(np.arange(es.shape[0] - 1), np.diff(es))[keys]
+    avg = np.empty(E)
+    avg[keys] = _nudge_average_segments(tables, rep[keys], kt)
+    same = xs == rep[gkey]
+    out = avg[gkey]
+    if not same.all():
+        out[~same] = _nudge_average_segments(tables, xs[~same], j[~same])
+    return out
+
+
+def _nudge_average_segments(tables, x, j):
+    """``_nudge_average`` of table ``j[i]`` at ``x[i]`` (same numbers)."""
+    edges, values, delta, es = (
+        tables.edges,
+        tables.values,
+        tables.delta,
+        tables.edge_start,
+    )
+    s = 1.0 + delta
+    lo = x / s
+    hi = (x + delta) / s
+    e0, e1 = es[j], es[j + 1]
+    k0 = _bisect(edges, e0, e1, lo, "right") - e0
+    k1 = _bisect(edges, e0, e1, hi, "right") - e0
+    n_seg = k1 - k0 + 1
+    r = np.repeat(np.arange(x.shape[0]), n_seg)
+    off = np.arange(r.shape[0]) - np.repeat(np.cumsum(n_seg) - n_seg, n_seg)
+    b = k0[r] + off
+    er, mr = e0[r], (e1 - e0)[r]
+    left = np.where(off == 0, lo[r], edges[er + np.maximum(b - 1, 0)])
+    right = np.where(b == k1[r], hi[r], edges[er + np.minimum(b, mr - 1)])
+    seg = np.maximum(right - left, 0.0)
+    vals = values[er + j[r] + b]
+    num = np.bincount(r, weights=seg * vals, minlength=x.shape[0])
+    den = np.bincount(r, weights=seg, minlength=x.shape[0])
+    plain = values[_bisect(edges, e0, e1, x, "right") + j]
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), plain)
+
+
+#: Rows per chunk of the fit kernels' row-wise temporaries.
+_CHUNK = 1 << 16
+
+
+def _stable_argsort_small(k, kmax):
+    """Stable argsort of non-negative integers ``k <= kmax < 2**32``.
+
+    NumPy's stable sort of 16-bit integers is a radix sort, so one or two
+    passes over 16-bit digits beat a comparison sort of int64 keys.
+    """
+    if kmax < 2**16:
+        return np.argsort(k.astype(np.uint16, copy=False), kind="stable")
+    p = np.argsort((k & 0xFFFF).astype(np.uint16), kind="stable")
+    return p[np.argsort((k[p] >> 16).astype(np.uint16), kind="stable")]
+
+
+def _segmented_cumsum(v, start, counts):
+    """``np.cumsum`` restarted at every segment ``[start[s], start[s] + counts[s])``.
+
+    Exact: each segment is accumulated from zero, left to right, as
+    ``np.cumsum`` of the segment alone would (segments of similar length
+    are padded into one 2-D array, one ``np.cumsum(axis=1)`` per length
+    class of powers of two).
+    """
+    out = np.empty_like(v)
+    nz = counts > 0
+    cls = np.zeros(counts.shape[0], dtype=np.int64)
+    cls[nz] = np.ceil(np.log2(counts[nz])).astype(np.int64)
+    for c in np.unique(cls[nz]):
+        segs = np.flatnonzero(nz & (cls == c))
+        width = 1 << int(c)
+        col = np.arange(width)
+        valid = col[None, :] < counts[segs][:, None]
+        idx = (start[segs][:, None] + col[None, :])[valid]
+        pad = np.zeros((segs.shape[0], width))
+        pad[valid] = v[idx]
+        out[idx] = np.cumsum(pad, axis=1)[valid]
+    return out
+
+
+def umd_fit_segments(h, t, sample_weight, segment, n_bins, *, delta=0.0):
+    """Fit one UMD table (Alg. 4) per segment of rows, all at once.
+
+    Table ``s`` is exactly ``umd_fit(h[rows], t[rows], w[rows], n_bins[s],
+    delta=delta)`` with ``rows = np.flatnonzero(segment == s)`` (in row
+    order), bit for bit, but computed without a loop over segments: one
+    sort of the rows by (segment, score), then every segment's edge
+    positions, bin sums and tie redistribution at once.
+
+    Parameters
+    ----------
+    h, t : ndarray of shape (n,), float64
+        Scores (already nudged) and targets.
+    sample_weight : ndarray of shape (n,), float64, or None
+        Frequency weights; rows of weight zero are ignored.
+    segment : ndarray of shape (n,), int
+        Segment of every row, ``0 .. S - 1``; ``-1`` (or any negative)
+        leaves the row out of every table.
+    n_bins : array-like of int, shape (S,)
+        ``B_s >= 1`` for every segment; every segment needs at least one
+        row (of positive weight).
+    delta : float
+        Tie-breaking ``delta`` of the scores (as for ``umd_fit``).
+
+    Returns
+    -------
+    CellTables
+        ``S`` tables, table ``s`` for segment ``s``.
+    """
+    B = np.asarray(n_bins, dtype=np.int64)
+    S = B.shape[0]
+    n = h.shape[0]
+    seg = np.asarray(segment, dtype=np.int64)
+    w = sample_weight
+    if w is not None:
+        seg = np.where(w > 0, seg, -1)
+    # The one sort: by score (stable when the weights' cumulative sums
+    # depend on the order of tied scores), then stably by segment, with
+    # the segment as 16-bit radix digits (rows outside every segment last).
+    outside = seg < 0
+    if S < 2**16 - 1:
+        key = seg.astype(np.uint16)
+        key[outside] = S
+    else:
+        key = np.where(outside, S, seg)
+    del outside
+    counts = np.bincount(key, minlength=S + 1)[:S]
+    if np.any(counts == 0):
+        raise ValueError("umd_fit_segments: every segment needs at least one row.")
+    o = np.argsort(h, kind="stable" if w is not None else None)
+    perm = _stable_argsort_small(key[o], S)
+    del key
+    order = o[perm]
+    del o, perm
+    nv = int(counts.sum())
+    order = order[:nv]
+    start = np.concatenate(([0], np.cumsum(counts)))
+
+    if w is None:
+        N = counts.astype(np.float64)
+        cw = None
+    else:
+        cw = _segmented_cumsum(w[order], start, counts)
+        N = cw[start[1:] - 1]
+
+    # Alg. 4, line 5 for every segment: edge positions A_k (edge_positions).
+    m = B - 1
+    es = np.concatenate(([0], np.cumsum(m)))
+    E = int(es[-1])
+    vo = es[:-1] + np.arange(S)  # first value of every table
+    nb = E + S
+    seg_e = np.repeat(np.arange(S), m)
+    k = np.arange(E, dtype=np.int64) - es[seg_e] + 1
+    Ne, Be = N[seg_e], B[seg_e]
+    integral = Ne == np.floor(Ne)
+    pos = np.empty(E)
+    n1 = Ne[integral].astype(np.int64) + 1
+    pos[integral] = (k[integral] * n1 + Be[integral] - 1) // Be[integral]
+    fl = ~integral
+    pos[fl] = np.ceil(k[fl] * (Ne[fl] + 1.0) / Be[fl])
+    if cw is None:
+        edge_rows = np.minimum(pos.astype(np.int64) - 1, counts[seg_e] - 1)
+    else:
+        lo_e = start[seg_e]
+        edge_rows = np.minimum(
+            _bisect(cw, lo_e, start[seg_e + 1], pos, "left") - lo_e, counts[seg_e] - 1
+        )
+    gedge = start[seg_e] + edge_rows
+    edges = h[order[gedge]]
+
+    # Bin of every sorted row, by value: the number of its segment's edge
+    # rows at or before the end of its run of equal scores.
+    # (edge rows repeat when a segment has fewer than B_s - 1 rows)
+    C = np.bincount(gedge + 1, minlength=nv + 1)
+    np.cumsum(C, out=C)
+    run_end = None
+    if nv > 1:
+        tied = np.empty(nv - 1, dtype=bool)
+        for a in range(0, nv - 1, _CHUNK):
+            hc = h[order[a : min(a + _CHUNK, nv - 1) + 1]]
+            np.equal(hc[1:], hc[:-1], out=tied[a : a + hc.shape[0] - 1])
+        tied[start[1:-1] - 1] = False  # runs end with their segment
+        if tied.any():
+            last = np.ones(nv, dtype=bool)
+            last[:-1] = ~tied
+            run_end = np.where(last, np.arange(nv), nv)
+            run_end = np.minimum.accumulate(run_end[::-1])[::-1]
+            del last
+        del tied
+    # global value index = edges at or before the row + its segment number
+    G = np.empty(n, dtype=np.int64)
+    G[order] = C[1:] if run_end is None else C[run_end + 1]
+    del C, run_end
+    G += seg
+    if nv < n:
+        G[seg < 0] = nb
+
+    wt = t if w is None else t * w
+    sums = np.bincount(G, weights=wt, minlength=nb + 1)[:nb]
+    if w is None:
+        mass = np.bincount(G, minlength=nb + 1)[:nb].astype(np.float64)
+    else:
+        mass = np.bincount(G, weights=w, minlength=nb + 1)[:nb]
+
+    if E:
+        # Rows equal to an edge value (the edge rows themselves at least):
+        # _redistribute_edge_blocks for all segments at once. Found in row
+        # order, chunk by chunk, so the bincounts below add in row order.
+        found = []
+        for a in range(0, n, _CHUNK):
+            sg = seg[a : a + _CHUNK]
+            ge = G[a : a + _CHUNK] - sg - 1  # the edge just below, if any
+            ok = (sg >= 0) & (ge >= es[np.maximum(sg, 0)])
+            ok[ok] = h[a : a + _CHUNK][ok] == edges[ge[ok]]
+            found.append(np.flatnonzero(ok) + a)
+        rows = np.concatenate(found)
+        del found
+        Gr = G[rows]
+        kk = Gr - seg[rows] - 1
+        wtr = wt[rows]
+        blk_s = np.bincount(kk, weights=wtr, minlength=E)
+        if w is None:
+            blk_w = np.bincount(kk, minlength=E).astype(np.float64)
+        else:
+            blk_w = np.bincount(kk, weights=w[rows], minlength=E)
+        sums = sums - np.bincount(Gr, weights=wtr, minlength=nb)
+        sub = np.zeros(nb)
+        sub[np.arange(E) + seg_e + 1] = blk_w
+        mass = mass - sub
+        sums[mass <= 0] = 0.0
+        mass[mass <= 0] = 0.0
+
+        ks = np.flatnonzero(blk_w)
+        sk = seg_e[ks]
+        v = edges[ks]
+        below = _bisect(h, start[sk], start[sk + 1], v, "left", perm=order)
+        if cw is None:
+            lo = (below - start[sk]).astype(np.float64)
+        else:
+            lo = np.where(below > start[sk], cw[np.maximum(below - 1, 0)], 0.0)
+        hi = lo + blk_w[ks]
+        mk = blk_s[ks] / blk_w[ks]
+        # interiors (L_b, U_b] of every table's bins, in the values layout
+        L = np.zeros(nb)
+        L[np.arange(E) + seg_e + 1] = pos
+        U = np.empty(nb)
+        U[np.arange(E) + seg_e] = pos - 1.0
+        U[vo + B - 1] = N
+        v0 = vo[sk]
+        b0 = _bisect(U, v0, v0 + B[sk], lo, "right") - v0
+        b1 = _bisect(L, v0, v0 + B[sk], hi, "left") - v0 - 1
+        n_pairs = np.maximum(b1 - b0 + 1, 0)
+        r = np.repeat(np.arange(ks.shape[0]), n_pairs)
+        gb = np.repeat(v0 + b0, n_pairs) + (
+            np.arange(r.shape[0]) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
+        )
+        overlap = np.minimum(hi[r], U[gb]) - np.maximum(lo[r], L[gb])
+        overlap = np.maximum(overlap, 0.0)
+        sums = sums + np.bincount(gb, weights=overlap * mk[r], minlength=nb)
+        mass = mass + np.bincount(gb, weights=overlap, minlength=nb)
+
+    empty = mass <= 0
+    if empty.any():
+        values = np.empty(nb)
+        full = np.ones(nb, dtype=bool)
+        # Only possible when a segment has fewer than 2 B_s points: such a
+        # segment's empty bins get its overall mean, as umd_fit does.
+        tab = np.repeat(np.arange(S), B)
+        for s in np.unique(tab[empty]).tolist():
+            rs = np.sort(order[start[s] : start[s + 1]])
+            total = float(rs.shape[0]) if w is None else np.sum(w[rs])
+            sl = slice(vo[s], vo[s] + B[s])
+            values[sl] = np.where(
+                empty[sl],
+                np.sum(wt[rs]) / total,
+                sums[sl] / np.where(empty[sl], 1.0, mass[sl]),
+            )
+            full[sl] = False
+        values[full] = sums[full] / mass[full]
+    else:
+        values = sums / mass
+    tables = CellTables(
+        edges=edges, edge_start=es, values=values, counts=mass, delta=float(delta)
+    )
+    if delta > 0:
+        tables = _with_lookup_segments(tables)
+    return tables
+
+
+def _with_lookup_segments(tables):
+    """``_with_lookup(table, None)`` for every table with an edge, stacked."""
+    es, values = tables.edge_start, tables.values
+    T = es.shape[0] - 1
+    m = np.diff(es)
+    E = int(es[-1])
+    seg_e = np.repeat(np.arange(T), m)
+    w_lo, w_hi = _segment_windows(tables)
+    first = np.zeros(E, dtype=bool)
+    first[es[:-1][m > 0]] = True
+    first[1:] |= w_lo[1:] > w_hi[:-1]
+    starts = np.flatnonzero(first)
+    ends = np.append(starts[1:], E)[: starts.shape[0]] - 1
+    cj = seg_e[starts]
+    n_cl = np.bincount(cj, minlength=T)
+    ls = np.concatenate(([0], np.cumsum(2 * n_cl)))
+    le = np.empty(2 * starts.shape[0])
+    le[0::2] = w_lo[starts]
+    le[1::2] = np.nextafter(w_hi[ends], np.inf)
+    lv = np.empty(le.shape[0] + T)
+    lv[ls[:-1] + np.arange(T)] = values[es[:-1] + np.arange(T)]
+    i = np.arange(starts.shape[0])
+    lv[2 * i + cj + 1] = np.nan
+    lv[2 * i + cj + 2] = values[ends + cj + 1]
+    return tables._replace(lookup_edges=le, lookup_start=ls, lookup_values=lv)
+
+
+__all__ = [
+    "CellTables",
+    "UMDTable",
+    "edge_positions",
+    "stack_tables",
+    "tie_break",
+    "umd_fit",
+    "umd_fit_segments",
+    "umd_predict",
+    "umd_predict_segments",
+]

@@ -267,28 +267,36 @@ def apply_kdtree(F, axis, threshold, left, right, cell, leaf_axes, lower, upper)
     A row is routed down level by level (left iff ``F[p] <= threshold``, the
     same rule as in the build) and then checked against the bounds of the leaf
     it reached; ``lower``/``upper`` may be ``None`` to skip the check.
+
+    Every level is a handful of flat gathers over all rows (leaves route to
+    themselves, so no row is ever compacted out); ``leaf_axes.shape[1]``,
+    the longest root-to-leaf path, is the number of levels.
     """
-    n = F.shape[0]
+    n, d = F.shape
+    n_nodes = axis.shape[0]
+    leaf = axis < 0
+    ax = np.where(leaf, 0, axis)
+    thr = np.where(leaf, np.inf, threshold)
+    node_ids = np.arange(n_nodes, dtype=np.intp)
+    lft = np.where(leaf, node_ids, left)
+    rgt = np.where(leaf, node_ids, right)
+    Fc = np.ascontiguousarray(F)
+    flat = Fc.reshape(-1)
+    base = np.arange(n, dtype=np.intp)
+    base *= d
     node = np.zeros(n, dtype=np.intp)
-    active = np.arange(n, dtype=np.intp)
-    while active.size:
-        nd = node[active]
-        internal = axis[nd] >= 0
-        active, nd = active[internal], nd[internal]
-        if not active.size:
-            break
-        go_left = F[active, axis[nd]] <= threshold[nd]
-        node[active] = np.where(go_left, left[nd], right[nd])
+    for _ in range(max(leaf_axes.shape[1], 1)):
+        v = flat[base + ax[node]]
+        node = np.where(v <= thr[node], lft[node], rgt[node])
     out = cell[node]
     if lower is None or leaf_axes.shape[1] == 0:
         return out
-    rows = np.arange(n, dtype=np.intp)
     inside = np.ones(n, dtype=bool)
     for j in range(leaf_axes.shape[1]):
-        ax = leaf_axes[out, j]
-        used = ax >= 0
-        vals = F[rows, np.maximum(ax, 0)]
-        inside &= ~used | ((vals >= lower[out, j]) & (vals <= upper[out, j]))
+        axj = leaf_axes[:, j][out]
+        used = axj >= 0
+        vals = flat[base + np.maximum(axj, 0)]
+        inside &= ~used | ((vals >= lower[:, j][out]) & (vals <= upper[:, j][out]))
     out[~inside] = -1
     return out
 

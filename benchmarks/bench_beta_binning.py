@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: MIT
+"""Scale of beta-binning (BB, S-BB): speed and memory against NumPy floors.
+
+Everything a sub-command reports is measured in ONE process, side by side,
+so the ratios are meaningful on a shared machine (say how loaded it was:
+the script prints ``os.getloadavg()`` before every table).
+
+``predict`` -- BB and S-BB (``scaler="pooled"``) fitted on 1e5 rows with a
+``KDTreePartitioner(max_depth=3)`` on d = 4 Gaussian features (8 cells),
+then ``predict_proba`` on N new rows, against the floor: ONE
+``np.searchsorted`` of the same N confidences into 199 edges (200 bins).
+Goal: ``predict_proba`` <= 2x the floor at N = 1e6 and 1e7.
+
+``fit`` -- BB with a ``GroupColumnPartitioner`` on 1e5 groups of 10 rows
+(N = 1e6, ``points_per_bin=5``: two bins per cell), against
+``UMDBinner(points_per_bin=5).fit`` on the same confidences and labels.
+Goal: BB fit <= 2x the UMDBinner fit.
+
+``memory`` -- tracemalloc peak of the extra memory (NumPy allocations above
+what was allocated before the call, the returned array excluded for
+predict) per row, at N rows: BB fit and ``predict_proba``, S-BB fit and
+``predict_proba``, ``KDTreePartitioner.fit``. Goals at 1e7: <= 32 B/row
+BB fit, <= 16 B/row predict, <= 32 B/row kd-tree fit.
+
+Usage::
+
+    python benchmarks/bench_beta_binning.py predict [--sizes 1e6 1e7] [--repeats 5]
+    python benchmarks/bench_beta_binning.py fit [--groups 100000] [--rows 10]
+    python benchmarks/bench_beta_binning.py memory [--n 1e7]
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+import scipy
+import sklearn
+from sklearn.frozen import FrozenEstimator
+
+import sklearn_betacal
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    GroupColumnPartitioner,
+    KDTreePartitioner,
+    ScalingBetaBinningCalibrator,
+    UMDBinner,
+)
+
+
+def median_time(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def header():
+    print(
+        f"# python {platform.python_version()}, numpy {np.__version__}, "
+        f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, "
+        f"sklearn_betacal {sklearn_betacal.__version__}; {platform.machine()}, "
+        f"nproc {os.cpu_count()}"
+    )
+
+
+def load():
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def simulate(n, d, rng):
+    """Confidences, d Gaussian features and labels whose calibration varies."""
+    F = rng.standard_normal((n, d))
+    h = rng.uniform(size=n)
+    power = np.where(F[:, 0] > 0, 2.0, 0.5)
+    y = (rng.uniform(size=n) < h**power).astype(np.float64)
+    return np.column_stack([h, F]), y
+
+
+def cmd_predict(args):
+    rng = np.random.default_rng(0)
+    X_fit, y_fit = simulate(100_000, 4, rng)
+    part = KDTreePartitioner(max_depth=3)
+    models = {
+        "BB": BetaBinningCalibrator(part, points_per_bin=50, random_state=0),
+        "S-BB": ScalingBetaBinningCalibrator(
+            part, points_per_bin=50, scaler="pooled", random_state=0
+        ),
+    }
+    for m in models.values():
+        m.fit(X_fit, y_fit)
+    edges = np.sort(rng.uniform(size=199))
+    for n in [int(s) for s in args.sizes]:
+        X, _ = simulate(n, 4, np.random.default_rng(1))
+        x = np.ascontiguousarray(X[:, 0])
+        print(f"\n## predict, N = {n:.0e} ({load()})\n")
+        res = {
+            "floor: np.searchsorted(199 edges)": median_time(
+                lambda x=x: np.searchsorted(edges, x, side="right"), args.repeats
+            )
+        }
+        for name, m in models.items():
+            res[f"{name}.predict_proba"] = median_time(
+                lambda m=m, X=X: m.predict_proba(X), args.repeats
+            )
+        floor = res["floor: np.searchsorted(199 edges)"]
+        print("| step | median s | x floor |")
+        print("|---|---:|---:|")
+        for name, sec in res.items():
+            print(f"| {name} | {sec:.4f} | {sec / floor:.2f} |")
+        print(f"\n({load()} after)")
+
+
+def cmd_fit(args):
+    rng = np.random.default_rng(0)
+    g, r = args.groups, args.rows
+    n = g * r
+    group = np.repeat(np.arange(g), r)
+    rng.shuffle(group)
+    h = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < h**2).astype(np.float64)
+    X = np.column_stack([h, group])
+    b = args.points_per_bin
+    print(f"\n## fit, {g} groups x {r} rows, b = {b} ({load()})\n")
+    res = {
+        "UMDBinner(points_per_bin=b).fit": median_time(
+            lambda: UMDBinner(points_per_bin=b, random_state=0).fit(h, y),
+            args.repeats,
+        ),
+        "BetaBinningCalibrator(GroupColumnPartitioner()).fit": median_time(
+            lambda: BetaBinningCalibrator(
+                GroupColumnPartitioner(), points_per_bin=b, random_state=0
+            ).fit(X, y),
+            args.repeats,
+        ),
+    }
+    frozen = FrozenEstimator(GroupColumnPartitioner().fit(X[:, 1:]))
+    res["BetaBinningCalibrator(FrozenEstimator(fitted)).fit"] = median_time(
+        lambda: BetaBinningCalibrator(frozen, points_per_bin=b, random_state=0).fit(
+            X, y
+        ),
+        args.repeats,
+    )
+    bb = BetaBinningCalibrator(frozen, points_per_bin=b, random_state=0).fit(X, y)
+    res["BetaBinningCalibrator.predict_proba (same rows)"] = median_time(
+        lambda: bb.predict_proba(X), args.repeats
+    )
+    umd = UMDBinner(points_per_bin=b, random_state=0).fit(h, y)
+    res["UMDBinner.predict_proba (same rows)"] = median_time(
+        lambda: umd.predict_proba(h), args.repeats
+    )
+    base = res["UMDBinner(points_per_bin=b).fit"]
+    print("| step | median s | x UMDBinner.fit |")
+    print("|---|---:|---:|")
+    for name, sec in res.items():
+        print(f"| {name} | {sec:.4f} | {sec / base:.2f} |")
+    print(f"\n({load()} after)")
+
+
+def peak_bytes(fn):
+    """(result, peak bytes allocated above the level before the call)."""
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    out = fn()
+    peak = tracemalloc.get_traced_memory()[1] - before
+    tracemalloc.stop()
+    return out, peak
+
+
+def cmd_memory(args):
+    n = int(args.n)
+    rng = np.random.default_rng(0)
+    X, y = simulate(n, 4, rng)
+    print(f"\n## memory, N = {n:.0e}, X float64 (N, 5) ({load()})\n")
+    print("| call | peak extra B/row | of which output B/row |")
+    print("|---|---:|---:|")
+    part = KDTreePartitioner(max_depth=3)
+    tree, peak = peak_bytes(lambda: KDTreePartitioner(max_depth=3).fit(X[:, 1:]))
+    print(f"| KDTreePartitioner(max_depth=3).fit (N, 4) | {peak / n:.1f} | 0 |")
+    frozen = FrozenEstimator(tree)
+    for name, make in {
+        "BB(kd-tree depth 3)": lambda: BetaBinningCalibrator(
+            part, points_per_bin=50, random_state=0
+        ),
+        "BB(frozen kd-tree)": lambda: BetaBinningCalibrator(
+            frozen, points_per_bin=50, random_state=0
+        ),
+        "S-BB pooled (frozen kd-tree)": lambda: ScalingBetaBinningCalibrator(
+            frozen, points_per_bin=50, scaler="pooled", random_state=0
+        ),
+    }.items():
+        model, peak = peak_bytes(lambda make=make: make().fit(X, y))
+        print(f"| {name}.fit | {peak / n:.1f} | 0 |")
+        out, peak = peak_bytes(lambda model=model: model.predict_proba(X))
+        print(f"| {name}.predict_proba | {peak / n:.1f} | {out.nbytes / n:.0f} |")
+        del out
+    print(f"\n({load()} after)")
+
+
+def main():
+    sys.stdout.reconfigure(line_buffering=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("predict")
+    p.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7])
+    p.add_argument("--repeats", type=int, default=5)
+    p = sub.add_parser("fit")
+    p.add_argument("--groups", type=int, default=100_000)
+    p.add_argument("--rows", type=int, default=10)
+    p.add_argument("--points-per-bin", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=5)
+    p = sub.add_parser("memory")
+    p.add_argument("--n", type=float, default=1e7)
+    args = parser.parse_args()
+    header()
+    {"predict": cmd_predict, "fit": cmd_fit, "memory": cmd_memory}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

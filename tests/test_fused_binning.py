@@ -1,0 +1,310 @@
+# SPDX-License-Identifier: MIT
+"""The fused cell-wise UMD kernel against the per-table reference.
+
+``umd_fit_segments`` / ``umd_predict_segments`` must give, bit for bit, what
+one ``umd_fit`` / ``umd_predict`` per segment gives (the per-cell loop that
+``BetaBinningCalibrator`` ran before the fused kernel, kept here as the
+reference), over random segment layouts, tied scores, weights, ``delta``
+and seeds; and the estimator must reproduce that loop exactly.
+"""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    GroupColumnPartitioner,
+    ScalingBetaBinningCalibrator,
+)
+from sklearn_betacal._kernels._binning import (
+    _segmented_cumsum,
+    _with_lookup,
+    stack_tables,
+    tie_break,
+    umd_fit,
+    umd_fit_segments,
+    umd_predict,
+    umd_predict_segments,
+)
+from sklearn_betacal._scaling_beta_binning import _CellColumn
+from sklearn_betacal._umd import resolve_n_bins
+
+FIELDS = ("edges", "values", "counts", "lookup_edges", "lookup_values")
+
+
+def _same(a, b):
+    """Byte-identical arrays (or both None)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _layout(seed):
+    """A random segment layout with ties, weights and delta (kernel input)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 500))
+    S = int(rng.integers(1, 15))
+    seg = rng.integers(-1, S, size=n)
+    h = rng.uniform(size=n)
+    if seed % 2:  # ties, like verbalized confidences
+        h = np.round(h * int(rng.integers(2, 21))) / 20
+    delta = (0.0, 1e-10, 1e-3)[seed % 3]
+    if delta > 0 and seed % 4 < 2:
+        h = tie_break(h, delta, rng)
+    if seed % 5 < 3:
+        t = (rng.uniform(size=n) < h).astype(np.float64)
+    else:
+        t = rng.uniform(size=n)  # proxies (Alg. 3)
+    w = (
+        None,
+        rng.integers(0, 4, size=n).astype(np.float64),  # integer, with zeros
+        rng.uniform(0, 3, size=n) * (rng.uniform(size=n) < 0.9),  # real
+        np.ones(n),
+    )[seed % 4]
+    # renumber so that every segment has a row of positive weight
+    ok = seg >= 0 if w is None else (seg >= 0) & (w > 0)
+    present = np.unique(seg[ok])
+    remap = np.full(S + 1, -1)
+    remap[present] = np.arange(present.shape[0])
+    seg = np.where(ok, remap[seg], -1)
+    S = present.shape[0]
+    n_s = np.bincount(seg[seg >= 0], minlength=S)
+    B = np.maximum(1, n_s // rng.integers(2, 6, size=S))
+    if seed % 7 == 0:
+        B = rng.integers(1, 9, size=S)  # may have N_s < 2 B_s: empty bins
+    return h, t, w, seg, B, delta, rng
+
+
+def _reference_tables(h, t, w, seg, B, delta):
+    tables = []
+    for s in range(B.shape[0]):
+        rows = np.flatnonzero(seg == s)
+        ws = None if w is None else w[rows]
+        table = umd_fit(h[rows], t[rows], ws, int(B[s]), delta=delta)
+        if delta > 0 and table.edges.shape[0] and table.lookup_edges is None:
+            table = _with_lookup(table, None)
+        tables.append(table)
+    return tables
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_fused_fit_and_predict_equal_per_segment_reference(seed):
+    h, t, w, seg, B, delta, rng = _layout(seed)
+    if B.shape[0] == 0:
+        pytest.skip("layout without any segment")
+    fused = umd_fit_segments(h, t, w, seg, B, delta=delta)
+    ref = _reference_tables(h, t, w, seg, B, delta)
+    assert fused.n_tables == len(ref)
+    for s, table in enumerate(ref):
+        got = fused.table(s)
+        for f in FIELDS:
+            assert _same(getattr(got, f), getattr(table, f)), (s, f)
+    # prediction: fresh scores, fit scores, tied values, edges and their
+    # float neighbours, values outside [0, 1]
+    x = np.concatenate(
+        [
+            rng.uniform(size=100),
+            h[:60],
+            np.unique(np.round(h, 2)),
+            fused.edges,
+            np.nextafter(fused.edges, 2.0),
+            np.nextafter(fused.edges, -1.0),
+            [-0.5, 0.0, 1.0, 1.5],
+        ]
+    )
+    j = rng.integers(0, len(ref), size=x.shape[0])
+    got = umd_predict_segments(fused, x, j)
+    want = np.empty_like(got)
+    for s in range(len(ref)):
+        rows = np.flatnonzero(j == s)
+        want[rows] = umd_predict(ref[s], x[rows])
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-10])
+def test_fused_kernel_many_segments_exact_at_edges(delta):
+    """20,000 tables: the offset search must stay exact next to every edge."""
+    rng = np.random.default_rng(3)
+    S, n = 20_000, 200_000
+    seg = np.concatenate([np.arange(S), rng.integers(0, S, size=n - S)])
+    h = tie_break(np.round(rng.uniform(size=n) * 40) / 40, delta, rng)
+    t = rng.uniform(size=n)
+    B = np.maximum(1, np.bincount(seg, minlength=S) // 3)
+    fused = umd_fit_segments(h, t, None, seg, B, delta=delta)
+    x = np.concatenate(
+        [fused.edges, np.nextafter(fused.edges, 2.0), np.nextafter(fused.edges, -1.0)]
+    )
+    j = np.repeat(np.repeat(np.arange(S), B - 1), 3)  # each edge in its table
+    got = umd_predict_segments(fused, x, j)
+    want = np.empty_like(got)
+    for s in np.unique(j[:: max(1, j.shape[0] // 500)]):  # 500 tables checked
+        rows = np.flatnonzero(j == s)
+        want[rows] = umd_predict(fused.table(s), x[rows])
+        assert got[rows].tobytes() == want[rows].tobytes()
+
+
+def test_stack_tables_keeps_every_table():
+    rng = np.random.default_rng(0)
+    for delta in (0.0, 1e-3):
+        h, t = rng.uniform(size=300), rng.uniform(size=300)
+        seg = rng.integers(0, 5, size=300)
+        cells = umd_fit_segments(h, t, None, seg, [3, 1, 4, 2, 5], delta=delta)
+        root = umd_fit(h, t, None, 7, delta=delta)
+        one = umd_fit(h[:3], t[:3], None, 1, delta=delta)
+        stacked = stack_tables([root, cells, one])
+        parts = [root] + [cells.table(i) for i in range(5)] + [one]
+        assert stacked.n_tables == 7
+        x = rng.uniform(size=500)
+        j = rng.integers(0, 7, size=500)
+        want = np.array(
+            [umd_predict(parts[k], x[i : i + 1])[0] for i, k in enumerate(j)]
+        )
+        assert umd_predict_segments(stacked, x, j).tobytes() == want.tobytes()
+    with pytest.raises(ValueError, match="one delta"):
+        stack_tables([umd_fit(h, t, None, 3), umd_fit(h, t, None, 3, delta=1e-3)])
+
+
+def test_fused_fit_rejects_empty_segment():
+    h = np.linspace(0, 1, 10)
+    with pytest.raises(ValueError, match="at least one row"):
+        umd_fit_segments(h, h, None, np.zeros(10, dtype=int), [2, 2])
+
+
+def test_segmented_cumsum_is_cumsum_per_segment():
+    rng = np.random.default_rng(1)
+    counts = rng.integers(0, 40, size=50)
+    start = np.concatenate(([0], np.cumsum(counts)))
+    v = rng.uniform(size=int(counts.sum()))
+    got = _segmented_cumsum(v, start, counts)
+    for s in range(50):
+        sl = slice(start[s], start[s + 1])
+        assert got[sl].tobytes() == np.cumsum(v[sl]).tobytes()
+
+
+# -------------------------------------------- estimator vs the per-cell loop
+
+
+def _reference_bb(est, h, t, w, cells, rng):
+    """The per-cell loop BetaBinningCalibrator ran before the fused kernel."""
+    b = est.points_per_bin_
+    delta = float(est.delta)
+    h = tie_break(h, delta, rng)
+    total = float(h.shape[0]) if w is None else w.sum()
+    root = umd_fit(h, t, w, resolve_n_bins(None, b, total, who="ref"), delta=delta)
+    tables = {}
+    for s in np.unique(cells[cells >= 0]).tolist():
+        rows = np.flatnonzero(cells == s)
+        ws = None if w is None else w[rows]
+        n_s = float(rows.shape[0]) if ws is None else float(ws.sum())
+        if n_s >= 2 * b:
+            tables[s] = umd_fit(h[rows], t[rows], ws, int(n_s // b), delta=delta)
+    return root, tables
+
+
+def _predict_reference(root, tables, h, cells):
+    out = umd_predict(root, h)
+    for s, table in tables.items():
+        rows = np.flatnonzero(cells == s)
+        out[rows] = umd_predict(table, h[rows])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_beta_binning_equals_per_cell_loop(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(300, 3000))
+    n_groups = int(rng.integers(1, 40))
+    g = rng.integers(-1, n_groups, size=n)
+    sparse = seed % 3 == 0
+    if sparse:  # cell ids used as given: large, sparse ids and -1
+        g = np.where(g >= 0, g * 7919 + 10**9, -1)
+    h = rng.uniform(size=n)
+    if seed % 2:
+        h = np.round(h * 20) / 20
+    y = (rng.uniform(size=n) < h).astype(np.float64)
+    w = None if seed % 4 < 2 else rng.integers(1, 4, size=n).astype(np.float64)
+    delta = (1e-10, 0.0, 1e-3)[seed % 3]
+    b = int(rng.integers(2, 30))
+    X = np.column_stack([h, g])
+    part = _CellColumn() if sparse else GroupColumnPartitioner()
+    bb = BetaBinningCalibrator(
+        part, points_per_bin=b, delta=delta, random_state=seed
+    ).fit(X, y, sample_weight=w)
+    cells = bb.apply(X)
+    root, tables = _reference_bb(bb, h, y, w, cells, np.random.RandomState(seed))
+    for f in FIELDS[:3]:
+        assert _same(getattr(bb.root_, f), getattr(root, f))
+    assert sorted(bb.cell_tables_) == sorted(tables)
+    for s, table in tables.items():
+        for f in FIELDS[:3]:
+            assert _same(getattr(bb.cell_tables_[s], f), getattr(table, f))
+    X_new = np.column_stack(
+        [
+            np.concatenate([rng.uniform(size=500), h[:300]]),
+            rng.integers(-1, n_groups + 2, size=800),
+        ]
+    )
+    if sparse:
+        X_new[:, 1] = np.where(X_new[:, 1] >= 0, X_new[:, 1] * 7919 + 10**9, -1)
+    cells_new = bb.apply(X_new)
+    want = _predict_reference(root, tables, X_new[:, 0], cells_new)
+    assert bb.predict_proba(X_new)[:, 1].tobytes() == want.tobytes()
+
+
+def test_scaling_beta_binning_equals_per_cell_loop():
+    """S-BB bins fitted proxies (non-integer targets) through the same kernel."""
+    rng = np.random.default_rng(7)
+    n = 6000
+    g = rng.integers(0, 12, size=n)
+    h = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < h ** (0.5 + g / 8)).astype(int)
+    X = np.column_stack([h, g])
+    sbb = ScalingBetaBinningCalibrator(
+        GroupColumnPartitioner(), points_per_bin=40, random_state=3
+    ).fit(X, y)
+    d2 = sbb.binning_indices_
+    rs = np.random.RandomState(3)
+    rs.permutation(n)  # the split's draw comes first
+    t2 = sbb.scaler_.predict_proba(np.column_stack([h[d2], g[d2]]))[:, 1]
+    root, tables = _reference_bb(sbb, h[d2], t2, None, sbb.apply(X[d2]), rs)
+    assert_array_equal(sbb.root_.values, root.values)
+    for s, table in tables.items():
+        assert _same(sbb.cell_tables_[s].values, table.values)
+    want = _predict_reference(root, tables, h, sbb.apply(X))
+    assert sbb.predict_proba(X)[:, 1].tobytes() == want.tobytes()
+
+
+def test_cell_tables_view_is_a_read_only_mapping():
+    X = np.column_stack([np.linspace(0, 1, 400), np.repeat([3, 8], 200)])
+    y = (np.arange(400) % 3 == 0).astype(int)
+    bb = BetaBinningCalibrator(GroupColumnPartitioner(), points_per_bin=20).fit(X, y)
+    view = bb.cell_tables_
+    assert len(view) == 2 and list(view) == [0, 1] and 1 in view and 5 not in view
+    with pytest.raises(KeyError):
+        view[5]
+    with pytest.raises(KeyError):
+        view["a"]
+    assert dict(view.items()).keys() == {0, 1}
+    assert "2 cell tables" in repr(view)
+
+
+@pytest.mark.parametrize("frame", [False, True])
+def test_prediction_in_blocks_equals_one_block(monkeypatch, frame):
+    import pandas as pd
+
+    from sklearn_betacal import KDTreePartitioner, _beta_binning
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(size=1000), rng.standard_normal((1000, 3))])
+    y = (rng.uniform(size=1000) < X[:, 0]).astype(int)
+    if frame:
+        X = pd.DataFrame(X, columns=["conf", "a", "b", "c"])
+    bb = BetaBinningCalibrator(
+        KDTreePartitioner(max_depth=2), points_per_bin=20, random_state=0
+    ).fit(X, y)
+    whole = (bb.predict_proba(X), bb.predict(X), bb.apply(X))
+    monkeypatch.setattr(_beta_binning, "PREDICT_BLOCK_ROWS", 7)
+    blocked = (bb.predict_proba(X), bb.predict(X), bb.apply(X))
+    for a, b in zip(whole, blocked, strict=True):
+        assert a.tobytes() == b.tobytes()
