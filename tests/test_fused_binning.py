@@ -11,6 +11,7 @@ and seeds; and the estimator must reproduce that loop exactly.
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from sklearn_betacal import (
     BetaBinningCalibrator,
@@ -27,8 +28,20 @@ from sklearn_betacal._kernels._binning import (
     umd_predict,
     umd_predict_segments,
 )
-from sklearn_betacal._scaling_beta_binning import _CellColumn
 from sklearn_betacal._umd import resolve_n_bins
+
+class _IdColumn(TransformerMixin, BaseEstimator):
+    """Partitioner that returns its single column as the cell ids, as is."""
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return np.asarray(X)[:, 0].astype(np.int64)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
 
 FIELDS = ("edges", "values", "counts", "lookup_edges", "lookup_values")
 
@@ -227,7 +240,7 @@ def test_beta_binning_equals_per_cell_loop(seed):
     delta = (1e-10, 0.0, 1e-3)[seed % 3]
     b = int(rng.integers(2, 30))
     X = np.column_stack([h, g])
-    part = _CellColumn() if sparse else GroupColumnPartitioner()
+    part = _IdColumn() if sparse else GroupColumnPartitioner()
     bb = BetaBinningCalibrator(
         part, points_per_bin=b, delta=delta, random_state=seed
     ).fit(X, y, sample_weight=w)
