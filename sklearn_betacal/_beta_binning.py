@@ -649,12 +649,11 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             or unseen in ``fit``) keep their cell id here.
         """
         check_is_fitted(self)
-        out = None
-        for lo, hi, n, _, Z in self._blocks(X):
-            if out is None:
-                out = np.empty(n, dtype=np.int64)
-            out[lo:hi] = self._cells(Z)
-        return out
+
+        def write(h, Z, out):
+            out[:] = self._cells(Z)
+
+        return self._blockwise(X, (), np.int64, write)
 
     def _blocks(self, X):
         """Validate ``X`` once, then yield ``(lo, hi, n, h, Z)`` per row block.
@@ -662,23 +661,31 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         Blocks of ``PREDICT_BLOCK_ROWS`` rows bound the memory of prediction:
         the confidence column, the partition features and every temporary
         of the partitioner and of the binning exist for one block at a
-        time (see Notes). An empty ``X`` yields one empty block.
+        time (see Notes).
         """
         X_arr = self._validate_X(X, reset=False)
         n = X_arr.shape[0]
-        for lo in range(0, max(n, 1), PREDICT_BLOCK_ROWS):
+        for lo in range(0, n, PREDICT_BLOCK_ROWS):
             hi = min(lo + PREDICT_BLOCK_ROWS, n)
             h, Z = self._split_block(X, X_arr, lo, hi)
             yield lo, hi, n, h, Z
 
-    def _calibrated(self, X):
-        """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
+    def _blockwise(self, X, shape, dtype, write):
+        """One output array; ``write(h, Z, out[lo:hi])`` fills it block by block."""
         out = None
         for lo, hi, n, h, Z in self._blocks(X):
             if out is None:
-                out = np.empty(n)
-            out[lo:hi] = self._predict_binning(h, self._cells(Z))
+                out = np.empty((n, *shape), dtype=dtype)
+            write(h, Z, out[lo:hi])
         return out
+
+    def _calibrated(self, X):
+        """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
+
+        def write(h, Z, out):
+            out[:] = self._predict_binning(h, self._cells(Z))
+
+        return self._blockwise(X, (), np.float64, write)
 
     def predict_proba(self, X):
         """Calibrated probability of each class, computed block by block.
@@ -695,14 +702,12 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             correct, column 0 its complement.
         """
         check_is_fitted(self)
-        proba = None
-        for lo, hi, n, h, Z in self._blocks(X):
-            if proba is None:
-                proba = np.empty((n, 2))
-            p = self._predict_binning(h, self._cells(Z))
-            proba[lo:hi, 1] = p
-            np.subtract(1.0, p, out=proba[lo:hi, 0])
-        return proba
+
+        def write(h, Z, out):
+            out[:, 1] = self._predict_binning(h, self._cells(Z))
+            np.subtract(1.0, out[:, 1], out=out[:, 0])
+
+        return self._blockwise(X, (2,), np.float64, write)
 
     def predict(self, X):
         """Predict 1 (correct) where the calibrated probability exceeds 0.5.
@@ -717,13 +722,12 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        out = None
-        for lo, hi, n, h, Z in self._blocks(X):
-            if out is None:
-                out = np.empty(n, dtype=self.classes_.dtype)
+
+        def write(h, Z, out):
             p = self._predict_binning(h, self._cells(Z))
-            out[lo:hi] = self.classes_[(p > 0.5).astype(np.intp)]
-        return out
+            out[:] = self.classes_[(p > 0.5).astype(np.intp)]
+
+        return self._blockwise(X, (), self.classes_.dtype, write)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -30,6 +30,7 @@ from sklearn_betacal._kernels._binning import (
 )
 from sklearn_betacal._umd import resolve_n_bins
 
+
 class _IdColumn(TransformerMixin, BaseEstimator):
     """Partitioner that returns its single column as the cell ids, as is."""
 
