@@ -91,7 +91,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         The fitted scaler (the frozen one as given, if frozen).
     n_bins_ : int
         Number of bins used (reduced with a warning when ``N2 < 2B``).
-    bin_edges_ : ndarray of shape (n_bins_ - 1,)
+    bin_edges_ : ndarray of shape (`n_bins_` - 1,)
         Interior bin thresholds on the (nudged) scaled values.
     bin_values_ : ndarray of shape (`n_bins_`,)
         Mean scaled value of ``D2`` strictly inside each bin.

@@ -136,7 +136,7 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         ``[0, 1]``: incorrect, correct.
     n_bins_ : int
         Number of bins actually used (see Notes for when it is reduced).
-    bin_edges_ : ndarray of shape (n_bins_ - 1,)
+    bin_edges_ : ndarray of shape (`n_bins_` - 1,)
         Interior thresholds ``h_(A_1) .. h_(A_{B-1})`` on the nudged scale;
         a confidence ``x`` falls in bin ``searchsorted(bin_edges_, x,
         side="right")``. The outer bins extend to -inf/+inf.

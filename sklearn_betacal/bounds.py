@@ -32,6 +32,13 @@ from numbers import Integral, Real
 from scipy.optimize import brentq
 from sklearn.utils._param_validation import Interval, validate_params
 
+__all__ = [
+    "beta_binning_epsilon",
+    "n_bins_for_epsilon",
+    "points_per_bin_for_epsilon",
+    "umd_epsilon",
+]
+
 _ALPHA = [Interval(Real, 0, 1, closed="neither")]
 _NU = [Interval(Real, 0, None, closed="left")]
 _POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
