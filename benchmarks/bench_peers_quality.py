@@ -73,8 +73,8 @@ from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 from threadpoolctl import threadpool_limits
 
 import sklearn_betacal as sb
+from sklearn_betacal._kernels._scaling import expit, to_logit
 from sklearn_betacal._protocol import split_indices
-from sklearn_betacal._validation import expit, to_logit
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence,
     beta_calibration_error,

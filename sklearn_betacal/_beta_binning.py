@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from ._base import _BinaryCalibratorMixin
+from ._base import _BinaryCalibratorMixin, resolve_n_bins
 from ._kernels._binning import (
     CellTables,
     UMDTable,
@@ -32,7 +32,6 @@ from ._kernels._binning import (
     umd_fit_segments,
     umd_predict_segments,
 )
-from ._umd import resolve_n_bins
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,

@@ -49,7 +49,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from ._validation import LOGIT_EPS, to_logit
+from ._kernels._scaling import LOGIT_EPS, to_logit
 
 _MULTICLASS = ("auto", "top-label", "top-label-by-class", "one-vs-rest", "native")
 

@@ -20,14 +20,12 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._kernels import _mixed, _scaling
+from ._kernels._scaling import data_logit_eps, expit, to_logit
 from ._validation import (
     check_binary_labels,
     check_cell_ids,
     check_confidence,
     check_weights,
-    data_logit_eps,
-    expit,
-    to_logit,
 )
 
 _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")

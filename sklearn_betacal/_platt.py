@@ -18,11 +18,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BinaryCalibratorMixin
 from ._kernels import _scaling
+from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (
     check_weights,
-    data_logit_eps,
     require_labels,
-    to_logit,
     validate_confidence_data,
 )
 
@@ -148,7 +147,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
 
     def _scores(self, h, w=None):
         """The input scores, or the logits of probabilities clipped at a
-        data-aware level (:func:`~sklearn_betacal._validation.data_logit_eps`
+        data-aware level (:func:`~sklearn_betacal._kernels._scaling.data_logit_eps`
         of the fitted total weight ``w``; set when ``w`` is given, in fit)."""
         if self.input == "logit":
             return h

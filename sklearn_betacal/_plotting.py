@@ -27,19 +27,17 @@ def have_matplotlib():
 def reliability_figure(curves, *, title, n_bins=10):
     """Draw one reliability panel per ``(label, y_true, y_prob)`` in ``curves``.
 
-    Returns the matplotlib Figure (Agg backend; the caller saves it).
+    Returns a matplotlib Figure that is not registered with pyplot, so no
+    backend is chosen or changed here; the caller saves it.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from sklearn_betacal.metrics import expected_calibration_error, reliability_table
 
-    fig, axes = plt.subplots(
+    fig = Figure(figsize=(3.2 * len(curves), 4.6))
+    axes = fig.subplots(
         2,
         len(curves),
-        figsize=(3.2 * len(curves), 4.6),
         gridspec_kw={"height_ratios": [3, 1]},
         sharex=True,
         squeeze=False,
@@ -81,12 +79,7 @@ def reliability_figure(curves, *, title, n_bins=10):
 
 
 def save_figure(fig, path):
-    """Save atomically (temp file + rename) and close the figure."""
-    import os
+    """Save ``fig`` as PNG atomically (no temp file is left on failure)."""
+    from ._io import atomic_write
 
-    import matplotlib.pyplot as plt
-
-    tmp = f"{path}.tmp-{os.getpid()}.png"
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    os.replace(tmp, path)
+    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=110))

@@ -17,9 +17,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import has_fit_parameter
 
-from ._base import _BinaryCalibratorMixin
+from ._base import _BinaryCalibratorMixin, resolve_n_bins
 from ._kernels._binning import tie_break, umd_fit, umd_predict
-from ._umd import resolve_n_bins
 from ._validation import (
     MAX_COUNT_TOTAL,
     check_weights,

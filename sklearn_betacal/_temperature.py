@@ -19,11 +19,10 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._kernels import _scaling
+from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._validation import (
-    LOGIT_EPS,
     check_weights,
     require_labels,
-    to_logit,
     validate_confidence_data,
 )
 

@@ -6,7 +6,6 @@ confidences, labels and weights, resolves the number of bins, draws the
 tie-breaking nudges from ``random_state`` and stores the fitted table.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,87 +13,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _BinaryCalibratorMixin
+from ._base import _BinaryCalibratorMixin, resolve_n_bins
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
     MAX_COUNT_TOTAL,
-    MAX_DENSE_BINS,
     check_weights,
     require_labels,
     validate_confidence_data,
 )
-
-#: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.
-DEFAULT_N_BINS = 15
-
-
-def resolve_n_bins(n_bins, points_per_bin, total_weight, *, who, n_rows=None):
-    """Number of bins ``B`` for a calibration set of total weight ``N``.
-
-    ``n_bins`` and ``points_per_bin`` are mutually exclusive; with
-    ``points_per_bin = b`` the paper's ``B = floor(N / b)`` (Alg. 1, line 1)
-    is used; with neither, ``DEFAULT_N_BINS``. ``B`` is then reduced, with a
-    ``UserWarning``, to ``max(1, floor(N / 2))`` when ``N < 2B``: Thm A.1
-    needs ``N >= 2B``, which is also what keeps every bin non-empty once the
-    edge points are left out.
-
-    ``B`` never exceeds :func:`max_bins` of ``n_rows`` (the rows with
-    positive weight): weights are frequency weights, but the copies of one
-    row share its confidence, so bins far beyond one per row separate nothing
-    and only cost memory (400 rows of weight 1e6 with ``b = 20`` asked for
-    2e7 bins, 2.8 GB). Reducing ``B`` there warns.
-    """
-    if n_bins is not None and points_per_bin is not None:
-        raise ValueError(
-            f"{who}: n_bins={n_bins} and points_per_bin={points_per_bin} are "
-            "mutually exclusive; set one of them to None."
-        )
-    if points_per_bin is not None:
-        B = int(total_weight // points_per_bin)
-        if B < 1:
-            warnings.warn(
-                f"{who}: only {total_weight:g} calibration point(s) for "
-                f"points_per_bin={points_per_bin}; using a single bin.",
-                UserWarning,
-                stacklevel=4,
-            )
-            B = 1
-    else:
-        B = DEFAULT_N_BINS if n_bins is None else int(n_bins)
-    if total_weight < 2 * B and B > 1:
-        reduced = max(1, int(total_weight // 2))
-        warnings.warn(
-            f"{who}: {B} bins need at least {2 * B} calibration points (the "
-            f"guarantee of Thm A.1 assumes N >= 2B); got {total_weight:g}. "
-            f"Using {reduced} bin(s) instead.",
-            UserWarning,
-            stacklevel=4,
-        )
-        B = reduced
-    if n_rows is not None and B > max_bins(n_rows):
-        warnings.warn(
-            f"{who}: {B} bins for a total weight of {total_weight:g} but only "
-            f"{n_rows} row(s) with positive weight; bins beyond one per row "
-            f"cannot separate confidences. Using {max_bins(n_rows)} bin(s).",
-            UserWarning,
-            stacklevel=4,
-        )
-        B = max_bins(n_rows)
-    return B
-
-
-def max_bins(n_rows, n_rows_total=None):
-    """Most bins worth allocating for ``n_rows`` rows (of ``n_rows_total``).
-
-    ``max(n_rows, MAX_DENSE_BINS * n_rows / n_rows_total)``: one bin per row,
-    and never fewer than a share of ``MAX_DENSE_BINS`` proportional to the
-    rows, so the cap never binds for unit or moderate frequency weights
-    (where an integer weight must equal repeating the row) and the total over
-    all cells of a partition stays below ``n_rows_total + MAX_DENSE_BINS``.
-    """
-    n_rows = int(n_rows)
-    n_total = n_rows if n_rows_total is None else int(n_rows_total)
-    return max(n_rows, MAX_DENSE_BINS * n_rows // max(n_total, 1), 1)
 
 
 class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -289,4 +215,4 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
 
-__all__ = ["UMDBinner", "resolve_n_bins"]
+__all__ = ["UMDBinner"]

@@ -12,11 +12,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-#: Clip used to turn a probability of exactly 0 or 1 into a finite logit.
-#: ``logit(1 - 1e-12) ~= 27.6``: large enough not to distort any real
-#: confidence, small enough that ``exp`` never overflows downstream.
-LOGIT_EPS = 1e-12
-
 INPUT_KINDS = ("probability", "logit")
 
 
@@ -123,56 +118,6 @@ def check_confidence(h, *, input="probability", name="X"):
                 "[0, 1]; for raw scores or logits set input='logit'."
             )
     return h
-
-
-def data_logit_eps(h, w=None):
-    """Data-aware clips ``(low, high)`` for logits of the probabilities ``h``.
-
-    ``h`` is clipped to ``[low, 1 - high]`` before the logit, each side at
-    the larger of two resolutions of the fitted data:
-
-    - the labels': with total weight ``W`` no probability closer to the
-      boundary than Laplace's rule of succession, ``1 / (W + 2)``, can be
-      told apart from it;
-    - the confidences': half the distance from the boundary to the closest
-      confidence strictly inside ``(0, 1)`` on that side. A verbalized 1.0
-      next to a largest 0.95 is one step of the model's scale above it, so it
-      maps to 0.975, not to ``1 - 1e-12``.
-
-    A confidence of exactly 1.0 thus gets a logit of a few units (3.7 in the
-    example above; at most ``log(W + 1)``) instead of 27.6, and a handful of
-    such rows can no longer flatten a fitted slope by their leverage.
-    Returns an ndarray ``[low, high]``.
-    """
-    total = h.shape[0] if w is None else float(np.sum(w))
-    floor = 1.0 / (total + 2.0)
-    keep = h > 0 if w is None else (h > 0) & (w > 0)
-    inner_low = h[keep & (h < 1)]
-    keep = h < 1 if w is None else (h < 1) & (w > 0)
-    inner_high = 1.0 - h[keep & (h > 0)]
-    low = max(floor, inner_low.min() / 2.0) if inner_low.size else floor
-    high = max(floor, inner_high.min() / 2.0) if inner_high.size else floor
-    return np.array([min(low, 0.5), min(high, 0.5)])
-
-
-def to_logit(p, eps=LOGIT_EPS):
-    """``log(p / (1 - p))`` with ``p`` clipped to ``[eps, 1 - eps]``.
-
-    ``eps`` may be a pair ``(low, high)``: clip to ``[low, 1 - high]``.
-    """
-    low, high = (eps, eps) if np.ndim(eps) == 0 else eps
-    p = np.clip(p, low, 1.0 - high)
-    return np.log(p) - np.log1p(-p)
-
-
-def expit(z):
-    """Numerically stable logistic function ``1 / (1 + exp(-z))``."""
-    out = np.empty_like(z, dtype=np.float64)
-    pos = z >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
-    ez = np.exp(z[~pos])
-    out[~pos] = ez / (1.0 + ez)
-    return out
 
 
 def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"):
@@ -418,7 +363,6 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
 
 
 __all__ = [
-    "LOGIT_EPS",
     "check_binary_labels",
     "check_cell_ids",
     "check_confidence",
@@ -426,9 +370,6 @@ __all__ = [
     "check_weights",
     "native",
     "require_labels",
-    "expit",
     "split_confidence_features",
-    "data_logit_eps",
-    "to_logit",
     "validate_confidence_data",
 ]

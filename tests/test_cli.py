@@ -431,7 +431,7 @@ def test_output_written_atomically(tmp_path, capsys, monkeypatch):
         seen.append(src)
         real_replace(src, dst)
 
-    monkeypatch.setattr(cli.os, "replace", checking_replace)
+    monkeypatch.setattr(os, "replace", checking_replace)
     status, _, _ = run(["report", "-o", str(target), "--force"], capsys)
     assert status == 0 and len(seen) == 1
     assert json.loads(target.read_text())["n_rows"] == 11666
@@ -439,7 +439,7 @@ def test_output_written_atomically(tmp_path, capsys, monkeypatch):
     def failing_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     target.write_text("old report")
     status, out, err = run(["report", "-o", str(target), "--force"], capsys)
     assert_usage_error(status, out, err, "could not write", "No space left")

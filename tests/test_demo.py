@@ -3,8 +3,7 @@
 
 import pytest
 
-from sklearn_betacal import _demo
-from sklearn_betacal.cli import main
+from sklearn_betacal.cli import _demo, main
 
 
 @pytest.fixture

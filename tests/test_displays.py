@@ -74,7 +74,6 @@ def test_display_without_matplotlib_names_the_plot_extra(display, monkeypatch):
         display.from_estimator(umd, p, y, **kwargs)
 
 
-@pytest.mark.xfail(reason="_plotting.py sets Agg until the demo uses the displays")
 def test_library_never_chooses_a_backend():
     from pathlib import Path
 

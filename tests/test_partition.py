@@ -20,7 +20,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import sklearn_betacal._partition as partition_module
+import sklearn_betacal._partition._kdtree as partition_module
 from sklearn_betacal import (
     ClusterPartitioner,
     GroupColumnPartitioner,

@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import PlattScaler
 from sklearn_betacal._kernels._scaling import separable as _separable
-from sklearn_betacal._validation import to_logit
+from sklearn_betacal._kernels._scaling import to_logit
 
 # --------------------------------------------------------------------------
 # scikit-learn API

@@ -23,7 +23,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import TemperatureScaler
 from sklearn_betacal._kernels import _scaling
-from sklearn_betacal._validation import LOGIT_EPS, to_logit
+from sklearn_betacal._kernels._scaling import LOGIT_EPS, to_logit
 
 GOLDEN = json.loads(
     (Path(__file__).parent / "data" / "temperature_golden.json").read_text()

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._io import atomic_write
 from ._bundled import DATA_DIR, make_bunch, read_description, verify_sha256
 
 logger = logging.getLogger(__name__)
@@ -187,19 +188,6 @@ def _selection(value, valid, name):
     return values
 
 
-def _atomic_write(path, data):
-    """Write ``data`` to ``path`` via a temp file in the same folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _open_url(url, timeout):
     """``urllib.request.urlopen``; a separate name so tests can replace it."""
     return urllib.request.urlopen(url, timeout=timeout)  # noqa: S310
@@ -232,9 +220,11 @@ def _download(url, folder, timeout):
         with response, os.fdopen(fd, "wb") as fh:
             while block := response.read(1 << 20):
                 fh.write(block)
-    except OSError as exc:  # connection dropped mid-file, or the disk is full
+    except BaseException as exc:  # dropped connection, full disk, Ctrl-C
         Path(tmp).unlink(missing_ok=True)
-        raise OSError(f"download of {url} failed part-way: {exc}") from None
+        if isinstance(exc, OSError):
+            raise OSError(f"download of {url} failed part-way: {exc}") from None
+        raise
     return Path(tmp)
 
 
@@ -313,7 +303,8 @@ def _load_file(entry, cache_dir, base_url, download_if_missing, timeout):
     finally:
         tmp.unlink(missing_ok=True)
     _check_rows(rows, entry, url)
-    _atomic_write(cached, _cache_bytes(rows))
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(cached, _cache_bytes(rows))
     return rows
 
 

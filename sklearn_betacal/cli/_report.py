@@ -1,125 +1,26 @@
 # SPDX-License-Identifier: MIT
-"""The ``betacal`` command line.
+"""``betacal report``: audit the calibration of a confidence column."""
 
-``betacal report`` audits the calibration of a confidence column: reliability
-table, ECE, MCE, Brier score with its calibration/refinement split, NLL, AUC,
-AUAC and, given a group column, the beta-calibration error CE(h; beta). With
-no file it reports on the bundled TriviaQA data
-(:func:`sklearn_betacal.datasets.load_triviaqa_confidence`).
-
-Exit status: 0 on success, 2 on bad input (missing file or column,
-non-binary labels, confidences outside [0, 1], NaN, refused output path),
-always with a one-line message on stderr and never a traceback.
-
-Subcommands register themselves in :data:`COMMANDS`: a function that adds its
-sub-parser and sets ``func`` (called with the parsed arguments, returns the
-exit status). A new subcommand is one more function in that list.
-"""
-
-import argparse
 import json
 import math
-import os
 import sys
-import tempfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """``ArgumentParser`` whose errors are one line and never exit directly."""
-
-    def error(self, message):
-        raise UsageError(f"{message} (see '{self.prog} --help')")
-
-
-def _one_line(message):
-    return " ".join(str(message).split())
-
-
-# --------------------------------------------------------------------------
-# reading and checking the input
-# --------------------------------------------------------------------------
-
-_PARQUET_SUFFIXES = {".parquet", ".pq"}
-_CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
-_COMPRESSION_SUFFIXES = {".gz", ".bz2", ".xz", ".zip", ".zst"}
-
-
-def _file_kind(path):
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in _COMPRESSION_SUFFIXES:
-        suffixes = suffixes[:-1]
-    last = suffixes[-1] if suffixes else ""
-    if last in _PARQUET_SUFFIXES:
-        return "parquet"
-    if last in _CSV_SUFFIXES:
-        return "tsv" if last == ".tsv" else "csv"
-    raise UsageError(
-        f"cannot tell the format of {path}: use a .csv, .tsv (optionally "
-        "compressed, e.g. .csv.gz) or .parquet file"
-    )
-
-
-def _read_table(path, columns):
-    """Read ``columns`` of a CSV/Parquet file; clear errors for every failure."""
-    import pandas as pd
-
-    if not path.exists():
-        raise UsageError(f"input file {path} does not exist")
-    if path.is_dir():
-        raise UsageError(f"input {path} is a directory, not a file")
-    kind = _file_kind(path)
-    try:
-        if kind == "parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise UsageError(
-                    "reading Parquet needs pyarrow: pip install "
-                    "sklearn-betacal[parquet] (or convert the file to CSV)"
-                ) from None
-            available = pq.read_schema(path).names
-        else:
-            sep = "\t" if kind == "tsv" else ","
-            available = list(pd.read_csv(path, sep=sep, nrows=0).columns)
-        missing = [c for c in columns if c not in available]
-        if missing:
-            shown = ", ".join(map(repr, available[:12]))
-            more = " ..." if len(available) > 12 else ""
-            raise UsageError(
-                f"column {missing[0]!r} not found in {path}; its columns are "
-                f"{shown}{more}"
-            )
-        if kind == "parquet":
-            return pd.read_parquet(path, columns=list(columns))
-        return pd.read_csv(path, sep=sep, usecols=list(columns))
-    except UsageError:
-        raise
-    except (ValueError, OSError, EOFError, zlib.error) as exc:  # incl. ParserError
-        raise UsageError(f"could not read {path} as {kind}: {_one_line(exc)}") from None
+from .._io import TableReadError, atomic_write, read_table
+from ._common import EXIT_OK, UsageError, check_output, one_line
 
 
 def _bundled_frame():
-    from .datasets import load_triviaqa_confidence
+    from ..datasets import load_triviaqa_confidence
 
     return load_triviaqa_confidence().frame
 
 
 def _check_columns(frame, confidence, label, group, dropna):
     """Return ``(p, y, groups, n_dropped)`` validated for the metrics."""
-    from ._validation import check_binary_labels, check_confidence
+    from .._validation import check_binary_labels, check_confidence
 
     used = [c for c in (confidence, label, group) if c is not None]
     missing = [c for c in used if c not in frame.columns]
@@ -151,7 +52,7 @@ def _check_columns(frame, confidence, label, group, dropna):
         )
     except ValueError as exc:
         hint = " (or pass --dropna)" if "NaN" in str(exc) else ""
-        raise UsageError(_one_line(exc) + hint) from None
+        raise UsageError(one_line(exc) + hint) from None
     n_out = int(np.count_nonzero((p < 0) | (p > 1)))
     if n_out:
         raise UsageError(
@@ -178,7 +79,7 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     """All report numbers as a JSON-ready dict (``None`` where undefined)."""
     from sklearn.metrics import log_loss, roc_auc_score
 
-    from .metrics import (
+    from ..metrics import (
         area_under_accuracy_confidence,
         beta_calibration_error,
         brier_decomposition,
@@ -314,43 +215,7 @@ def format_json(report):
     return json.dumps(report, indent=2) + "\n"
 
 
-def _atomic_write_text(path, text):
-    """Write ``text`` to ``path`` through a temp file and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _check_output(output, input_path, force):
-    """Refuse to clobber the input (ever) or another file (without --force)."""
-    output = Path(output)
-    if output.is_dir():
-        raise UsageError(f"--output {output} is a directory; give a file name")
-    if not output.parent.is_dir():
-        raise UsageError(f"--output folder {output.parent} does not exist")
-    if input_path is not None and (
-        output.resolve() == input_path.resolve()
-        or (output.exists() and os.path.samefile(output, input_path))
-    ):
-        raise UsageError(
-            f"--output {output} is the input file; refusing to overwrite it"
-        )
-    if output.exists() and not force:
-        raise UsageError(f"--output {output} exists; pass --force to replace it")
-    return output
-
-
-# --------------------------------------------------------------------------
-# subcommands
-# --------------------------------------------------------------------------
-
-
-def _add_report(subparsers):
+def add_report(subparsers):
     parser = subparsers.add_parser(
         "report",
         help="calibration report for a confidence column",
@@ -425,11 +290,14 @@ def _run_report(args):
             )
         confidence, label = args.confidence, args.label
         used = list(dict.fromkeys(c for c in (confidence, label, args.group) if c))
-        frame = _read_table(args.file, used)
+        try:
+            frame = read_table(args.file, used)
+        except TableReadError as exc:
+            raise UsageError(str(exc)) from None
         source = str(args.file)
     output = None
     if args.output is not None:
-        output = _check_output(args.output, args.file, args.force)
+        output = check_output(args.output, args.file, args.force)
     p, y, groups, n_dropped = _check_columns(
         frame, confidence, label, args.group, args.dropna
     )
@@ -452,140 +320,10 @@ def _run_report(args):
     text = format_json(report) if fmt == "json" else format_markdown(report)
     if output is not None:
         try:
-            _atomic_write_text(output, text)
+            atomic_write(output, text)
         except OSError as exc:
             raise UsageError(f"could not write --output {output}: {exc}") from None
     sys.stdout.write(text)
     if output is not None:
         print(f"betacal: wrote {output}", file=sys.stderr)
     return EXIT_OK
-
-
-def _add_demo(subparsers):
-    parser = subparsers.add_parser(
-        "demo",
-        help="the paper's protocol on the bundled data (the main job)",
-        description=(
-            "Runs the beta-calibration protocol of the paper (20:60:10:10 split, "
-            "kd-tree beta on text embeddings, GridSearchCV tuning by the debiased "
-            "beta-CE, or by AUAC as the paper does) on the "
-            "bundled TriviaQA confidences of 12 LLMs, prints the comparison table "
-            "and writes a report folder (Markdown + PNG reliability diagrams when "
-            "matplotlib is installed)."
-        ),
-    )
-    parser.add_argument(
-        "--seeds", type=int, default=4, metavar="N", help="number of seeds (4)"
-    )
-    parser.add_argument(
-        "--kind",
-        choices=["verbal", "token", "both"],
-        default="both",
-        help="which confidence to calibrate (both)",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("betacal-report"),
-        metavar="DIR",
-        help="report folder (betacal-report); its report files are replaced",
-    )
-    parser.add_argument(
-        "--tune-by",
-        choices=["beta_ce", "auac"],
-        default="beta_ce",
-        help="tuning score on the tuning split: debiased beta-CE (beta_ce) or "
-        "the paper's AUAC",
-    )
-    parser.add_argument(
-        "--quiet", action="store_true", help="no progress bar on stderr"
-    )
-    parser.set_defaults(func=_run_demo)
-
-
-def _run_demo(args):
-    import time
-
-    from ._demo import run_demo, write_report
-    from ._protocol import ProtocolConfig, format_table
-
-    if args.seeds < 1:
-        raise UsageError(f"--seeds must be a positive integer; got {args.seeds}")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} exists and is not a folder")
-    kinds = ("verbal", "token") if args.kind == "both" else (args.kind,)
-    start = time.perf_counter()
-    config = ProtocolConfig(group_column="model", tune_by=args.tune_by)
-    summary, results, preds = run_demo(
-        seeds=args.seeds, kinds=kinds, config=config, progress=not args.quiet
-    )
-    elapsed = time.perf_counter() - start
-    for kind, block in summary.groupby("kind", sort=False):
-        print(f"\n## {kind} confidence ({args.seeds} seed(s))\n")
-        print(format_table(block))
-    path = write_report(
-        args.out, summary, results, preds, seeds=args.seeds, elapsed=elapsed
-    )
-    print(f"\nbetacal: wrote {path} ({elapsed:.0f} s)", file=sys.stderr)
-    return EXIT_OK
-
-
-#: Subcommand registrars, in the order ``betacal --help`` lists them.
-COMMANDS = [_add_demo, _add_report]
-
-
-def build_parser():
-    """The ``betacal`` argument parser with every subcommand of COMMANDS."""
-    parser = _Parser(
-        prog="betacal",
-        description="Calibration audits for LLM question-answering confidences.",
-    )
-    parser.add_argument("--version", action="version", version=__version__)
-    subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", parser_class=_Parser
-    )
-    for register in COMMANDS:
-        register(subparsers)
-    names = ", ".join(subparsers.choices)
-    parser.set_defaults(func=lambda args: _no_command(names))
-    return parser
-
-
-def _no_command(names):
-    raise UsageError(f"choose a command: {names} (see 'betacal --help')")
-
-
-def main(argv=None):
-    """Run ``betacal`` with ``argv`` (default ``sys.argv[1:]``); return the status.
-
-    Parameters
-    ----------
-    argv : list of str, default=None
-
-    Returns
-    -------
-    status : int
-        0 on success, 2 on bad input (a one-line message was written to
-        stderr).
-
-    Examples
-    --------
-    >>> from sklearn_betacal.cli import main
-    >>> main(["report", "--n-bins", "5"])  # doctest: +ELLIPSIS
-    # Calibration report
-    ...
-    0
-    """
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        return args.func(args)
-    except UsageError as exc:
-        print(f"betacal: error: {_one_line(exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as exc:  # --help / --version
-        return exc.code if isinstance(exc.code, int) else EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+"""What every partitioner shares: the output side and the cell-id helpers.
+
+A partitioner's ``apply`` returns one int64 cell id per row (``-1``: outside
+every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
+``(n, 1)`` column named ``"cell"``) and the tags.
+"""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+
+_CELL_NAME = np.asarray(["cell"], dtype=object)
+
+
+class _PartitionerMixin(TransformerMixin):
+    """Shared output side: ``transform`` -> ``(n, 1)`` int64, name ``"cell"``."""
+
+    def transform(self, X):
+        """Cell id of every row as a column.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Partition features, same columns as in ``fit``.
+
+        Returns
+        -------
+        cells : ndarray of shape (n_samples, 1), dtype int64
+            Cell id in ``0 .. n_cells_ - 1``, or ``-1`` for a row outside
+            every cell.
+        """
+        return self.apply(X).reshape(-1, 1)
+
+    def get_feature_names_out(self, input_features=None):
+        """Name of the single output column, ``["cell"]``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked against the names seen in ``fit``; not otherwise used.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects, shape (1,)
+        """
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
+        return _CELL_NAME.copy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The output is a cell id, never the input dtype.
+        tags.transformer_tags.preserves_dtype = []
+        return tags
+
+
+def _map_to_cells(values, cells):
+    """Index of every value in the sorted array ``cells``; -1 if absent."""
+    idx = np.searchsorted(cells, values)
+    idx = np.minimum(idx, cells.shape[0] - 1)
+    found = cells[idx] == values
+    return np.where(found, idx, -1).astype(np.int64)
+
+
+def _select_columns(X, columns):
+    """Columns of ``X`` by int positions, a slice, or DataFrame names."""
+    if hasattr(X, "iloc"):
+        if isinstance(columns, slice) or (
+            np.ndim(columns) > 0
+            and all(isinstance(c, Integral) for c in np.ravel(columns))
+        ):
+            return X.iloc[:, columns]
+        return X[columns]
+    return np.asarray(X)[:, columns]

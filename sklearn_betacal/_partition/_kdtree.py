@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: MIT
+"""The paper's bounded kd-tree partition (Sec. 2.3, App. C).
+
+The numerical work (median splits, the breadth-first walk) lives in
+``_kernels/_kdtree.py``; this module validates and stores the fitted tree.
+"""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._kernels import _kdtree
+from ._base import _PartitionerMixin
+
+#: Rows used to estimate the principal directions for ``split_axis="pca"``.
+#: The top ``max_depth`` directions of a 768-d embedding are estimated to a
+#: few degrees from 20,000 rows; more rows only cost time (``O(n d^2)``).
+PCA_MAX_SAMPLES = 20_000
+
+
+class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
+    """Bounded kd-tree partition of feature rows (the paper's beta).
+
+    Splits the fitted rows recursively at the median of one coordinate per
+    node, down to ``max_depth`` levels, and returns for every row the id of
+    the leaf (cell) it falls in. Each leaf is *bounded* by the smallest and
+    largest value of its fitted rows in every coordinate used on the way
+    down; a new row outside those bounds gets cell id ``-1`` (App. C), which
+    group-conditional calibrators send to their root calibrator (Alg. 2).
+    Labels are not needed: the paper fits the tree on a separate unlabeled
+    split.
+
+    Read more in the :ref:`User Guide <partitioners>`.
+
+    Parameters
+    ----------
+    max_depth : int, default=4
+        Number of split levels; at most ``2**max_depth`` cells. ``0`` gives a
+        single cell, i.e. plain (average-case) calibration.
+    split_axis : {"cycle", "max_spread", "pca"}, default="cycle"
+        How a node picks the coordinate it splits on.
+
+        - ``"cycle"`` (the paper): coordinate ``depth mod n_features``, the
+          same for all nodes of a level. With a 768-d embedding and depth
+          <= 10 this only ever looks at the first few coordinates.
+        - ``"max_spread"``: per node, the coordinate with the largest range
+          ``max - min`` among the node's rows (as
+          :class:`sklearn.neighbors.KDTree`). Adapts to the data but costs a
+          pass over all ``n_features`` columns per level.
+        - ``"pca"``: rotate once onto the principal directions of the fitted
+          rows (``mean_``, ``components_``; estimated on at most
+          ``PCA_MAX_SAMPLES`` rows) and cycle through them, level ``j``
+          splitting on principal component ``j``. The first splits then
+          follow the directions of largest variance wherever they lie in the
+          embedding, at the cost of "cycle" plus one projection.
+    min_samples_leaf : int, default=1
+        A node is not split if one of its children would get fewer rows.
+    bounded : bool, default=True
+        If False, skip the bounds check: every row gets the leaf it is routed
+        to and ``-1`` never occurs (a standard kd-tree).
+    random_state : int, RandomState instance or None, default=None
+        Draws the subsample for ``split_axis="pca"`` when there are more than
+        ``PCA_MAX_SAMPLES`` rows; unused otherwise.
+
+    Attributes
+    ----------
+    n_cells_ : int
+        Number of leaves (cells).
+    depth_ : int
+        Depth actually reached (``<= max_depth``; smaller when nodes stop
+        splitting because of ties or ``min_samples_leaf``).
+    leaf_axes_ : ndarray of shape (`n_cells_`, `depth_`), int
+        ``leaf_axes_[c, j]``: the coordinate split at depth ``j`` on the path
+        to cell ``c`` (a column of ``X``, or a principal component for
+        ``"pca"``); ``-1`` beyond the leaf's depth.
+    `leaf_lower_`, leaf_upper_ : ndarray of shape (`n_cells_`, `depth_`), float64
+        Bounds of cell ``c`` in coordinate ``leaf_axes_[c, j]``: min and max
+        of its fitted rows; NaN where ``leaf_axes_`` is ``-1``.
+    leaf_n_samples_ : ndarray of shape (`n_cells_`,), int
+        Fitted rows per cell (all >= ``min_samples_leaf``).
+    tree_ : dict of ndarrays
+        Node arrays in breadth-first order, root first: ``"axis"`` (-1 at a
+        leaf), ``"threshold"`` (go left iff value <= threshold), ``"left"``,
+        ``"right"`` (child node index, -1 at a leaf), ``"cell"`` (cell id of
+        a leaf, -1 for internal nodes), ``"depth"``.
+    mean_ : ndarray of shape (`n_features_in_`,)
+        Only for ``"pca"``: the centre of the rotation.
+    components_ : ndarray of shape (n_components, `n_features_in_`)
+        Only for ``"pca"``: principal directions, ``min(max(max_depth, 1),
+        n_features_in_)`` of them, by decreasing variance.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    GroupColumnPartitioner : Partition given by a precomputed column.
+    ClusterPartitioner : Partition given by a clusterer, e.g. KMeans.
+    BetaBinningCalibrator : One binning calibrator per cell (Alg. 1, 2).
+
+    Notes
+    -----
+    **Split value and ties.** A node with ``m`` rows splits at the *lower
+    median* ``z`` of its coordinate (the ``ceil(m/2)``-th smallest value):
+    left ``<= z``, right ``> z``, as in App. C. With distinct values this is
+    the balanced split. The stored threshold (``tree_["threshold"]``) is the
+    midpoint between ``z`` and the next larger fitted value -- for an even
+    number of distinct values exactly ``np.median`` -- so no fitted row lies
+    on a threshold. When values tie at the median the paper's rule can
+    leave the right child empty (e.g. a column of equal values); the node
+    then instead splits just below ``z`` (left ``< z``) if that keeps both
+    children non-empty and is at least as balanced, and otherwise stays a
+    leaf. Either way no leaf is ever empty and a node whose values are all
+    equal on its coordinate is a leaf.
+
+    **Bounds** are the exact min and max of each leaf's fitted rows,
+    inclusive. For ``"pca"`` they are widened by ``1e-9`` times the
+    component's largest absolute fitted value, so that the rounding noise of
+    re-computing a projection never pushes a fitted row out of its cell.
+
+    **Cell ids** are ``0 .. n_cells_ - 1`` in left-to-right order of the
+    leaves (in-order traversal), and ``-1`` for a row outside its leaf's
+    bounds. With ``max_depth=0`` no coordinate is used, so the single cell has
+    no bounds and every row gets id 0.
+
+    **Cost.** The tree is built level by level: per level one copy and one
+    gather of the split coordinate, one ``np.partition`` per node and a few
+    vectorised passes over the rows (no Python loop over rows), so
+    ``"cycle"`` costs a small multiple of one median selection over all
+    rows per level; ``"max_spread"`` reads every coordinate at every level
+    (see ``benchmarks/results/kdtree.md``). float32 input is kept as float32
+    (half the memory of float64); the input check for NaN/inf reads all
+    ``n * d`` values once.
+
+    References
+    ----------
+    .. [1] J. L. Bentley, "Multidimensional binary search trees used for
+       associative searching", Commun. ACM 18(9), 1975.
+    .. [2] "beta-calibration of Language Model Confidence Scores for
+       Generative QA", Sec. 2.3 and App. C.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import KDTreePartitioner
+    >>> Z = np.array([[1, 5], [2, 1], [3, 7], [4, 3],
+    ...               [5, 8], [6, 2], [7, 6], [8, 4]], dtype=float)
+    >>> part = KDTreePartitioner(max_depth=2).fit(Z)
+    >>> part.n_cells_
+    4
+    >>> part.apply(Z)
+    array([1, 0, 1, 0, 3, 2, 3, 2])
+    >>> part.apply([[3, 2], [1.5, 2], [6.5, 7]])  # (1.5, 2) is out of bounds
+    array([ 0, -1,  3])
+    >>> part.leaf_lower_[0], part.leaf_upper_[0]
+    (array([2., 1.]), array([4., 3.]))
+    """
+
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "split_axis": [StrOptions({"cycle", "max_spread", "pca"})],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "bounded": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        max_depth=4,
+        *,
+        split_axis="cycle",
+        min_samples_leaf=1,
+        bounded=True,
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.split_axis = split_axis
+        self.min_samples_leaf = min_samples_leaf
+        self.bounded = bounded
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Build the tree on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Partition features (e.g. embeddings of question + answer).
+            float32 input stays float32.
+        y : None
+            Ignored; accepted so the partitioner works inside a
+            :class:`~sklearn.pipeline.Pipeline` before a classifier.
+
+        Returns
+        -------
+        self : KDTreePartitioner
+            Fitted partitioner.
+        """
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        if self.split_axis == "pca":
+            rng = check_random_state(self.random_state)
+            n, d = X.shape
+            sub = X
+            if n > PCA_MAX_SAMPLES:
+                sub = X[np.sort(rng.choice(n, PCA_MAX_SAMPLES, replace=False))]
+            n_comp = min(max(self.max_depth, 1), d)
+            self.mean_, self.components_ = _kdtree.principal_axes(sub, n_comp)
+            F = _kdtree.project(X, self.mean_, self.components_)
+            rule = "cycle"
+        else:
+            F, rule = X, self.split_axis
+        tree = _kdtree.build_kdtree(
+            F, self.max_depth, self.min_samples_leaf, axis_rule=rule
+        )
+        self.tree_ = {
+            k: tree[k] for k in ("axis", "threshold", "left", "right", "cell", "depth")
+        }
+        self.leaf_axes_ = tree["leaf_axes"]
+        self.leaf_lower_ = tree["leaf_lower"]
+        self.leaf_upper_ = tree["leaf_upper"]
+        if self.split_axis == "pca" and self.leaf_axes_.size:
+            scale = np.abs(F).max(axis=0) if F.shape[0] else np.zeros(F.shape[1])
+            slack = 1e-9 * scale[np.maximum(self.leaf_axes_, 0)]
+            self.leaf_lower_ = self.leaf_lower_ - slack
+            self.leaf_upper_ = self.leaf_upper_ + slack
+        self.leaf_n_samples_ = tree["leaf_n_samples"]
+        self.n_cells_ = int(self.leaf_axes_.shape[0])
+        self.depth_ = int(self.leaf_axes_.shape[1])
+        return self
+
+    def apply(self, X):
+        """Cell id of every row, as a 1-D array.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Partition features, same columns as in ``fit``.
+
+        Returns
+        -------
+        cells : ndarray of shape (n_samples,), dtype int64
+            Cell id in ``0 .. n_cells_ - 1``, or ``-1`` for a row outside the
+            bounds of the leaf it is routed to.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        F = X
+        if self.split_axis == "pca":
+            F = _kdtree.project(X, self.mean_, self.components_)
+        t = self.tree_
+        ids = _kdtree.apply_kdtree(
+            F,
+            t["axis"],
+            t["threshold"],
+            t["left"],
+            t["right"],
+            t["cell"],
+            self.leaf_axes_,
+            self.leaf_lower_ if self.bounded else None,
+            self.leaf_upper_ if self.bounded else None,
+        )
+        return ids.astype(np.int64, copy=False)

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: MIT
+"""What every ``betacal`` subcommand shares: the usage error, exit codes and
+the output-path check."""
+
+import argparse
+import os
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """``ArgumentParser`` whose errors are one line and never exit directly."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def one_line(message):
+    return " ".join(str(message).split())
+
+
+def check_output(output, input_path, force):
+    """Refuse to clobber the input (ever) or another file (without --force)."""
+    output = Path(output)
+    if output.is_dir():
+        raise UsageError(f"--output {output} is a directory; give a file name")
+    if not output.parent.is_dir():
+        raise UsageError(f"--output folder {output.parent} does not exist")
+    if input_path is not None and (
+        output.resolve() == input_path.resolve()
+        or (output.exists() and os.path.samefile(output, input_path))
+    ):
+        raise UsageError(
+            f"--output {output} is the input file; refusing to overwrite it"
+        )
+    if output.exists() and not force:
+        raise UsageError(f"--output {output} exists; pass --force to replace it")
+    return output
