@@ -161,19 +161,17 @@ def main(argv=None):
 
 def write_diagram(folder, row, preds):
     """Reliability diagrams (seed 0, test split) of a pooled configuration."""
-    from sklearn_betacal._plotting import (
-        have_matplotlib,
-        reliability_figure,
-        save_figure,
-    )
+    from sklearn_betacal.metrics._plot._base import have_matplotlib
 
     if not have_matplotlib():
         return
-    shown = [c for c in ("None", "S", "B", "BB", "HS-BB") if c in preds]
-    curves = [(c, preds["_y"], preds[c]) for c in shown]
+    from sklearn_betacal.metrics._plot._panels import reliability_grid, save_png
+
+    curves = {c: preds[c] for c in ("None", "S", "B", "BB", "HS-BB") if c in preds}
     name = f"paper_{row.dataset}_{row.kind}_pooled.png"
     title = f"{row.dataset}, {row.kind} confidence, all models pooled (seed 0)"
-    save_figure(reliability_figure(curves, title=title), folder / name)
+    fig, _ = reliability_grid(preds["_y"], curves, title=title, ncols=5)
+    save_png(fig, folder / name)
 
 
 def win_counts(summary):

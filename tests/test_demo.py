@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """``betacal demo``: the main job, on a slice of the bundled data."""
 
+import io
+
 import pytest
 
 from sklearn_betacal.cli import _demo, main
@@ -35,6 +37,21 @@ def test_demo_cli_writes_report_and_prints_table(small_demo, tmp_path, capsys):
     assert "Chosen hyper-parameters" in report
     leftovers = [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+    # one seed: no intervals; the abbreviations are explained
+    assert "±" not in captured.out and "±" not in report.split("Methods:")[1]
+    for text in (captured.out, report):
+        assert "- **HS-BB**: hierarchical scaling + beta-binning" in text
+        assert "- **TS**: temperature scaling" in text
+    pytest.importorskip("matplotlib")
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs == [
+        "cells_verbal.png",
+        "reliability_verbal.png",
+        "selective_verbal.png",
+        "worst_cells_verbal.png",
+    ] or pngs == ["cells_verbal.png", "reliability_verbal.png", "selective_verbal.png"]
+    for name in pngs:
+        assert f"]({name})" in report
 
 
 def test_demo_cli_rejects_bad_arguments(tmp_path, capsys):
@@ -51,3 +68,55 @@ def test_demo_cli_tune_by_auac_is_the_papers_option(small_demo, tmp_path):
     argv = ["demo", "--seeds", "1", "--kind", "verbal", "--out", str(out), "--quiet"]
     assert main([*argv, "--tune-by", "auac"]) == 0
     assert "by AUAC (the paper's choice) on the 10%" in (out / "report.md").read_text()
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self):
+        return self._tty
+
+
+def test_progress_redraws_in_a_terminal_and_prints_sparse_lines_when_piped():
+    tty = _Stream(tty=True)
+    bar = _demo._Progress(40, stream=tty)
+    for k in range(40):
+        bar.step(f"step {k}")
+    text = tty.getvalue()
+    assert text.count("\r") == 40 and text.count("\x1b[K") == 40
+    assert text.endswith("\n") and text.count("\n") == 1
+
+    piped = _Stream(tty=False)
+    bar = _demo._Progress(40, stream=piped)
+    for k in range(40):
+        bar.step(f"step {k}")
+    lines = piped.getvalue().splitlines()
+    assert len(lines) == 10  # about one line per tenth of the work
+    assert lines[-1].startswith("[" + "#" * 28 + "] 40/40")
+    assert "\r" not in piped.getvalue() and "\x1b" not in piped.getvalue()
+
+
+def test_demo_warnings_are_printed_once_with_their_calibrator(monkeypatch, capsys):
+    import pandas as pd
+
+    results = pd.DataFrame(
+        {
+            "kind": ["verbal"] * 4,
+            "calibrator": ["HS-BB", "HS-BB", "BB", "TS"],
+            "seed": [0, 1, 0, 0],
+            "warnings": [
+                ("ConvergenceWarning: no convergence after 50 iterations",),
+                ("ConvergenceWarning: no convergence after 80 iterations",),
+                (),
+                ("UserWarning: 3 rows fall back to the root",),
+            ],
+        }
+    )
+    lines = _demo.format_warnings(results)
+    assert lines == [
+        "warning (HS-BB; 2 runs): ConvergenceWarning: no convergence after 50 "
+        "iterations",
+        "warning (TS; 1 run): UserWarning: 3 rows fall back to the root",
+    ]

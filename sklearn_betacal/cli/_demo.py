@@ -24,28 +24,32 @@ from ._common import EXIT_OK, UsageError
 
 
 class _Progress:
-    """A one-line progress bar on a stream (stderr), no dependency."""
+    """A progress bar on a stream (stderr), no dependency.
+
+    In a terminal it redraws one line in place (carriage return, then
+    clear-to-end-of-line so a shorter label leaves no residue). When the
+    stream is piped or redirected it writes a plain line about every tenth
+    of the work, never control characters.
+    """
 
     def __init__(self, total, stream=None, width=28):
         stream = sys.stderr if stream is None else stream
         self.total, self.done, self.stream, self.width = total, 0, stream, width
         self.start = time.perf_counter()
         self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.every = max(1, round(total / 10))
 
     def step(self, label):
         self.done += 1
         frac = self.done / self.total
         bar = "#" * int(frac * self.width)
         elapsed = time.perf_counter() - self.start
-        line = (
-            f"[{bar:<{self.width}}] {self.done}/{self.total} {label:<28} "
-            f"{elapsed:5.1f}s"
-        )
+        line = f"[{bar:<{self.width}}] {self.done}/{self.total} {label} {elapsed:.0f}s"
         if self.tty:
-            self.stream.write("\r" + line)
+            self.stream.write("\r" + line + "\x1b[K")
             if self.done == self.total:
                 self.stream.write("\n")
-        elif self.done == self.total or self.done % 8 == 0:
+        elif self.done == self.total or self.done % self.every == 0:
             self.stream.write(line + "\n")
         self.stream.flush()
 
@@ -62,8 +66,10 @@ def demo_frame():
 def run_demo(*, seeds=4, kinds=("verbal", "token"), config=None, progress=True):
     """Run the protocol on the bundled data; return (summary, results, preds).
 
-    ``preds`` maps each confidence kind to the test-split predictions of the
-    first seed (used for the diagrams).
+    ``preds`` maps each confidence kind to the test-split predictions of
+    every seed pooled (each row a held-out prediction of its seed's split):
+    ``"_y"``, ``"_groups"`` (the answering model) and one array per
+    calibrator, used for the figures.
     """
     import pandas as pd
 
@@ -74,7 +80,7 @@ def run_demo(*, seeds=4, kinds=("verbal", "token"), config=None, progress=True):
     # with every kd-tree), as in the pooled rows of the paper experiment.
     config = config or ProtocolConfig(group_column="model")
     bar = _Progress(len(kinds) * seeds * len(config.calibrators)) if progress else None
-    frames, first_preds = [], {}
+    frames, pooled = [], {}
     for kind in kinds:
         column = CONFIDENCE_COLUMNS[kind]
         rows = frame[frame[column].between(0, 1)]
@@ -89,11 +95,15 @@ def run_demo(*, seeds=4, kinds=("verbal", "token"), config=None, progress=True):
             )
             res.insert(0, "kind", kind)
             frames.append(res)
-            if seed == 0:
-                first_preds[kind] = preds
+            for key, values in preds.items():
+                pooled.setdefault(kind, {}).setdefault(key, []).append(values)
     results = pd.concat(frames, ignore_index=True)
     summary = summarize(results, by=("kind", "calibrator"))
-    return summary, results, first_preds
+    preds = {
+        kind: {key: np.concatenate(parts) for key, parts in p.items()}
+        for kind, p in pooled.items()
+    }
+    return summary, results, preds
 
 
 def _tuned_by(results):
@@ -102,21 +112,20 @@ def _tuned_by(results):
     return " / ".join(names[u] for u in used)
 
 
-def _worst_cells(preds, k=2, min_rows=20):
-    """Evaluation cells with the largest raw-confidence calibration gap."""
-    y, h, cells = preds["_y"], preds["_h"], preds["_cells"]
-    gaps = []
-    for cell in np.unique(cells):
-        mask = cells == cell
-        if mask.sum() >= min_rows:
-            gaps.append((abs(h[mask].mean() - y[mask].mean()), int(cell)))
-    return [cell for _, cell in sorted(gaps, reverse=True)[:k]]
+def format_warnings(results):
+    """Each distinct warning of the runs once, with the calibrators that raised it."""
+    from .._protocol import collect_warnings
+
+    return [
+        f"warning ({names}; {runs} run{'s' if runs > 1 else ''}): {message}"
+        for names, runs, message in collect_warnings(results)
+    ]
 
 
 def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
-    """Write ``report.md`` (+ PNG diagrams when matplotlib exists) atomically."""
-    from .._plotting import PLOT_EXTRA_HINT, have_matplotlib
-    from .._protocol import ProtocolConfig, format_table
+    """Write ``report.md`` (+ PNG figures when matplotlib exists) atomically."""
+    from .._protocol import ProtocolConfig, format_legend, format_table
+    from ..metrics._plot._base import PLOT_EXTRA_HINT, have_matplotlib
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -136,12 +145,21 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
         f"beta (depth-{ProtocolConfig().eval_depth} kd-tree x model), weighted "
         "by cell size (App. A.1); floor: what perfectly calibrated "
         "confidences would score on the same cells and bins (noise); "
-        "CE²(h;β) debiased: Kumar et al.'s unbiased squared error. Mean ± 95% "
-        "t-interval over seeds; best in bold.",
+        "CE²(h;β) debiased: Kumar et al.'s unbiased squared error. "
+        + (
+            "Mean ± 95% t-interval over seeds; "
+            if seeds >= 2
+            else "One seed: no interval; "
+        )
+        + "best in bold.",
         "",
     ]
     for kind, block in summary.groupby("kind", sort=False):
         lines += [f"## {kind} confidence", "", format_table(block), ""]
+    lines += ["Methods:", "", *format_legend(summary["calibrator"].unique()), ""]
+    warned = format_warnings(results)
+    if warned:
+        lines += ["## Warnings (each once)", "", *[f"- {w}" for w in warned], ""]
     lines += ["## Chosen hyper-parameters (per seed)", ""]
     chosen = results[results.best_params != ""][
         ["kind", "seed", "calibrator", "best_params"]
@@ -153,41 +171,32 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
     ]
     lines.append("")
     if have_matplotlib():
-        lines += ["## Reliability diagrams (seed 0, test split)", ""]
-        for name in _write_diagrams(out_dir, preds):
-            lines.append(f"![{name}]({name})")
-        lines.append("")
+        lines += [
+            "## Figures",
+            "",
+            f"Test rows of all {seeds} seed(s) pooled (each a held-out "
+            "prediction); groups are the answering models; every calibrator, "
+            "shared axes.",
+            "",
+        ]
+        for name, caption in _write_figures(out_dir, preds).items():
+            lines += [f"### {caption}", "", f"![{caption}]({name})", ""]
     else:
-        lines += [f"(No diagrams: {PLOT_EXTRA_HINT}.)", ""]
+        lines += [f"(No figures: {PLOT_EXTRA_HINT}.)", ""]
     atomic_write(out_dir / "report.md", "\n".join(lines))
     return out_dir / "report.md"
 
 
-def _write_diagrams(out_dir, preds):
-    from .._plotting import reliability_figure, save_figure
+def _write_figures(out_dir, preds):
+    from ..metrics._plot._panels import demo_figures
 
-    names = []
+    written = {}
     for kind, p in preds.items():
-        shown = [c for c in ("None", "S", "BB", "HS-BB") if c in p]
-        curves = [(c, p["_y"], p[c]) for c in shown]
-        name = f"reliability_{kind}_overall.png"
-        fig = reliability_figure(
-            curves, title=f"{kind} confidence, all test rows: before / after"
-        )
-        save_figure(fig, out_dir / name)
-        names.append(name)
-        for cell in _worst_cells(p):
-            mask = p["_cells"] == cell
-            curves = [(c, p["_y"][mask], p[c][mask]) for c in shown]
-            name = f"reliability_{kind}_cell{cell}.png"
-            fig = reliability_figure(
-                curves,
-                title=f"{kind} confidence, evaluation cell {cell} "
-                "(worst raw calibration)",
-            )
-            save_figure(fig, out_dir / name)
-            names.append(name)
-    return names
+        names = [k for k in p if not k.startswith("_")]
+        curves = {name: p[name] for name in names}
+        groups = p.get("_groups", p["_cells"])
+        written.update(demo_figures(out_dir, kind, p["_y"], curves, groups))
+    return written
 
 
 def add_demo(subparsers):
@@ -233,7 +242,7 @@ def add_demo(subparsers):
 
 
 def _run_demo(args):
-    from .._protocol import ProtocolConfig, format_table
+    from .._protocol import ProtocolConfig, format_legend, format_table
 
     if args.seeds < 1:
         raise UsageError(f"--seeds must be a positive integer; got {args.seeds}")
@@ -246,9 +255,13 @@ def _run_demo(args):
         seeds=args.seeds, kinds=kinds, config=config, progress=not args.quiet
     )
     elapsed = time.perf_counter() - start
+    for warning in format_warnings(results):
+        print(f"betacal: {warning}", file=sys.stderr)
     for kind, block in summary.groupby("kind", sort=False):
         print(f"\n## {kind} confidence ({args.seeds} seed(s))\n")
         print(format_table(block))
+    print("\nMethods:")
+    print("\n".join(format_legend(summary["calibrator"].unique())))
     path = write_report(
         args.out, summary, results, preds, seeds=args.seeds, elapsed=elapsed
     )
