@@ -468,3 +468,98 @@ def test_console_script_subprocess(csv_file):
     assert len(bad.stderr.splitlines()) == 1
     assert "column 'confidence' not found" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+# --------------------------------------------------------------------------
+# report --plot and the per-group table
+# --------------------------------------------------------------------------
+
+
+def test_report_group_table_matches_cell_table_and_warns_small(csv_file, capsys):
+    from sklearn_betacal.bounds import points_per_bin_for_epsilon
+    from sklearn_betacal.metrics import cell_calibration_table
+
+    path, frame = csv_file
+    argv = ["report", str(path), "-c", "conf", "-l", "ok", "-g", "llm"]
+    status, out, err = run([*argv, "--format", "json"], capsys)
+    assert status == 0
+    report = json.loads(out)
+    minimum = points_per_bin_for_epsilon(0.1, len(frame), alpha=0.1)
+    assert report["min_group_count"] == minimum
+    table = cell_calibration_table(
+        frame.ok.to_numpy(), frame.conf.to_numpy(), groups=frame.llm, n_resamples=0
+    )
+    rows = {row["group"]: row for row in report["groups"]}
+    assert set(rows) == set(table.index)
+    for group, expected in table.iterrows():
+        row = rows[group]
+        assert row["count"] == expected["count"]
+        assert row["accuracy"] == pytest.approx(expected["accuracy"])
+        assert row["mean_confidence"] == pytest.approx(expected["mean_confidence"])
+        assert row["calibration_error"] == pytest.approx(expected["calibration_error"])
+        assert row["too_small"] == (expected["count"] < minimum)
+    errors = [row["calibration_error"] for row in report["groups"]]
+    assert errors == sorted(errors, reverse=True)
+
+    status, out, err = run(argv, capsys)
+    assert "## Groups (worst calibration error first)" in out
+    n_small = sum(row["too_small"] for row in report["groups"])
+    assert n_small > 0  # ~140 rows per model in this file
+    assert f"Warning: {n_small} group(s) have fewer than {minimum} rows" in out
+    assert out.count("(too small)") == n_small
+
+
+def test_report_plot_writes_figures_and_refuses_a_full_folder(
+    csv_file, tmp_path, capsys
+):
+    pytest.importorskip("matplotlib")
+    path, _ = csv_file
+    folder = tmp_path / "figures"
+    argv = ["report", str(path), "-c", "conf", "-l", "ok", "-g", "llm", "--plot"]
+    status, out, err = run([*argv, str(folder)], capsys)
+    assert status == 0, err
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["groups.png", "reliability.png", "report.md", "selective.png"]
+    report = (folder / "report.md").read_text()
+    assert report.startswith(out)  # the printed report, plus the figures
+    for name in ("groups.png", "reliability.png", "selective.png"):
+        assert f"]({name})" in report
+        assert (folder / name).read_bytes()[:4] == b"\x89PNG"
+    assert "wrote report.md and 3 figures" in err
+
+    status, out, err = run([*argv, str(folder)], capsys)
+    assert_usage_error(status, out, err, "is not empty", "--force")
+    status, out, err = run([*argv, str(folder), "--force"], capsys)
+    assert status == 0
+
+    not_a_folder = tmp_path / "file.png"
+    not_a_folder.write_text("x")
+    status, out, err = run([*argv, str(not_a_folder)], capsys)
+    assert_usage_error(status, out, err, "is not a folder")
+
+
+def test_report_plot_never_overwrites_the_input(tmp_path, trivia, capsys):
+    pytest.importorskip("matplotlib")
+    folder = tmp_path / "here"
+    folder.mkdir()
+    path = folder / "answers.csv"  # the input lives in the --plot folder
+    trivia.iloc[::50][["verbal_confidence", "correct_judge"]].to_csv(path, index=False)
+    before = path.read_bytes()
+    argv = ["report", str(path), "-c", "verbal_confidence", "-l", "correct_judge"]
+    status, out, err = run([*argv, "--plot", str(folder)], capsys)
+    assert_usage_error(status, out, err, "is not empty")
+    status, out, err = run([*argv, "--plot", str(folder), "--force"], capsys)
+    assert status == 0
+    assert path.read_bytes() == before
+    assert (folder / "reliability.png").exists()
+
+
+def test_report_plot_without_matplotlib_names_the_extra(
+    csv_file, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    path, _ = csv_file
+    argv = ["report", str(path), "-c", "conf", "-l", "ok"]
+    status, out, err = run([*argv, "--plot", str(tmp_path / "f")], capsys)
+    assert_usage_error(status, out, err, "sklearn-betacal[plot]")
+    assert not (tmp_path / "f").exists()

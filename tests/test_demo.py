@@ -44,12 +44,9 @@ def test_demo_cli_writes_report_and_prints_table(small_demo, tmp_path, capsys):
         assert "- **TS**: temperature scaling" in text
     pytest.importorskip("matplotlib")
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert pngs == [
-        "cells_verbal.png",
-        "reliability_verbal.png",
-        "selective_verbal.png",
-        "worst_cells_verbal.png",
-    ] or pngs == ["cells_verbal.png", "reliability_verbal.png", "selective_verbal.png"]
+    assert {"reliability_verbal.png", "selective_verbal.png"} <= set(pngs)
+    if "cells_verbal.png" not in pngs:  # three models, one seed: too few rows
+        assert "verbal: no group has the" in report
     for name in pngs:
         assert f"]({name})" in report
 
@@ -98,7 +95,7 @@ def test_progress_redraws_in_a_terminal_and_prints_sparse_lines_when_piped():
     assert "\r" not in piped.getvalue() and "\x1b" not in piped.getvalue()
 
 
-def test_demo_warnings_are_printed_once_with_their_calibrator(monkeypatch, capsys):
+def test_demo_warnings_are_printed_once_with_their_calibrator():
     import pandas as pd
 
     results = pd.DataFrame(

@@ -442,6 +442,10 @@ def test_displays_take_a_calibrated_classifier_with_string_labels(plt):
     )
 
 
+def curves_few(curves):
+    return {name: p[:300] for name, p in curves.items()}
+
+
 def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch):
     from sklearn_betacal.metrics._plot import _panels
 
@@ -449,7 +453,8 @@ def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch)
     written = _panels.file_figures(tmp_path, y, p, name="raw", groups=g)
     assert set(written) == {"reliability.png", "selective.png", "groups.png"}
     curves = {"None": p, "fixed": np.where(g == "hard", p**2, p)}
-    written = _panels.demo_figures(tmp_path, "verbal", y, curves, g)
+    written, notes = _panels.demo_figures(tmp_path, "verbal", y, curves, g)
+    assert notes == []
     assert set(written) == {
         "reliability_verbal.png",
         "cells_verbal.png",
@@ -459,6 +464,13 @@ def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch)
     names = sorted(path.name for path in tmp_path.iterdir())
     assert all(name.endswith(".png") for name in names)  # no temp files
     assert all((tmp_path / n).read_bytes()[:4] == b"\x89PNG" for n in names)
+    few = tmp_path / "few"
+    few.mkdir()
+    written, notes = _panels.demo_figures(
+        few, "token", y[:300], curves_few(curves), g[:300]
+    )
+    assert "cells_token.png" not in written and len(notes) == 1
+    assert "no group has the" in notes[0]
 
     from matplotlib.figure import Figure
 

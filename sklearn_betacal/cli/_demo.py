@@ -179,7 +179,9 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
             "shared axes.",
             "",
         ]
-        for name, caption in _write_figures(out_dir, preds).items():
+        written, notes = _write_figures(out_dir, preds)
+        lines += [f"- {note}" for note in notes] + ([""] if notes else [])
+        for name, caption in written.items():
             lines += [f"### {caption}", "", f"![{caption}]({name})", ""]
     else:
         lines += [f"(No figures: {PLOT_EXTRA_HINT}.)", ""]
@@ -188,15 +190,21 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
 
 
 def _write_figures(out_dir, preds):
+    """Figures per confidence kind; returns ``({file: caption}, notes)``."""
     from ..metrics._plot._panels import demo_figures
 
-    written = {}
+    written, notes = {}, []
     for kind, p in preds.items():
-        names = [k for k in p if not k.startswith("_")]
+        # the raw confidence first: it orders the groups in the figures
+        names = sorted(
+            (k for k in p if not k.startswith("_")), key=lambda k: k != "None"
+        )
         curves = {name: p[name] for name in names}
         groups = p.get("_groups", p["_cells"])
-        written.update(demo_figures(out_dir, kind, p["_y"], curves, groups))
-    return written
+        files, why = demo_figures(out_dir, kind, p["_y"], curves, groups)
+        written.update(files)
+        notes += why
+    return written, notes
 
 
 def add_demo(subparsers):

@@ -102,9 +102,11 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
         "auc": roc_auc_score(y, p) if both_classes else None,
         "auac": area_under_accuracy_confidence(y, p),
     }
+    extra = {}
     if groups is not None:
         metrics["beta_ce"] = beta_calibration_error(y, p, groups=groups, **binning)
         metrics["n_groups"] = int(len(np.unique(groups)))
+        extra = _group_rows(p, y, groups, binning)
     table = reliability_table(y, p, **binning)
     rows = []
     for b, row in table.iterrows():
@@ -133,7 +135,34 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
             for k, v in metrics.items()
         },
         "reliability_table": rows,
+        **extra,
     }
+
+
+def _group_rows(p, y, groups, binning):
+    """Per-group counts, accuracy, mean confidence and CE, worst CE first.
+
+    ``too_small`` marks groups below the size at which Thm 3.1 pins a
+    group's accuracy down to +-0.1 (``min_group_count``).
+    """
+    from ..metrics import cell_calibration_table
+    from ..metrics._plot.beta_reliability import auto_min_count
+
+    table = cell_calibration_table(y, p, groups=groups, n_resamples=0, **binning)
+    min_count = auto_min_count(len(y))
+    table = table.sort_values("calibration_error", ascending=False, kind="stable")
+    rows = [
+        {
+            "group": str(cell),
+            "count": int(row["count"]),
+            "accuracy": _finite_or_none(row["accuracy"]),
+            "mean_confidence": _finite_or_none(row["mean_confidence"]),
+            "calibration_error": _finite_or_none(row["calibration_error"]),
+            "too_small": bool(row["count"] < min_count),
+        }
+        for cell, row in table.iterrows()
+    ]
+    return {"min_group_count": int(min_count), "groups": rows}
 
 
 _METRIC_LABELS = [
@@ -184,6 +213,7 @@ def format_markdown(report):
             lines.append(f"| {label} | {_fmt(metrics[key])} |")
     if "n_groups" in metrics:
         lines.append(f"| groups | {metrics['n_groups']} |")
+    lines += _format_groups(report)
     lines += [
         "",
         "## Reliability table",
@@ -209,6 +239,41 @@ def format_markdown(report):
         "",
     ]
     return "\n".join(lines)
+
+
+def _format_groups(report):
+    if "groups" not in report:
+        return []
+    minimum = report["min_group_count"]
+    lines = [
+        "",
+        "## Groups (worst calibration error first)",
+        "",
+        "| group | count | accuracy | mean confidence | CE |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    small = []
+    for row in report["groups"]:
+        note = " (too small)" if row["too_small"] else ""
+        if row["too_small"]:
+            small.append(row["group"])
+        lines.append(
+            f"| {row['group']}{note} | {row['count']} | {_fmt(row['accuracy'])} "
+            f"| {_fmt(row['mean_confidence'])} | {_fmt(row['calibration_error'])} |"
+        )
+    lines += [
+        "",
+        "CE: binned calibration error within the group (the terms of beta-CE).",
+    ]
+    if small:
+        shown = ", ".join(small[:10]) + (", ..." if len(small) > 10 else "")
+        lines.append(
+            f"Warning: {len(small)} group(s) have fewer than {minimum} rows and "
+            f"are too small to judge: {shown}. Their CE is mostly sampling noise "
+            f"(Thm 3.1 pins a group's accuracy to +-0.1 at 90% from {minimum} "
+            "rows on)."
+        )
+    return lines
 
 
 def format_json(report):
@@ -267,11 +332,64 @@ def add_report(subparsers):
         "else markdown)",
     )
     parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="DIR",
+        help="also write figures (reliability diagram, selective curves and, "
+        "with --group, the per-group errors) and report.md to the folder DIR; "
+        "needs matplotlib (the plot extra)",
+    )
+    parser.add_argument(
         "--force",
         action="store_true",
-        help="replace an existing --output file (never the input file)",
+        help="replace an existing --output file, or write into a non-empty "
+        "--plot folder (never the input file)",
     )
     parser.set_defaults(func=_run_report)
+
+
+def _check_plot_dir(folder, force):
+    """The ``--plot`` folder: checked (and the plot extra) before any work.
+
+    It receives ``report.md`` and PNG files only, so an input table (CSV,
+    TSV or Parquet) in it is never overwritten, even with ``--force``.
+    """
+    from ..metrics._plot._base import PLOT_EXTRA_HINT, have_matplotlib
+
+    if not have_matplotlib():
+        raise UsageError(f"--plot needs matplotlib: {PLOT_EXTRA_HINT}")
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--plot {folder} exists and is not a folder")
+    if folder.is_dir() and any(folder.iterdir()) and not force:
+        raise UsageError(
+            f"--plot folder {folder} is not empty; pass --force to replace the "
+            "report files in it, or name a new folder"
+        )
+    return folder
+
+
+def _write_plots(folder, report, text, p, y, groups, args):
+    from ..metrics._plot._panels import file_figures
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        figures = file_figures(
+            folder,
+            y,
+            p,
+            name=report["input"]["confidence"],
+            groups=groups,
+            n_bins=args.n_bins,
+            strategy=args.strategy,
+        )
+        images = ["", "## Figures", ""]
+        for name, caption in figures.items():
+            images += [f"### {caption}", "", f"![{caption}]({name})", ""]
+        atomic_write(folder / "report.md", text + "\n".join(images))
+    except OSError as exc:
+        raise UsageError(f"could not write to --plot {folder}: {exc}") from None
+    return len(figures)
 
 
 def _run_report(args):
@@ -298,6 +416,9 @@ def _run_report(args):
     output = None
     if args.output is not None:
         output = check_output(args.output, args.file, args.force)
+    plot_dir = None
+    if args.plot is not None:
+        plot_dir = _check_plot_dir(args.plot, args.force)
     p, y, groups, n_dropped = _check_columns(
         frame, confidence, label, args.group, args.dropna
     )
@@ -326,4 +447,10 @@ def _run_report(args):
     sys.stdout.write(text)
     if output is not None:
         print(f"betacal: wrote {output}", file=sys.stderr)
+    if plot_dir is not None:
+        markdown = text if fmt == "markdown" else format_markdown(report)
+        n = _write_plots(plot_dir, report, markdown, p, y, groups, args)
+        print(
+            f"betacal: wrote report.md and {n} figures to {plot_dir}", file=sys.stderr
+        )
     return EXIT_OK

@@ -283,15 +283,16 @@ def demo_figures(out_dir, kind, y_true, curves, groups, *, n_bins=10, random_sta
 
     ``curves`` maps every calibrator (raw first) to its confidences on the
     same rows; ``groups`` names each row's group. Returns
-    ``{file name: caption}``.
+    ``({file name: caption}, notes)``; ``notes`` says why a figure is
+    missing (no group large enough to judge).
     """
-    written = {}
+    written, notes = {}, []
     title = f"{kind} confidence"
     fig, _ = reliability_grid(
         y_true, curves, title=f"{title}: all test rows", n_bins=n_bins
     )
     save_png(fig, out_dir / f"reliability_{kind}.png")
-    written[f"reliability_{kind}.png"] = "reliability diagrams, all test rows"
+    written[f"reliability_{kind}.png"] = f"{kind}: reliability diagrams, all test rows"
     fig, displays = cells_grid(
         y_true,
         curves,
@@ -300,21 +301,32 @@ def demo_figures(out_dir, kind, y_true, curves, groups, *, n_bins=10, random_sta
         n_bins=n_bins,
         random_state=random_state,
     )
-    save_png(fig, out_dir / f"cells_{kind}.png")
-    written[f"cells_{kind}.png"] = (
-        "calibration error per group, worst first for the raw confidence, the "
-        "same rows for every calibrator"
-    )
-    worst = next(iter(displays.values())).cells_[:3]
-    fig = worst_cells_grid(
-        y_true, curves, groups, worst, title=f"{title}: the worst groups", n_bins=n_bins
-    )
-    if fig is not None:
+    first = next(iter(displays.values()))
+    if first.cells_:
+        save_png(fig, out_dir / f"cells_{kind}.png")
+        written[f"cells_{kind}.png"] = (
+            f"{kind}: calibration error per group, worst first for the raw "
+            "confidence, the same rows for every calibrator"
+        )
+        fig = worst_cells_grid(
+            y_true,
+            curves,
+            groups,
+            first.cells_[:3],
+            title=f"{title}: the worst groups",
+            n_bins=n_bins,
+        )
         save_png(fig, out_dir / f"worst_cells_{kind}.png")
         written[f"worst_cells_{kind}.png"] = (
-            "reliability diagrams of the worst groups (rows) per calibrator"
+            f"{kind}: reliability diagrams of the worst groups (rows) per calibrator"
+        )
+    else:
+        notes.append(
+            f"{kind}: no group has the {first.min_count} rows that Thm 3.1 "
+            f"needs to pin its accuracy to +-0.1 ({len(y_true)} pooled test "
+            "rows); run more seeds for the per-group figures."
         )
     fig, _ = selective_figure(y_true, curves, title=f"{title}: selective answering")
     save_png(fig, out_dir / f"selective_{kind}.png")
-    written[f"selective_{kind}.png"] = "accuracy-confidence and risk-coverage"
-    return written
+    written[f"selective_{kind}.png"] = f"{kind}: accuracy-confidence and risk-coverage"
+    return written, notes
