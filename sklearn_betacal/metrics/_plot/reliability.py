@@ -138,7 +138,8 @@ class ReliabilityDisplay(_DisplayMixin):
             (self.ref_line_,) = ax.plot(
                 [0, 1], [0, 1], ls="--", lw=1, color="0.55", label=_REF_LABEL
             )
-        line_kw = {"marker": "o" if hist_ax is not None else None, "ms": 4}
+        # a thin line: the markers and their intervals carry the information
+        line_kw = {"marker": "o" if hist_ax is not None else None, "ms": 4, "lw": 1}
         line_kw.update(kwargs)
         (self.line_,) = ax.plot(conf, acc, label=label, clip_on=False, **line_kw)
         color = self.line_.get_color()
