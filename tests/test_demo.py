@@ -117,3 +117,19 @@ def test_demo_warnings_are_printed_once_with_their_calibrator():
         "iterations",
         "warning (TS; 1 run): UserWarning: 3 rows fall back to the root",
     ]
+
+
+def test_demo_cli_rejects_bad_n_jobs(capsys):
+    assert main(["demo", "--n-jobs", "0"]) == 2
+    assert "--n-jobs must be a positive integer or -1" in capsys.readouterr().err
+
+
+def test_demo_in_two_workers_gives_the_same_tables(small_demo):
+    from sklearn_betacal._protocol import ProtocolConfig
+
+    config = ProtocolConfig(group_column="model", calibrators=("BB", "S", "None"))
+    kwargs = {"seeds": 2, "kinds": ("verbal",), "config": config, "progress": False}
+    one = _demo.run_demo(**kwargs)
+    two = _demo.run_demo(**kwargs, n_jobs=2)
+    assert one[0].equals(two[0])
+    assert one[1].equals(two[1])
