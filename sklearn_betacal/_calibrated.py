@@ -40,6 +40,7 @@ from sklearn.utils.metadata_routing import (
     _routing_enabled,
     process_routing,
 )
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_method_params,
@@ -79,13 +80,14 @@ def _rescale_top_label(P, top, conf):
     """Rows of ``P`` with the top entry replaced by ``conf``, summing to 1.
 
     The other entries keep their proportions, ``min(conf, lam * p_j)`` with
-    ``lam`` chosen so that they sum to ``1 - conf`` (water-filling), so no
-    other entry exceeds the calibrated top one and the argmax is kept
-    whenever ``conf >= 1 / K``. When the non-zero others cannot hold
-    ``1 - conf`` below ``conf``, they are set to ``conf`` and the zero ones
-    share the remainder equally. With ``conf < 1 / K`` a row cannot sum to 1
-    with ``conf`` on top: the others are then plainly rescaled. Rows whose
-    other entries are all 0 share ``1 - conf`` equally.
+    ``lam`` chosen so that they sum to ``1 - conf`` (water-filling; a capped
+    entry is one ulp below ``conf``), so no other entry reaches the
+    calibrated top one and the argmax is kept whenever ``conf >= 1 / K``.
+    When the non-zero others cannot hold ``1 - conf`` below ``conf``, they
+    are capped and the zero ones share the remainder equally. With
+    ``conf < 1 / K`` a row cannot sum to 1 with ``conf`` on top: the others
+    are then plainly rescaled. Rows whose other entries are all 0 share
+    ``1 - conf`` equally.
     """
     n, K = P.shape
     rows = np.arange(n)
@@ -95,6 +97,8 @@ def _rescale_top_label(P, top, conf):
     others[others.sum(axis=1) == 0] = 1.0
     others /= others.sum(axis=1, keepdims=True)
     mass = 1.0 - conf
+    # capped entries sit one ulp below conf, so the argmax is not a tie
+    cap = np.maximum(np.nextafter(conf, -1.0), 0.0)
     R = -np.sort(-others, axis=1)
     tail = np.cumsum(R[:, ::-1], axis=1)[:, ::-1]  # tail[:, m] = sum_{j>=m} R_j
     # with m entries capped at conf the rest is scaled by num[m] / tail[m];
@@ -107,14 +111,14 @@ def _rescale_top_label(P, top, conf):
         first = ok.argmax(axis=1)
         scaled = others / tail[rows, first][:, None] * num[rows, first][:, None]
         # inf * 0 only happens for capped entries: fmin keeps conf there
-        new = np.fmin(scaled, conf[:, None])
+        new = np.fmin(scaled, cap[:, None])
     # no such m: every non-zero other is capped and the zero ones share the rest
     zero = others == 0
     n_zero = zero.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = (mass - (K - 1 - n_zero) * conf) / n_zero
     fill = ~found & (n_zero > 0) & (share <= conf * (1 + 1e-12))
-    new[fill] = np.where(zero[fill], share[fill, None], conf[fill, None])
+    new[fill] = np.where(zero[fill], share[fill, None], cap[fill, None])
     plain = ~found & ~fill
     new[plain] = others[plain] * mass[plain, None]
     out = np.empty_like(P)
@@ -438,6 +442,10 @@ default=None
         proto = clone(self._get_calibrator())
         if self._kind == "group":
             proto.set_params(confidence_column=0)
+        # the targets below are 0/1 ("is right", "is class k"); the wrapper's
+        # own classes_ keeps the user's labels
+        if "pos_label" in proto.get_params():
+            proto.set_params(pos_label=None)
         mode = self.multiclass_
         logit = self._wants_logit()
 
@@ -719,6 +727,42 @@ default=None
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _outputs_scores(self):
+        """True for the scaling calibrators, whose probabilities are smooth."""
+        from ._hierarchical import HierarchicalLogisticScaler
+        from ._platt import PlattScaler
+        from ._temperature import TemperatureScaler
+
+        scalers = (TemperatureScaler, PlattScaler, HierarchicalLogisticScaler)
+        return isinstance(self._get_calibrator(), scalers)
+
+    @available_if(_outputs_scores)
+    def decision_function(self, X):
+        """Log-odds of the calibrated probabilities (scaling calibrators only).
+
+        Only with :class:`TemperatureScaler`, :class:`PlattScaler` and
+        :class:`HierarchicalLogisticScaler`: a binning calibrator's
+        probabilities are piecewise constant and often exactly 0 or 1, so
+        their log-odds would be infinite; use :meth:`predict_proba` there.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input of the classifier.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Binary: ``log(p_1 / p_0)``, positive for ``classes_[1]``.
+            Multiclass: ``log(p_k)``, whose argmax is :meth:`predict`.
+        """
+        P = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            logP = np.log(P)
+        if P.shape[1] == 2:
+            return logP[:, 1] - logP[:, 0]
+        return logP
 
     # ------------------------------------------------------ scikit-learn API
     def get_metadata_routing(self):

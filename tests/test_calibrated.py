@@ -11,7 +11,7 @@ import sklearn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.decomposition import PCA
@@ -34,6 +34,7 @@ from sklearn_betacal import (
     UMDBinner,
 )
 from sklearn_betacal._calibrated import _rescale_top_label
+from sklearn_betacal.metrics import expected_calibration_error
 
 
 @pytest.fixture(scope="module")
@@ -234,10 +235,11 @@ def test_rescale_top_label_properties(data):
     assert_allclose(out.sum(1), 1.0, rtol=1e-9)
     assert_allclose(out[n, top], conf)
     assert np.all(out >= 0)
-    ok = conf >= 1.0 / K
+    ok = conf >= 1.0 / K + 1e-9
     others = out.copy()
     others[n, top] = -1
-    assert np.all(others.max(1)[ok] <= conf[ok] * (1 + 1e-9) + 1e-15)
+    assert np.all(others.max(1)[ok] < conf[ok])
+    assert_array_equal(out[ok].argmax(1), top[ok])
 
 
 def test_rescale_top_label_keeps_proportions_when_not_capped():
@@ -343,6 +345,21 @@ def test_calibrated_pickle_clone_deterministic(binary_split):
     assert restored.predict_proba(Xt).tobytes() == b.tobytes()
 
 
+def test_calibrated_decision_function_only_for_scalers(binary_split, digits_split):
+    clf, Xc, yc, Xt, _ = binary_split
+    platt = CalibratedClassifier(FrozenEstimator(clf), PlattScaler()).fit(Xc, yc)
+    P = platt.predict_proba(Xt)
+    assert_allclose(platt.decision_function(Xt), np.log(P[:, 1] / P[:, 0]))
+    assert_array_equal(platt.decision_function(Xt) > 0, platt.predict(Xt) == "spam")
+    umd = CalibratedClassifier(FrozenEstimator(clf), UMDBinner()).fit(Xc, yc)
+    assert not hasattr(umd, "decision_function")
+    clf, Xc, yc, Xt, _ = digits_split
+    ts = CalibratedClassifier(FrozenEstimator(clf), TemperatureScaler()).fit(Xc, yc)
+    scores = ts.decision_function(Xt)
+    assert scores.shape == (len(Xt), 10)
+    assert_array_equal(ts.classes_[scores.argmax(1)], ts.predict(Xt))
+
+
 class _RecordingLR(LogisticRegression):
     """LogisticRegression that remembers the weights its fit received."""
 
@@ -443,3 +460,42 @@ def test_calibrated_scaling_beta_binning_runs():
     P = model.predict_proba(X)
     assert_allclose(P.sum(1), 1.0)
     assert (model.predict(X) == y).mean() > 0.9
+
+
+class _StoredSoftmax(ClassifierMixin, BaseEstimator):
+    """A classifier whose input rows are its own stored softmax outputs."""
+
+    def fit(self, X, y):
+        self.classes_ = np.arange(np.asarray(X).shape[1])
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(X, dtype=np.float64)
+
+
+@pytest.mark.parametrize("mode", ["top-label", "top-label-by-class"])
+def test_calibrated_cifar10_top_label_binning(cifar_dir, mode):
+    # real data: a WideResNet's CIFAR-10 test softmax (top-label ECE 0.05)
+    record = np.load(cifar_dir / "wideresnet-16-4-cifar-10.npz")
+    P = record["predictions"].astype(np.float64)
+    y = record["ground_truth"].astype(np.int64).ravel()
+    order = np.random.default_rng(0).permutation(y.size)
+    cal, test = order[:5000], order[5000:]
+    model = CalibratedClassifier(
+        FrozenEstimator(_StoredSoftmax().fit(P, y)),
+        UMDBinner(points_per_bin=50, random_state=0),
+        multiclass=mode,
+    ).fit(P[cal], y[cal])
+    Q = model.predict_proba(P[test])
+
+    def ece(M):
+        return expected_calibration_error(M.argmax(1) == y[test], M.max(1), n_bins=15)
+
+    assert ece(P[test]) > 0.04
+    assert ece(Q) < 0.02
+    # the top label is kept wherever the calibrated confidence allows it
+    top = P[test].argmax(1)
+    conf = Q[np.arange(top.size), top]
+    keep = conf >= 0.1
+    assert keep.mean() > 0.99
+    assert_array_equal(Q.argmax(1)[keep], top[keep])

@@ -19,6 +19,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("plot_
 # example -> the files it reads below the real-data folder
 NEEDS_DATA = {
     "plot_temperature_cifar": "cifar/densenet-bc-100-cifar-100.npz",
+    "plot_calibrated_classifier": "cifar/wideresnet-16-4-cifar-10.npz",
 }
 
 
