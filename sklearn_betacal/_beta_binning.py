@@ -39,8 +39,11 @@ from ._validation import (
     check_cell_ids,
     check_confidence,
     check_weights,
+    is_dataframe,
+    other_columns,
     require_labels,
     split_confidence_features,
+    take_rows,
 )
 
 #: Rows per block when predicting (``predict_proba``, ``predict``, ``apply``).
@@ -48,11 +51,6 @@ from ._validation import (
 #: memory beyond the returned array is bounded independently of the number
 #: of rows (a few MiB; see ``BetaBinningCalibrator`` Notes).
 PREDICT_BLOCK_ROWS = 65_536
-
-
-def _take_rows(Z, rows):
-    """Rows of the partition features ``Z`` (array or DataFrame)."""
-    return Z.iloc[rows] if hasattr(Z, "iloc") else Z[rows]
 
 
 def _count_cells(cells, sample_weight):
@@ -346,7 +344,7 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
 
         ``h`` is the float64 confidence vector in ``[0, 1]``, ``Z`` the
         partition features: the other columns, as a DataFrame when ``X`` is
-        one (select rows with :func:`_take_rows`), else a 2-D array; ``y``
+        one (select rows with ``take_rows``), else a 2-D array; ``y``
         the labels as float64 zeros and ones.
         """
         if y is None:
@@ -383,10 +381,11 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             h, Z = rows[:, 0], rows[:, 1:]
         else:
             h, Z = split_confidence_features(rows, idx)
-        if hasattr(X, "columns") and hasattr(X, "drop"):
+        if is_dataframe(X):
             # keep the partition features' names and dtypes (a group column
-            # read by name, a partitioner fitted on a DataFrame)
-            Z = (X if whole else X.iloc[lo:hi]).drop(columns=[X.columns[idx]])
+            # read by name, a partitioner fitted on a DataFrame), for pandas
+            # and polars alike
+            Z = other_columns(X if whole else take_rows(X, slice(lo, hi)), rows, idx)
         return self._check_confidence(h), Z
 
     def _confidence_index(self):
@@ -477,7 +476,7 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
             for lo in range(0, n, PREDICT_BLOCK_ROWS):
                 hi = min(lo + PREDICT_BLOCK_ROWS, n)
                 ids[lo:hi] = check_cell_ids(
-                    self.partitioner_.transform(_take_rows(Z, slice(lo, hi))),
+                    self.partitioner_.transform(take_rows(Z, slice(lo, hi))),
                     hi - lo,
                     who=who,
                 )
@@ -622,7 +621,7 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         if sw is not None:
             keep = sw > 0  # check_weights rejects all-zero weights
             if not keep.all():
-                h, Z, y, sw = h[keep], _take_rows(Z, keep), y[keep], sw[keep]
+                h, Z, y, sw = h[keep], take_rows(Z, keep), y[keep], sw[keep]
         total = float(h.shape[0]) if sw is None else float(sw.sum())
         self.points_per_bin_ = self._resolve_points_per_bin(total)
         rng = check_random_state(self.random_state)

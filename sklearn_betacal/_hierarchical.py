@@ -26,6 +26,9 @@ from ._validation import (
     check_cell_ids,
     check_confidence,
     check_weights,
+    is_dataframe,
+    other_columns,
+    take_rows,
 )
 
 _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")
@@ -50,9 +53,16 @@ def _confidence_index(estimator, X, confidence_column):
 
 
 def _validate_grouped(estimator, X, y="no_validation", *, reset):
-    """Validate ``X = [confidence | partition features]``; return ``(h, Z[, y])``."""
+    """Validate ``X = [confidence | partition features]``; return ``(h, Z[, y])``.
+
+    A DataFrame (pandas, polars) keeps its partition features as a DataFrame
+    of the same kind, with names and dtypes (a string group column read by
+    name), as :class:`BetaBinningCalibrator` does; an array is numeric.
+    """
     col = _confidence_index(estimator, X, estimator.confidence_column)
-    kwargs = {"reset": reset, "dtype": "numeric", "ensure_min_features": 1}
+    frame = is_dataframe(X)
+    dtype = None if frame else "numeric"
+    kwargs = {"reset": reset, "dtype": dtype, "ensure_min_features": 1}
     no_y = isinstance(y, str) and y == "no_validation"
     if no_y:
         Xv = validate_data(estimator, X, **kwargs)
@@ -65,8 +75,18 @@ def _validate_grouped(estimator, X, y="no_validation", *, reset):
             f"for X with {n_cols} column(s)."
         )
     col %= n_cols
-    h = check_confidence(Xv[:, col], input=estimator.input, name="confidence column")
-    Z = np.delete(Xv, col, axis=1)
+    h = Xv[:, col]
+    if h.dtype.kind == "O":
+        try:
+            h = h.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"The confidence column (confidence_column="
+                f"{estimator.confidence_column!r}) must be numeric; got values "
+                f"such as {h[:3].tolist()}."
+            ) from None
+    h = check_confidence(h, input=estimator.input, name="confidence column")
+    Z = other_columns(X, Xv, col) if frame else np.delete(Xv, col, axis=1)
     if no_y:
         return h, Z
     return h, Z, check_binary_labels(y)
@@ -284,7 +304,8 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
                     f"ids besides the confidence; X has {Z.shape[1]}."
                 )
             # the ids as given; check_cell_ids rejects non-integers and < -1
-            return check_cell_ids(Z[:, 0], Z.shape[0], who="precomputed cell ids")
+            ids = np.asarray(Z)[:, 0]
+            return check_cell_ids(ids, Z.shape[0], who="precomputed cell ids")
         return check_cell_ids(
             self.partitioner_.transform(Z),
             Z.shape[0],
@@ -320,7 +341,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         keep = w > 0  # check_weights rejects all-zero weights
         if not keep.all():
             # a zero weight is exactly dropping the row, also for the partitioner
-            h, Z, y, w = h[keep], Z[keep], y[keep], w[keep]
+            h, Z, y, w = h[keep], take_rows(Z, keep), y[keep], w[keep]
         self.classes_ = np.array([0, 1])
         self.partitioner_ = self._fit_partitioner(Z)
         ids = self._cells(Z)

@@ -43,15 +43,80 @@ def file_kind(path):
     )
 
 
-def read_table(path, columns):
-    """Read ``columns`` of a CSV/TSV (optionally compressed) or Parquet file.
+#: separators that sniffing may pick, most likely first
+_SEPARATORS = ",;\t|"
+#: rows per chunk of :func:`iter_table_chunks` unless told otherwise
+CHUNK_ROWS = 250_000
+# what pandas/pyarrow raise on unreadable content: ParserError and
+# UnicodeDecodeError are ValueErrors, a truncated .gz an EOFError, a corrupt
+# one OSError/zlib.error, a bad Parquet file ArrowInvalid (a ValueError)
+_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error)
 
-    Raises :class:`TableReadError` with a one-line message for every failure:
-    missing file, unknown format, missing column, missing pyarrow, corrupt or
-    unparsable content.
+
+def _open_text(path):
+    """``path`` opened as text, decompressed by its suffix (as pandas reads it)."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import zipfile
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        Path(path).suffix.lower()
+    )
+    kwargs = {"encoding": "utf-8", "errors": "replace", "newline": ""}
+    if opener is not None:
+        return opener(path, "rt", **kwargs)
+    if Path(path).suffix.lower() == ".zip":
+        archive = zipfile.ZipFile(path)
+        names = archive.namelist()
+        if len(names) != 1:
+            raise ValueError(
+                f"a .zip input must hold exactly one file, not {len(names)}"
+            )
+        return io.TextIOWrapper(archive.open(names[0]), **kwargs)
+    if Path(path).suffix.lower() == ".zst":
+        try:
+            import zstandard
+        except ImportError:
+            raise TableReadError(
+                f"reading {path} needs the zstandard package: pip install "
+                "zstandard (or decompress the file first)"
+            ) from None
+        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"))
+        return io.TextIOWrapper(raw, **kwargs)
+    return open(path, **kwargs)
+
+
+def detect_sep(path, kind):
+    """The separator of a CSV/TSV file, sniffed from its first 64 kB.
+
+    A ``.tsv`` file is tab-separated. Otherwise the candidates are ``,``,
+    ``;``, tab and ``|``; when sniffing cannot decide, ``,``.
     """
-    import pandas as pd
+    import csv
 
+    if kind == "tsv":
+        return "\t"
+
+    try:
+        with _open_text(path) as handle:
+            sample = handle.read(65536)
+    except _READ_ERRORS as exc:
+        raise TableReadError(
+            f"could not read {path} as {kind}: {_one_line(exc)}"
+        ) from None
+    lines = sample.splitlines()
+    if len(lines) > 1 and len(sample) == 65536:
+        sample = "\n".join(lines[:-1])  # drop the cut-off last line
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _open_table(path, columns, sep):
+    """Check ``path`` and ``columns``; return ``(kind, sep, all column names)``."""
     path = Path(path)
     if not path.exists():
         raise TableReadError(f"input file {path} does not exist")
@@ -69,25 +134,98 @@ def read_table(path, columns):
                 ) from None
             available = pq.read_schema(path).names
         else:
-            sep = "\t" if kind == "tsv" else ","
+            import pandas as pd
+
+            if sep is None:
+                sep = detect_sep(path, kind)
             available = list(pd.read_csv(path, sep=sep, nrows=0).columns)
-        missing = [c for c in columns if c not in available]
-        if missing:
-            shown = ", ".join(map(repr, available[:12]))
-            more = " ..." if len(available) > 12 else ""
-            raise TableReadError(
-                f"column {missing[0]!r} not found in {path}; its columns are "
-                f"{shown}{more}"
-            )
-        if kind == "parquet":
-            return pd.read_parquet(path, columns=list(columns))
-        return pd.read_csv(path, sep=sep, usecols=list(columns))
     except TableReadError:
         raise
-    except (ValueError, OSError, EOFError, zlib.error) as exc:  # incl. ParserError
+    except _READ_ERRORS as exc:
         raise TableReadError(
             f"could not read {path} as {kind}: {_one_line(exc)}"
         ) from None
+    missing = [c for c in columns if c not in available]
+    if missing:
+        shown = ", ".join(map(repr, available[:12]))
+        more = " ..." if len(available) > 12 else ""
+        hint = "" if kind == "parquet" or len(available) > 1 else "; pass --sep"
+        raise TableReadError(
+            f"column {missing[0]!r} not found in {path}; its columns are "
+            f"{shown}{more}{hint}"
+        )
+    return kind, sep, available
+
+
+def read_table(path, columns, *, sep=None):
+    """Read ``columns`` of a CSV/TSV (optionally compressed) or Parquet file.
+
+    ``sep`` is the CSV separator; ``None`` detects it (:func:`detect_sep`).
+    Raises :class:`TableReadError` with a one-line message for every failure:
+    missing file, unknown format, missing column, missing pyarrow, corrupt or
+    unparsable content.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    kind, sep, _ = _open_table(path, columns, sep)
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(path, columns=list(columns))
+        return pd.read_csv(path, sep=sep, usecols=list(columns))
+    except _READ_ERRORS as exc:
+        raise TableReadError(
+            f"could not read {path} as {kind}: {_one_line(exc)}"
+        ) from None
+
+
+def iter_table_chunks(path, columns, chunk_rows=CHUNK_ROWS, *, sep=None):
+    """Read every column of a table file in chunks of ``chunk_rows`` rows.
+
+    The file is checked first (it exists, has a known format and holds
+    ``columns``), then read lazily: Parquet as pyarrow record batches, CSV as
+    pandas chunks, so memory grows with ``chunk_rows``, not with the file.
+    Yields pandas DataFrames with all the file's columns; at least one (empty
+    for an empty file). Read errors, also in a late chunk, are
+    :class:`TableReadError`.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    kind, sep, available = _open_table(path, columns, sep)
+
+    def chunks():
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetFile(path) as pf:
+                schema = pf.schema_arrow
+                yielded = False
+                for batch in pf.iter_batches(batch_size=chunk_rows):
+                    yielded = True
+                    yield batch.to_pandas()
+                if not yielded:
+                    yield schema.empty_table().to_pandas()
+            return
+        with pd.read_csv(path, sep=sep, chunksize=chunk_rows) as reader:
+            yielded = False
+            for chunk in reader:
+                yielded = True
+                yield chunk
+            if not yielded:
+                yield pd.DataFrame(columns=available)
+
+    def guarded():
+        try:
+            yield from chunks()
+        except TableReadError:
+            raise
+        except _READ_ERRORS as exc:
+            raise TableReadError(
+                f"could not read {path} as {kind}: {_one_line(exc)}"
+            ) from None
+
+    return guarded()
 
 
 def atomic_write(path, content):

@@ -33,6 +33,7 @@ from ._validation import (
     check_confidence,
     check_weights,
     require_labels,
+    take_rows,
 )
 
 
@@ -282,7 +283,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
             keep = sw > 0  # check_weights rejects all-zero weights
             if not keep.all():
-                h, Z, y, sw = h[keep], Z[keep], y[keep], sw[keep]
+                h, Z, y, sw = h[keep], take_rows(Z, keep), y[keep], sw[keep]
                 X_rows = _safe_indexing(X, np.flatnonzero(keep))
         n = h.shape[0]
         n1 = int(round(self.split * n))

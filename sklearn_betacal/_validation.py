@@ -189,6 +189,45 @@ def split_confidence_features(X, confidence_column=0):
     return h, Z
 
 
+def is_dataframe(X):
+    """Whether ``X`` is a DataFrame (pandas, polars, or any with the dataframe
+    interchange protocol that scikit-learn reads)."""
+    return hasattr(X, "columns") and (
+        hasattr(X, "__dataframe__") or hasattr(X, "iloc")
+    )
+
+
+def other_columns(X, X_arr, idx):
+    """The columns of ``X`` other than position ``idx``, in their order.
+
+    A DataFrame stays a DataFrame of its own kind (names and dtypes kept, so
+    a partitioner can read a group column by name); an array gives an array.
+    Column and row selection go through scikit-learn's ``_safe_indexing``.
+    """
+    from sklearn.utils import _safe_indexing
+
+    n = X_arr.shape[1]
+    keep = [j for j in range(n) if j != idx % n]
+    if is_dataframe(X):
+        return _safe_indexing(X, keep, axis=1)
+    return X_arr[:, keep]
+
+
+def take_rows(Z, rows):
+    """Rows of an array or DataFrame (pandas, polars): a mask, positions or
+    a slice (a view of an array)."""
+    from sklearn.utils import _safe_indexing
+
+    if isinstance(rows, slice):
+        if not is_dataframe(Z):
+            return Z[rows]
+        rows = np.arange(Z.shape[0])[rows]
+    rows = np.asarray(rows)
+    if rows.dtype == bool:
+        rows = np.flatnonzero(rows)
+    return _safe_indexing(Z, rows)
+
+
 def check_cell_ids(ids, n_rows, *, who="partitioner"):
     """Validate a partitioner's output: one integer cell id per row, ``>= -1``."""
     ids = np.asarray(ids)
@@ -365,6 +404,9 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
 __all__ = [
     "check_binary_labels",
     "check_cell_ids",
+    "is_dataframe",
+    "other_columns",
+    "take_rows",
     "check_confidence",
     "check_n_bins",
     "check_weights",

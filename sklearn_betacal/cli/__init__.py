@@ -19,12 +19,14 @@ exit status). A new subcommand is one more function in that list.
 import sys
 
 from .. import __version__
+from ._apply import add_apply
 from ._common import EXIT_OK, EXIT_USAGE, UsageError, _Parser, one_line
 from ._demo import add_demo
+from ._fit import add_fit
 from ._report import add_report, compute_report, format_json, format_markdown
 
 #: Subcommand registrars, in the order ``betacal --help`` lists them.
-COMMANDS = [add_demo, add_report]
+COMMANDS = [add_demo, add_report, add_fit, add_apply]
 
 
 def build_parser():

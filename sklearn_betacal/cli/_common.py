@@ -4,6 +4,7 @@ the output-path check."""
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 
 EXIT_OK = 0
@@ -25,20 +26,31 @@ def one_line(message):
     return " ".join(str(message).split())
 
 
-def check_output(output, input_path, force):
-    """Refuse to clobber the input (ever) or another file (without --force)."""
+def check_output(output, input_path, force, *, name="--output"):
+    """Refuse to clobber the input (ever) or another file (without --force).
+
+    Also checks, before any work starts, that a file can be created in the
+    output's folder (a read-only folder or file system fails here, not after
+    a long computation).
+    """
     output = Path(output)
     if output.is_dir():
-        raise UsageError(f"--output {output} is a directory; give a file name")
+        raise UsageError(f"{name} {output} is a directory; give a file name")
     if not output.parent.is_dir():
-        raise UsageError(f"--output folder {output.parent} does not exist")
+        raise UsageError(f"{name} folder {output.parent} does not exist")
     if input_path is not None and (
-        output.resolve() == input_path.resolve()
+        output.resolve() == Path(input_path).resolve()
         or (output.exists() and os.path.samefile(output, input_path))
     ):
-        raise UsageError(
-            f"--output {output} is the input file; refusing to overwrite it"
-        )
+        raise UsageError(f"{name} {output} is the input file; refusing to overwrite it")
     if output.exists() and not force:
-        raise UsageError(f"--output {output} exists; pass --force to replace it")
+        raise UsageError(f"{name} {output} exists; pass --force to replace it")
+    try:
+        with tempfile.TemporaryFile(dir=output.parent):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write to folder {output.parent} ({exc.strerror or exc}); choose "
+            f"a writable folder for {name}"
+        ) from None
     return output

@@ -1,0 +1,438 @@
+# SPDX-License-Identifier: MIT
+"""``betacal fit``: fit a calibrator on a labelled file, save a model file.
+
+The model file (:mod:`sklearn_betacal.io`, skops format) holds the fitted
+estimator and, in its header, how ``betacal apply`` must read a new file: the
+confidence column and its format, the feature columns. The estimator is fitted
+on a DataFrame of exactly those columns, so its ``feature_names_in_`` names them
+too.
+"""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .._io import TableReadError, read_table
+from ._common import EXIT_OK, UsageError, check_output, one_line
+
+#: method name -> (estimator class name, uses partition features)
+METHODS = {
+    "temperature": ("TemperatureScaler", False),
+    "platt": ("PlattScaler", False),
+    "umd": ("UMDBinner", False),
+    "s-b": ("ScalingBinningCalibrator", False),
+    "bb": ("BetaBinningCalibrator", True),
+    "hls": ("HierarchicalLogisticScaler", True),
+    "hs-bb": ("ScalingBetaBinningCalibrator", True),
+    "s-bb": ("ScalingBetaBinningCalibrator", True),
+}
+#: methods with a points-per-bin hyper-parameter (tunable with --tune)
+BINNING = {"umd", "s-b", "bb", "hs-bb", "s-bb"}
+#: candidate points per bin for --tune
+TUNE_GRID = (10, 20, 35, 50, 75, 100, 150, 200, 300)
+
+
+# --------------------------------------------------------------------------
+# confidences: numbers, percentages or verbalized strings
+# --------------------------------------------------------------------------
+
+
+def confidence_values(values, fmt, *, column, check_scale=True):
+    """Float confidences in [0, 1] (NaN where missing/unparseable) and the
+    number of strings that could not be parsed.
+
+    ``fmt``: ``"number"`` (probabilities), ``"percent"`` (0-100) or
+    ``"verbalized"`` (free text, read by
+    :func:`~sklearn_betacal.parse_verbalized_confidence`). ``check_scale``
+    refuses percentages that are all at most 1 (probabilities given
+    ``--percent`` by mistake); ``apply`` turns it off, as one chunk may
+    legitimately hold only small values.
+    """
+    import pandas as pd
+
+    values = pd.Series(values)
+    if fmt == "verbalized":
+        from .._elicitation import parse_verbalized_confidence
+
+        missing = values.isna().to_numpy()
+        parsed = parse_verbalized_confidence(values.to_numpy(dtype=object))
+        n_failed = int(np.count_nonzero(np.isnan(parsed.confidence) & ~missing))
+        return parsed.confidence, n_failed
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(numeric) & values.notna().to_numpy()
+    if bad.any():
+        example = values[bad].iloc[0]
+        raise UsageError(
+            f"confidence column {column!r} has {int(bad.sum())} non-numeric "
+            f"value(s) such as {str(example)[:40]!r}; pass --verbalized to parse "
+            "text confidences"
+        )
+    if fmt == "percent":
+        seen = numeric[~np.isnan(numeric)]
+        if check_scale and seen.size > 1 and seen.max() <= 1:
+            raise UsageError(
+                f"confidence column {column!r} holds values in [0, 1] only (max "
+                f"{seen.max():.6g}): they look like probabilities; drop --percent"
+            )
+        numeric = numeric / 100.0
+    finite = numeric[~np.isnan(numeric)]
+    n_out = int(np.count_nonzero((finite < 0) | (finite > 1) | np.isinf(finite)))
+    if n_out:
+        hint = (
+            "they are percentages: drop --percent"
+            if fmt == "percent"
+            else "if they are percentages pass --percent"
+        )
+        raise UsageError(
+            f"confidence column {column!r} has {n_out} value(s) outside "
+            f"[0, {100 if fmt == 'percent' else 1}] (min {finite.min():.6g}, max "
+            f"{finite.max():.6g}); {hint}"
+        )
+    return numeric, 0
+
+
+# --------------------------------------------------------------------------
+# the estimator
+# --------------------------------------------------------------------------
+
+
+def _partitioner(args):
+    """The partitioner for the feature flags, and the feature columns."""
+    from sklearn.pipeline import make_pipeline
+
+    from .. import (
+        CrossPartitioner,
+        GroupColumnPartitioner,
+        KDTreePartitioner,
+        TextEmbedder,
+    )
+
+    parts = []
+    if args.text:
+        embed = TextEmbedder(
+            list(args.text),
+            n_components=args.n_components,
+            random_state=args.random_state,
+        )
+        tree = KDTreePartitioner(max_depth=args.max_depth)
+        parts.append(("text", make_pipeline(embed, tree), list(args.text)))
+    for flag, column in (("group", args.group), ("model", args.model_column)):
+        if column is not None:
+            parts.append((flag, GroupColumnPartitioner(column), [column]))
+    features = [c for _, _, cols in parts for c in cols]
+    if len(parts) == 1:
+        return parts[0][1], features
+    return CrossPartitioner(parts), features
+
+
+def build_estimator(args):
+    """The unfitted calibrator for ``args.method``, and its feature columns."""
+    import sklearn_betacal as sb
+
+    name, grouped = METHODS[args.method]
+    has_features = bool(args.text or args.group or args.model_column)
+    if grouped and not has_features:
+        raise UsageError(
+            f"--method {args.method} calibrates within groups: give --group COL, "
+            "--text COL ... and/or --model-column COL (or use a method without "
+            "groups: temperature, platt, umd, s-b)"
+        )
+    if not grouped and has_features:
+        raise UsageError(
+            f"--method {args.method} uses the confidence only; drop --group/--text/"
+            "--model-column or choose a group method (bb, hs-bb, s-bb, hls)"
+        )
+    if args.points_per_bin is not None and args.method not in BINNING:
+        raise UsageError(
+            f"--points-per-bin applies to the binning methods "
+            f"({', '.join(sorted(BINNING))}), not to {args.method}"
+        )
+    cls = getattr(sb, name)
+    b = 50 if args.points_per_bin is None else args.points_per_bin
+    if not grouped:
+        params = {}
+        if args.method in ("umd", "s-b"):
+            params = {"points_per_bin": b, "random_state": args.random_state}
+        return cls(**params), []
+    partitioner, features = _partitioner(args)
+    est = cls(partitioner)
+    params = {"confidence_column": args.confidence}
+    if args.method != "hls":
+        params.update(points_per_bin=b, random_state=args.random_state)
+    if args.method == "s-bb":
+        params["scaler"] = "pooled"
+    return est.set_params(**params), features
+
+
+def _tune(est, X, y, args, out):
+    """Choose points_per_bin by cross-validated beta-CE (ECE without groups)."""
+    from sklearn.base import clone
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from ..metrics import (
+        make_beta_calibration_error_scorer,
+        neg_expected_calibration_error_scorer,
+    )
+
+    n = X.shape[0]
+    grid = [b for b in TUNE_GRID if 4 * b <= n] or [TUNE_GRID[0]]
+    if "partitioner" in est.get_params(deep=False):
+        # every candidate is scored on the same cells: the partition fitted
+        # on all rows (the beta of the search)
+        part = clone(est.partitioner).fit(X.drop(columns=[args.confidence]))
+        scorer = make_beta_calibration_error_scorer(
+            FrozenEstimator(part), confidence_column=args.confidence
+        )
+        what = "beta-CE"
+    else:
+        scorer, what = neg_expected_calibration_error_scorer, "ECE"
+    search = GridSearchCV(
+        est,
+        {"points_per_bin": grid},
+        scoring=scorer,
+        cv=KFold(5, shuffle=True, random_state=args.random_state or 0),
+        error_score="raise",
+    )
+    search.fit(X, y)
+    best = search.best_params_["points_per_bin"]
+    print(
+        f"tuned points per bin by 5-fold {what}: {best} (candidates "
+        f"{', '.join(map(str, grid))}; best {what} {-search.best_score_:.4f})",
+        file=out,
+    )
+    return est.set_params(points_per_bin=best)
+
+
+# --------------------------------------------------------------------------
+# the summary
+# --------------------------------------------------------------------------
+
+
+def _cell_labels(est):
+    """A readable name for every cell id, where the partitioner has one."""
+    part = getattr(est, "partitioner_", None)
+    groups = getattr(part, "groups_", None)
+    if groups is not None:
+        return {i: str(g) for i, g in enumerate(groups)}
+    return {}
+
+
+def summarize(est, X, args, out):
+    """Print cells, fallbacks and the bound per cell of a fitted estimator."""
+    from ..bounds import beta_binning_epsilon, umd_epsilon
+
+    alpha = 0.1
+    if hasattr(est, "n_bins_"):  # UMD, S-B
+        n = X.shape[0]
+        eps = umd_epsilon(n, est.n_bins_, alpha=alpha)
+        print(
+            f"bins: {est.n_bins_}; UMD bound epsilon = {eps:.4f} (alpha 0.1)", file=out
+        )
+        return
+    if hasattr(est, "temperature_"):
+        print(f"temperature: {est.temperature_:.4f}", file=out)
+        return
+    if hasattr(est, "coef_") and not hasattr(est, "random_effects_"):
+        a, b = np.ravel(est.coef_)[0], np.ravel(est.intercept_)[0]
+        print(f"Platt: sigmoid({a:.4f} * logit(h) + {b:.4f})", file=out)
+        return
+    if hasattr(est, "random_effects_"):
+        print(
+            f"cells: {len(est.cells_)} with random effects; fixed effects "
+            f"{np.round(est.fixed_effects_, 4).tolist()}, random-effect SDs "
+            f"{np.round(est.sigma_, 4).tolist()}",
+            file=out,
+        )
+        return
+    cells = est.apply(X)
+    rows = getattr(est, "binning_indices_", None)
+    if rows is not None:
+        cells = cells[rows]
+    ids, counts = np.unique(cells, return_counts=True)
+    n = int(cells.shape[0])
+    b = est.points_per_bin_
+    tables = est.cell_tables_
+    labels = _cell_labels(est)
+    total_eps = beta_binning_epsilon(n, b, alpha=alpha) if n >= b else math.nan
+    print(
+        f"cells: {est.n_cells_fitted_} with their own calibrator, "
+        f"{est.n_cells_fallback_} too small (fewer than {2 * b} rows) calibrated "
+        f"by the root; points per bin b = {b}; Thm 3.1 bound over all cells "
+        f"epsilon = {total_eps:.4f} (alpha {alpha})",
+        file=out,
+    )
+    print("| cell | group | rows | bins | UMD bound epsilon |", file=out)
+    print("|---:|---|---:|---:|---:|", file=out)
+    for s, n_s in zip(ids.tolist(), counts.tolist(), strict=True):
+        table = tables.get(s)
+        if table is None:
+            kind = "outside" if s == -1 else "root (fallback)"
+            print(f"| {s} | {labels.get(s, '')} | {n_s} | {kind} | |", file=out)
+            continue
+        n_bins = int(table.values.shape[0])
+        eps = umd_epsilon(n_s, n_bins, alpha=alpha)
+        print(f"| {s} | {labels.get(s, '')} | {n_s} | {n_bins} | {eps:.4f} |", file=out)
+
+
+# --------------------------------------------------------------------------
+# the subcommand
+# --------------------------------------------------------------------------
+
+
+def add_fit(subparsers):
+    parser = subparsers.add_parser(
+        "fit",
+        help="fit a calibrator on a labelled file and save a model file",
+        description=(
+            "Fit a calibrator on FILE (CSV/TSV, optionally compressed, or "
+            "Parquet) and save it as a model file for 'betacal apply'."
+        ),
+    )
+    parser.add_argument("file", metavar="FILE", help="labelled input file")
+    parser.add_argument("--confidence", required=True, metavar="COL")
+    parser.add_argument("--label", required=True, metavar="COL", help="1 = correct")
+    parser.add_argument(
+        "--text", nargs="+", metavar="COL", help="text columns embedded for beta"
+    )
+    parser.add_argument("--group", metavar="COL", help="precomputed group column")
+    parser.add_argument(
+        "--model-column", metavar="COL", help="column naming the answering model"
+    )
+    parser.add_argument("--method", required=True, choices=sorted(METHODS))
+    parser.add_argument("--output", required=True, metavar="MODEL")
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument("--percent", action="store_true", help="confidences are 0-100")
+    scale.add_argument(
+        "--verbalized",
+        action="store_true",
+        help="confidences are model text ('Probability: 0.8', 'likely', ...)",
+    )
+    parser.add_argument("--sep", help="CSV separator (default: detected)")
+    parser.add_argument("--points-per-bin", type=_int_at_least(2), metavar="B")
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="choose points per bin by cross-validated beta-CE",
+    )
+    parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
+    parser.add_argument("--n-components", type=_int_at_least(1), default=16)
+    parser.add_argument("--random-state", type=int, default=0)
+    parser.add_argument(
+        "--dropna",
+        action="store_true",
+        help="leave out rows with a missing label or feature",
+    )
+    parser.add_argument("--force", action="store_true", help="replace --output")
+    parser.set_defaults(func=run_fit)
+    return parser
+
+
+def _int_at_least(low):
+    def parse(text):
+        import argparse
+
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer, got {text!r}"
+            ) from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def confidence_format(args):
+    return "percent" if args.percent else "verbalized" if args.verbalized else "number"
+
+
+def run_fit(args):
+
+    from .. import io as model_io
+
+    path = Path(args.file)
+    output = check_output(args.output, path, args.force)
+    if args.tune and args.points_per_bin is not None:
+        raise UsageError("--tune chooses --points-per-bin; give one or the other")
+    if args.tune and args.method not in BINNING:
+        raise UsageError(
+            f"--tune chooses points per bin of a binning method "
+            f"({', '.join(sorted(BINNING))}); {args.method} has none"
+        )
+    try:
+        model_io._skops()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    est, features = build_estimator(args)
+    columns = list(dict.fromkeys([args.confidence, args.label, *features]))
+    try:
+        frame = read_table(path, columns, sep=args.sep)
+    except TableReadError as exc:
+        raise UsageError(str(exc)) from None
+    fmt = confidence_format(args)
+    h, n_failed = confidence_values(frame[args.confidence], fmt, column=args.confidence)
+    keep = ~np.isnan(h)
+    n_missing = int(np.count_nonzero(~keep)) - n_failed
+    if n_missing and not args.dropna and fmt != "verbalized":
+        raise UsageError(
+            f"confidence column {args.confidence!r} has {n_missing} missing "
+            "value(s); pass --dropna to leave those rows out"
+        )
+    other = frame[[args.label, *features]].notna().all(axis=1).to_numpy()
+    if not other.all() and not args.dropna:
+        raise UsageError(
+            f"{int((~other).sum())} row(s) have a missing label or feature; pass "
+            "--dropna to leave them out"
+        )
+    keep &= other
+    n_used = int(keep.sum())
+    if n_used == 0:
+        raise UsageError(f"no usable rows in {path} (all confidences missing)")
+    from .._validation import check_binary_labels
+
+    try:
+        y = check_binary_labels(
+            frame[args.label].to_numpy()[keep], name=f"label column {args.label!r}"
+        )
+    except ValueError as exc:
+        raise UsageError(one_line(exc)) from None
+    X = frame.loc[keep, [args.confidence, *features]].reset_index(drop=True)
+    X[args.confidence] = h[keep]
+    if not features:
+        X = X[[args.confidence]]
+    out = sys.stdout
+    try:
+        if args.tune:
+            est = _tune(est, X, y, args, out)
+        est.fit(X, y)
+    except ValueError as exc:
+        raise UsageError(f"fitting {args.method} failed: {one_line(exc)}") from None
+    metadata = {
+        "command": "betacal fit",
+        "method": args.method,
+        "confidence": args.confidence,
+        "confidence_format": fmt,
+        "features": features,
+        "label": args.label,
+        "n_rows": n_used,
+    }
+    model_io.dump(est, output, metadata=metadata)
+    print(f"# betacal fit: {args.method} on {path.name}", file=out)
+    dropped = len(frame) - n_used
+    print(
+        f"rows: {n_used} used, {dropped} left out"
+        + (
+            f" ({n_failed} unparseable confidence text(s))"
+            if fmt == "verbalized"
+            else ""
+        ),
+        file=out,
+    )
+    summarize(est, X, args, out)
+    print(f"model written to {output}", file=out)
+    return EXIT_OK

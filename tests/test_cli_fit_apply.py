@@ -1,0 +1,373 @@
+# SPDX-License-Identifier: MIT
+"""``betacal fit`` and ``betacal apply``: model files, streaming, bad input."""
+
+import gzip
+import os
+import pickle
+
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sklearn_betacal import io as model_io
+from sklearn_betacal.cli import main
+from sklearn_betacal.datasets import load_triviaqa_confidence
+
+pytest.importorskip("skops")
+
+
+@pytest.fixture(scope="module")
+def frame():
+    f = load_triviaqa_confidence().frame
+    return f[["verbal_confidence", "model", "question", "correct_judge"]].copy()
+
+
+@pytest.fixture(scope="module")
+def fitted(frame, tmp_path_factory):
+    """A BB model on the bundled data, fitted from a ';'-separated CSV."""
+    d = tmp_path_factory.mktemp("fitted")
+    src = d / "train.csv"
+    frame.to_csv(src, sep=";", index=False)
+    model = d / "bb.skops"
+    status = main(
+        ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--group", "model", "--method", "bb",
+         "--points-per-bin", "40", "--output", str(model)]
+    )  # fmt: skip
+    assert status == 0
+    return src, model
+
+
+def _listing(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _fail(capsys, argv, match):
+    status = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert status == 2, err
+    assert err.startswith("betacal: error:") and "\n" not in err, err
+    assert match in err, err
+    return err
+
+
+def test_fit_writes_a_model_that_skops_loads_with_the_trusted_list(fitted, frame):
+    import skops.io
+
+    _, model = fitted
+    est = skops.io.load(model, trusted=model_io.trusted_types())
+    header = model_io.read_header(model)["metadata"]
+    assert header["method"] == "bb" and header["features"] == ["model"]
+    assert list(est.feature_names_in_) == ["verbal_confidence", "model"]
+    assert est.points_per_bin_ == 40
+    assert est.n_cells_fitted_ == frame["model"].nunique()
+
+
+def test_fit_prints_cells_fallbacks_and_bounds(frame, tmp_path, capsys):
+    src = tmp_path / "train.parquet"
+    pytest.importorskip("pyarrow")
+    frame.to_parquet(src)
+    status = main(
+        ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--group", "model", "--method", "bb",
+         "--points-per-bin", "1000", "--output", str(tmp_path / "m.skops")]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    sizes = frame["model"].value_counts()
+    n_own = int((sizes >= 2000).sum())
+    assert f"cells: {n_own} with their own calibrator, {len(sizes) - n_own} too " in out
+    assert "| cell | group | rows | bins | UMD bound epsilon |" in out
+    assert "root (fallback)" in out
+    assert f"rows: {len(frame)} used, 0 left out" in out
+
+
+def test_apply_adds_the_calibrated_column_in_any_chunking(
+    fitted, frame, tmp_path, capsys
+):
+    src, model = fitted
+    est = model_io.load(model)
+    X = frame[["verbal_confidence", "model"]]
+    expected = est.predict_proba(X)[:, 1]
+    one = tmp_path / "one.csv"
+    many = tmp_path / "many.csv"
+    assert main(["apply", str(model), str(src), str(one), "--cells"]) == 0
+    assert (
+        main(
+            ["apply", str(model), str(src), str(many), "--cells", "--chunk-size", "997"]
+        )
+        == 0
+    )
+    assert "11666 rows written" in capsys.readouterr().err
+    assert one.read_bytes() == many.read_bytes()
+    result = pd.read_csv(one)
+    assert list(result.columns) == [*frame.columns, "calibrated_confidence", "cell"]
+    assert_allclose(result["calibrated_confidence"], expected, rtol=1e-12)
+    assert_array_equal(result["cell"], est.apply(X))
+    assert _listing(tmp_path) == ["many.csv", "one.csv"]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv.gz", ".tsv"])
+def test_apply_reads_and_writes_every_format(fitted, frame, tmp_path, suffix):
+    pytest.importorskip("pyarrow")
+    src, model = fitted
+    pq_in = tmp_path / "in.parquet"
+    frame.to_parquet(pq_in)
+    out = tmp_path / f"out{suffix}"
+    assert (
+        main(["apply", str(model), str(pq_in), str(out), "--chunk-size", "4000"]) == 0
+    )
+    if suffix == ".parquet":
+        result = pd.read_parquet(out)
+    else:
+        result = pd.read_csv(out, sep="\t" if suffix == ".tsv" else ",")
+    expected = model_io.load(model).predict_proba(
+        frame[["verbal_confidence", "model"]]
+    )[:, 1]
+    assert_allclose(result["calibrated_confidence"], expected, rtol=1e-12)
+    assert len(result) == len(frame)
+
+
+def test_percent_flag_equals_probabilities(frame, tmp_path):
+    pct = frame.assign(verbal_confidence=frame["verbal_confidence"] * 100)
+    src, src_pct = tmp_path / "p.csv", tmp_path / "pct.csv"
+    frame.to_csv(src, index=False)
+    pct.to_csv(src_pct, index=False)
+    args = ["--confidence", "verbal_confidence", "--label", "correct_judge",
+            "--method", "platt"]  # fmt: skip
+    assert main(["fit", str(src), *args, "--output", str(tmp_path / "a.skops")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(src_pct),
+                *args,
+                "--percent",
+                "--output",
+                str(tmp_path / "b.skops"),
+            ]
+        )
+        == 0
+    )
+    a = model_io.load(tmp_path / "a.skops")
+    b = model_io.load(tmp_path / "b.skops")
+    assert_allclose(a.coef_, b.coef_, rtol=1e-9)
+    assert main(["apply", str(tmp_path / "b.skops"), str(src_pct),
+                 str(tmp_path / "out.csv")]) == 0  # fmt: skip
+    out = pd.read_csv(tmp_path / "out.csv")
+    expected = a.predict_proba(frame[["verbal_confidence"]])[:, 1]
+    assert_allclose(out["calibrated_confidence"], expected, rtol=1e-9)
+
+
+def test_verbalized_confidences_are_parsed_and_failures_counted(
+    frame, tmp_path, capsys
+):
+    texts = [f"Guess: x\nProbability: {v}" for v in frame["verbal_confidence"]]
+    texts[:7] = ["no idea"] * 7
+    src = tmp_path / "verb.csv"
+    frame.assign(verbal_confidence=texts).to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    status = main(
+        ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--verbalized", "--method", "umd", "--output", str(model)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    assert f"rows: {len(frame) - 7} used, 7 left out (7 unparseable" in out
+    assert main(["apply", str(model), str(src), str(tmp_path / "o.csv")]) == 0
+    assert "7 row(s) without a usable confidence" in capsys.readouterr().err
+    result = pd.read_csv(tmp_path / "o.csv")
+    assert result["calibrated_confidence"].isna().sum() == 7
+    assert result["calibrated_confidence"][7:].notna().all()
+
+
+@pytest.mark.parametrize(
+    "method,flags",
+    [
+        ("temperature", []),
+        ("s-b", ["--points-per-bin", "100"]),
+        ("hls", ["--group", "model"]),
+        ("hs-bb", ["--group", "model"]),
+        ("s-bb", ["--model-column", "model"]),
+        ("bb", ["--text", "question", "--n-components", "4", "--max-depth", "2"]),
+        ("bb", ["--text", "question", "--model-column", "model", "--max-depth", "1"]),
+    ],
+)
+def test_every_method_fits_and_applies(frame, tmp_path, method, flags):
+    src = tmp_path / "train.csv"
+    frame.iloc[:4000].to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--method", method, *flags,
+            "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(src), str(out), "--chunk-size", "1500"]) == 0
+    p = pd.read_csv(out)["calibrated_confidence"]
+    assert p.between(0, 1).all() and len(p) == 4000
+
+
+def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    status = main(
+        ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--group", "model", "--method", "bb", "--tune",
+         "--output", str(model)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "tuned points per bin by 5-fold beta-CE:" in out
+    b = model_io.load(model).points_per_bin_
+    assert f"tuned points per bin by 5-fold beta-CE: {b} " in out
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_fit_bad_input_is_one_line_exit_2(frame, tmp_path, capsys):
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    model = str(tmp_path / "m.skops")
+    base = ["--label", "correct_judge", "--output", model]
+    _fail(capsys, ["fit", str(tmp_path / "nope.csv"), "--confidence", "x",
+                   "--method", "platt", *base], "does not exist")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "conf", "--method", "platt",
+                   *base], "column 'conf' not found")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "bb", *base], "--group COL")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "platt", "--group", "model", *base],
+          "uses the confidence only")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "nope", *base], "invalid choice")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "platt", "--percent", *base],
+          "drop --percent")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "model",
+                   "--method", "platt", *base], "pass --verbalized")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "platt", "--label", "model", "--output", model],
+          "label column 'model'")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "platt", "--label", "correct_judge",
+                   "--output", str(src)], "is the input file")  # fmt: skip
+    _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                   "--method", "platt", "--label", "correct_judge",
+                   "--output", str(tmp_path / "no" / "m.skops")],
+          "does not exist")  # fmt: skip
+    assert _listing(tmp_path) == ["train.csv"]
+
+
+def test_fit_checks_the_output_folder_before_reading(
+    frame, tmp_path, capsys, monkeypatch
+):
+    """A folder that refuses files is reported before any work is done."""
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    from sklearn_betacal.cli import _fit
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the input was read before the output was checked")
+
+    monkeypatch.setattr(_fit, "read_table", no_read)
+    if os.geteuid() == 0:  # root writes anywhere: simulate a read-only folder
+        import tempfile
+
+        def refuse(*args, **kwargs):
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    else:
+        out_dir.chmod(0o500)
+    try:
+        _fail(capsys, ["fit", str(src), "--confidence", "verbal_confidence",
+                       "--label", "correct_judge", "--method", "platt",
+                       "--output", str(out_dir / "m.skops")],
+              "cannot write to folder")  # fmt: skip
+    finally:
+        out_dir.chmod(0o700)
+    assert _listing(out_dir) == []
+
+
+def test_apply_bad_input_is_one_line_exit_2(fitted, frame, tmp_path, capsys):
+    src, model = fitted
+    out = tmp_path / "o.csv"
+    _fail(capsys, ["apply", str(model), str(src), str(src)], "is the input file")
+    _fail(capsys, ["apply", str(model), str(src), str(model)], "is the model file")
+    _fail(capsys, ["apply", str(model), str(tmp_path / "x.csv"), str(out)],
+          "does not exist")  # fmt: skip
+    _fail(capsys, ["apply", str(tmp_path / "m.skops"), str(src), str(out)],
+          "does not exist")  # fmt: skip
+    fake = tmp_path / "fake.skops"
+    fake.write_bytes(pickle.dumps({"a": 1}))
+    _fail(capsys, ["apply", str(fake), str(src), str(out)], "Pickle files are never")
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o.zip")],
+          "cannot tell the format")  # fmt: skip
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o.csv.zst")],
+          "cannot write .zst output")  # fmt: skip
+    no_group = tmp_path / "no_group.csv"
+    frame.drop(columns="model").to_csv(no_group, index=False)
+    _fail(capsys, ["apply", str(model), str(no_group), str(out)],
+          "column 'model' not found")  # fmt: skip
+    out.write_text("keep me")
+    _fail(capsys, ["apply", str(model), str(src), str(out)], "pass --force")
+    assert out.read_text() == "keep me"
+    clash = tmp_path / "clash.csv"
+    frame.assign(calibrated_confidence=1.0).to_csv(clash, index=False)
+    _fail(capsys, ["apply", str(model), str(clash), str(tmp_path / "c.csv")],
+          "--column NAME")  # fmt: skip
+    plain = tmp_path / "plain.skops"
+    model_io.dump(model_io.load(model), plain)
+    _fail(capsys, ["apply", str(plain), str(src), str(tmp_path / "p.csv")],
+          "not written by 'betacal fit'")  # fmt: skip
+    assert sorted(_listing(tmp_path)) == sorted(
+        ["o.csv", "fake.skops", "no_group.csv", "clash.csv", "plain.skops"]
+    )
+
+
+def test_apply_refuses_a_model_from_another_version(
+    fitted, tmp_path, capsys, monkeypatch
+):
+    src, model = fitted
+    monkeypatch.setattr(model_io, "__version__", "7.0.0")
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o.csv")],
+          "Refit the model with this version")  # fmt: skip
+    assert _listing(tmp_path) == []
+
+
+def test_apply_failure_in_a_late_chunk_leaves_nothing(fitted, frame, tmp_path, capsys):
+    src, model = fitted
+    bad = frame.copy()
+    bad.loc[len(bad) - 3, "verbal_confidence"] = 1.7
+    bad_src = tmp_path / "bad.csv"
+    bad.to_csv(bad_src, index=False)
+    _fail(capsys, ["apply", str(model), str(bad_src), str(tmp_path / "o.csv"),
+                   "--chunk-size", "1000"], "outside [0, 1]")  # fmt: skip
+    assert _listing(tmp_path) == ["bad.csv"]
+
+
+def test_apply_corrupt_and_ragged_inputs(fitted, frame, tmp_path, capsys):
+    _, model = fitted
+    corrupt = tmp_path / "c.csv.gz"
+    data = gzip.compress(frame.to_csv(index=False).encode())
+    corrupt.write_bytes(data[: len(data) // 2])
+    _fail(capsys, ["apply", str(model), str(corrupt), str(tmp_path / "o.csv")],
+          "could not read")  # fmt: skip
+    ragged = tmp_path / "r.csv"
+    ragged.write_text("verbal_confidence,model\n0.5,a\n0.6,b,extra,more\n")
+    _fail(capsys, ["apply", str(model), str(ragged), str(tmp_path / "o.csv")],
+          "could not read")  # fmt: skip
+    assert _listing(tmp_path) == ["c.csv.gz", "r.csv"]
+
+
+def test_apply_empty_input_writes_header_only(fitted, tmp_path):
+    _, model = fitted
+    empty = tmp_path / "e.csv"
+    empty.write_text("verbal_confidence,model\n")
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(empty), str(out)]) == 0
+    assert out.read_text().strip() == "verbal_confidence,model,calibrated_confidence"
