@@ -29,6 +29,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._validation import is_dataframe
+
 METHODS = ("tfidf-svd", "minilm")
 
 #: Width of an all-MiniLM-L6-v2 sentence embedding.
@@ -261,7 +263,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         columns = self.columns
         if isinstance(columns, str | numbers.Integral):
             columns = [columns]
-        if hasattr(X, "columns") and hasattr(X, "iloc"):
+        if is_dataframe(X):  # pandas or polars
             names = list(X.columns)
             if columns is None:
                 selected = names

@@ -190,10 +190,9 @@ def split_confidence_features(X, confidence_column=0):
 
 
 def is_dataframe(X):
-    """Whether ``X`` is a DataFrame (pandas, polars, or any with the dataframe
-    interchange protocol that scikit-learn reads)."""
-    return hasattr(X, "columns") and (
-        hasattr(X, "__dataframe__") or hasattr(X, "iloc")
+    """Whether ``X`` is a DataFrame (pandas, polars): named columns and a shape."""
+    return (
+        hasattr(X, "columns") and hasattr(X, "shape") and not isinstance(X, np.ndarray)
     )
 
 

@@ -23,6 +23,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import sklearn_betacal._partition._kdtree as partition_module
 from sklearn_betacal import (
     ClusterPartitioner,
+    CrossPartitioner,
     GroupColumnPartitioner,
     KDTreePartitioner,
 )
@@ -526,6 +527,12 @@ def test_cluster_partitioner_frozen_clusterer_is_not_refit():
         KDTreePartitioner(split_axis="pca", random_state=0),
         GroupColumnPartitioner(),
         ClusterPartitioner(random_state=0),
+        CrossPartitioner(
+            [
+                ("a", KDTreePartitioner(max_depth=1), [0]),
+                ("b", GroupColumnPartitioner(), [1]),
+            ]
+        ),
     ]
 )
 @pytest.mark.filterwarnings("ignore:The group column holds non-integer floats")

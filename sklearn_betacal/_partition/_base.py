@@ -6,7 +6,6 @@ every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
 ``(n, 1)`` column named ``"cell"``) and the tags.
 """
 
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin
@@ -66,12 +65,15 @@ def _map_to_cells(values, cells):
 
 
 def _select_columns(X, columns):
-    """Columns of ``X`` by int positions, a slice, or DataFrame names."""
-    if hasattr(X, "iloc"):
-        if isinstance(columns, slice) or (
-            np.ndim(columns) > 0
-            and all(isinstance(c, Integral) for c in np.ravel(columns))
-        ):
-            return X.iloc[:, columns]
-        return X[columns]
+    """Columns of ``X`` by int positions, a slice, or DataFrame names.
+
+    A DataFrame (pandas, polars) stays one, through scikit-learn's
+    ``_safe_indexing``.
+    """
+    from sklearn.utils import _safe_indexing
+
+    from .._validation import is_dataframe
+
+    if is_dataframe(X):
+        return _safe_indexing(X, columns, axis=1)
     return np.asarray(X)[:, columns]

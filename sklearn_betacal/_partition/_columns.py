@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import is_dataframe
 from ._base import _map_to_cells, _PartitionerMixin, _select_columns
 
 
@@ -335,6 +336,9 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         Number of crossed cells.
     n_features_in_ : int
         Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names
+        (a pandas or polars DataFrame, passed to the components as is).
 
     See Also
     --------
@@ -361,6 +365,17 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
 
     def __init__(self, partitioners):
         self.partitioners = partitioners
+
+    def _validate(self, X, *, reset):
+        """``n_features_in_``, ``feature_names_in_`` (and the name-mismatch
+        warning) as scikit-learn sets them; a DataFrame (pandas, polars) is
+        passed on as is, so that components can select columns by name; any
+        other input becomes a 2-D array (of any dtype: the components check
+        their own columns)."""
+        if is_dataframe(X):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            return X
+        return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
 
     def _component_ids(self, X, fitted):
         ids = []
@@ -392,9 +407,16 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         """
         if not self.partitioners:
             raise ValueError("partitioners must name at least one partitioner.")
-        if not hasattr(X, "shape"):
-            X = np.asarray(X)
-        self.n_features_in_ = X.shape[1]
+        X = self._validate(X, reset=True)
+        if not is_dataframe(X):
+            for name, _, columns in self.partitioners:
+                try:
+                    np.empty((0, X.shape[1]))[:, columns]
+                except IndexError:
+                    raise ValueError(
+                        f"X has {X.shape[1]} feature(s), but partitioner {name!r} "
+                        f"reads columns {columns!r}."
+                    ) from None
         fitted = []
         for name, part, columns in self.partitioners:
             if not hasattr(part, "transform"):
@@ -425,13 +447,7 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         cells : ndarray of shape (n_samples,), dtype int64
         """
         check_is_fitted(self)
-        if not hasattr(X, "shape"):
-            X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has shape {X.shape}; CrossPartitioner was fitted on "
-                f"{self.n_features_in_} columns."
-            )
+        X = self._validate(X, reset=False)
         ids = self._component_ids(X, self.partitioners_)
         out = np.full(ids.shape[0], -1, dtype=np.int64)
         if self.n_cells_ == 0:
