@@ -6,7 +6,6 @@ every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
 ``(n, 1)`` column named ``"cell"``) and the tags.
 """
 
-
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
