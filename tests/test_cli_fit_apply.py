@@ -218,9 +218,9 @@ def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):
     )  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0
-    assert "tuned points per bin by 5-fold beta-CE:" in out
+    assert "tuned points per bin by 5-fold debiased beta-CE:" in out
     b = model_io.load(model).points_per_bin_
-    assert f"tuned points per bin by 5-fold beta-CE: {b} " in out
+    assert f"tuned points per bin by 5-fold debiased beta-CE: {b} " in out
 
 
 # ------------------------------------------------------------------ bad input

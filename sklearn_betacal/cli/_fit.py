@@ -170,25 +170,32 @@ def _tune(est, X, y, args, out):
     """Choose points_per_bin by cross-validated beta-CE (ECE without groups)."""
     from sklearn.base import clone
     from sklearn.frozen import FrozenEstimator
+    from sklearn.metrics import make_scorer
     from sklearn.model_selection import GridSearchCV, KFold
 
-    from ..metrics import (
-        make_beta_calibration_error_scorer,
-        neg_expected_calibration_error_scorer,
-    )
+    from ..metrics import beta_calibration_error, make_beta_calibration_error_scorer
 
     n = X.shape[0]
     grid = [b for b in TUNE_GRID if 4 * b <= n] or [TUNE_GRID[0]]
+    # Kumar et al.'s debiased squared error: the plug-in estimate favours
+    # large bins (less noise), the debiased one does not
+    debiased = {"norm": "l2_squared", "debiased": True}
     if "partitioner" in est.get_params(deep=False):
         # every candidate is scored on the same cells: the partition fitted
         # on all rows (the beta of the search)
         part = clone(est.partitioner).fit(X.drop(columns=[args.confidence]))
         scorer = make_beta_calibration_error_scorer(
-            FrozenEstimator(part), confidence_column=args.confidence
+            FrozenEstimator(part), confidence_column=args.confidence, **debiased
         )
-        what = "beta-CE"
+        what = "debiased beta-CE"
     else:
-        scorer, what = neg_expected_calibration_error_scorer, "ECE"
+
+        def neg_ece(y_true, y_prob):
+            one = np.zeros(len(y_true), dtype=np.int64)
+            return -beta_calibration_error(y_true, y_prob, groups=one, **debiased)
+
+        scorer = make_scorer(neg_ece, response_method="predict_proba")
+        what = "debiased ECE"
     search = GridSearchCV(
         est,
         {"points_per_bin": grid},
@@ -200,7 +207,7 @@ def _tune(est, X, y, args, out):
     best = search.best_params_["points_per_bin"]
     print(
         f"tuned points per bin by 5-fold {what}: {best} (candidates "
-        f"{', '.join(map(str, grid))}; best {what} {-search.best_score_:.4f})",
+        f"{', '.join(map(str, grid))}; best {what} {-search.best_score_:.5f})",
         file=out,
     )
     return est.set_params(points_per_bin=best)
@@ -406,6 +413,7 @@ def run_fit(args):
     if not features:
         X = X[[args.confidence]]
     out = sys.stdout
+    print(f"# betacal fit: {args.method} on {path.name}", file=out)
     try:
         if args.tune:
             est = _tune(est, X, y, args, out)
@@ -422,7 +430,6 @@ def run_fit(args):
         "n_rows": n_used,
     }
     model_io.dump(est, output, metadata=metadata)
-    print(f"# betacal fit: {args.method} on {path.name}", file=out)
     dropped = len(frame) - n_used
     print(
         f"rows: {n_used} used, {dropped} left out"
