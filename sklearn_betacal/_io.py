@@ -49,8 +49,9 @@ _SEPARATORS = ",;\t|"
 CHUNK_ROWS = 250_000
 # what pandas/pyarrow raise on unreadable content: ParserError and
 # UnicodeDecodeError are ValueErrors, a truncated .gz an EOFError, a corrupt
-# one OSError/zlib.error, a bad Parquet file ArrowInvalid (a ValueError)
-_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error)
+# one OSError/zlib.error, a bad Parquet file ArrowInvalid (a ValueError), a
+# missing decompressor (zstandard for .zst) ImportError
+_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, ImportError)
 
 
 def _open_text(path):

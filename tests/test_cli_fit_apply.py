@@ -371,3 +371,18 @@ def test_apply_empty_input_writes_header_only(fitted, tmp_path):
     out = tmp_path / "o.csv"
     assert main(["apply", str(model), str(empty), str(out)]) == 0
     assert out.read_text().strip() == "verbal_confidence,model,calibrated_confidence"
+
+
+def test_missing_decompressor_is_named(fitted, tmp_path, capsys):
+    try:
+        import zstandard  # noqa: F401
+
+        pytest.skip("zstandard is installed: the decompressor is not missing")
+    except ImportError:
+        pass
+    _, model = fitted
+    src = tmp_path / "x.tsv.zst"
+    src.write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o.csv")],
+          "zstandard")  # fmt: skip
+    assert _listing(tmp_path) == ["x.tsv.zst"]
