@@ -202,9 +202,24 @@ def test_every_method_fits_and_applies(frame, tmp_path, method, flags):
             "--output", str(model)]  # fmt: skip
     assert main(argv) == 0
     out = tmp_path / "o.csv"
-    assert main(["apply", str(model), str(src), str(out), "--chunk-size", "1500"]) == 0
-    p = pd.read_csv(out)["calibrated_confidence"]
+    grouped = bool(flags) and flags[0] != "--points-per-bin"
+    cells = ["--cells"] if grouped else []
+    assert (
+        main(["apply", str(model), str(src), str(out), "--chunk-size", "1500", *cells])
+        == 0
+    )
+    result = pd.read_csv(out)
+    p = result["calibrated_confidence"]
     assert p.between(0, 1).all() and len(p) == 4000
+    est = model_io.load(model)
+    X = result[list(est.feature_names_in_)]
+    assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
+    if grouped:
+        assert_array_equal(result["cell"], est.apply(X))
+    else:
+        assert (
+            main(["apply", str(model), str(src), str(out), "--force", "--cells"]) == 2
+        )
 
 
 def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):

@@ -156,6 +156,11 @@ def run_apply(args):
     start = time.perf_counter()
     model_path, src, out, out_kind = _check_paths(args)
     est, spec = _load_model(model_path)
+    if args.cells and not hasattr(est, "apply"):
+        raise UsageError(
+            f"--cells: the {spec.get('method')} model has no cells (it uses the "
+            "confidence only); drop --cells"
+        )
     conf = spec["confidence"]
     columns = [conf, *spec.get("features", [])]
     fmt = spec.get("confidence_format", "number")
