@@ -8,6 +8,7 @@ content is complete in a temporary file of the target's folder before one
 so a reader never sees a half-written file and nothing is left behind.
 """
 
+import contextlib
 import os
 import tempfile
 import zlib
@@ -52,6 +53,19 @@ CHUNK_ROWS = 250_000
 # one OSError/zlib.error, a bad Parquet file ArrowInvalid (a ValueError), a
 # missing decompressor (zstandard for .zst) ImportError
 _READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, ImportError)
+
+
+@contextlib.contextmanager
+def _reading(path, kind):
+    """Turn what a reader raises on bad content into one TableReadError."""
+    try:
+        yield
+    except TableReadError:
+        raise
+    except _READ_ERRORS as exc:
+        raise TableReadError(
+            f"could not read {path} as {kind}: {_one_line(exc)}"
+        ) from None
 
 
 def _open_text(path):
@@ -100,13 +114,8 @@ def detect_sep(path, kind):
     if kind == "tsv":
         return "\t"
 
-    try:
-        with _open_text(path) as handle:
-            sample = handle.read(65536)
-    except _READ_ERRORS as exc:
-        raise TableReadError(
-            f"could not read {path} as {kind}: {_one_line(exc)}"
-        ) from None
+    with _reading(path, kind), _open_text(path) as handle:
+        sample = handle.read(65536)
     lines = sample.splitlines()
     if len(lines) > 1 and len(sample) == 65536:
         sample = "\n".join(lines[:-1])  # drop the cut-off last line
@@ -124,7 +133,7 @@ def _open_table(path, columns, sep):
     if path.is_dir():
         raise TableReadError(f"input {path} is a directory, not a file")
     kind = file_kind(path)
-    try:
+    with _reading(path, kind):
         if kind == "parquet":
             try:
                 import pyarrow.parquet as pq
@@ -140,12 +149,6 @@ def _open_table(path, columns, sep):
             if sep is None:
                 sep = detect_sep(path, kind)
             available = list(pd.read_csv(path, sep=sep, nrows=0).columns)
-    except TableReadError:
-        raise
-    except _READ_ERRORS as exc:
-        raise TableReadError(
-            f"could not read {path} as {kind}: {_one_line(exc)}"
-        ) from None
     missing = [c for c in columns if c not in available]
     if missing:
         shown = ", ".join(map(repr, available[:12]))
@@ -170,14 +173,10 @@ def read_table(path, columns, *, sep=None):
 
     path = Path(path)
     kind, sep, _ = _open_table(path, columns, sep)
-    try:
+    with _reading(path, kind):
         if kind == "parquet":
             return pd.read_parquet(path, columns=list(columns))
         return pd.read_csv(path, sep=sep, usecols=list(columns))
-    except _READ_ERRORS as exc:
-        raise TableReadError(
-            f"could not read {path} as {kind}: {_one_line(exc)}"
-        ) from None
 
 
 def iter_table_chunks(path, columns, chunk_rows=CHUNK_ROWS, *, sep=None):
@@ -217,14 +216,8 @@ def iter_table_chunks(path, columns, chunk_rows=CHUNK_ROWS, *, sep=None):
                 yield pd.DataFrame(columns=available)
 
     def guarded():
-        try:
+        with _reading(path, kind):
             yield from chunks()
-        except TableReadError:
-            raise
-        except _READ_ERRORS as exc:
-            raise TableReadError(
-                f"could not read {path} as {kind}: {_one_line(exc)}"
-            ) from None
 
     return guarded()
 
