@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Files in and out: table reading and the one atomic writer.
 
+Tables (CSV/TSV, optionally compressed, or Parquet) are read by
+:func:`read_table` (whole columns) or :func:`iter_table_chunks` (every
+column, a bounded number of rows at a time, for files larger than memory);
+both check the file, its format and the requested columns first, detect the
+CSV separator (:func:`detect_sep`) unless told, and turn every failure into
+a one-line :class:`TableReadError`.
+
 Everything the package writes to disk (CLI reports, the demo report and its
 diagrams, the dataset cache) goes through :func:`atomic_write`: the new
 content is complete in a temporary file of the target's folder before one
