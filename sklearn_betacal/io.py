@@ -84,8 +84,8 @@ def trusted_types():
     Examples
     --------
     >>> from sklearn_betacal.io import trusted_types
-    >>> [t for t in trusted_types() if t.endswith("BetaBinningCalibrator")]
-    ['sklearn_betacal._beta_binning.BetaBinningCalibrator']
+    >>> "sklearn_betacal._beta_binning.BetaBinningCalibrator" in trusted_types()
+    True
     """
     return sorted(
         f"{cls.__module__}.{cls.__qualname__}" for cls in _public_estimator_classes()
@@ -142,8 +142,9 @@ def dump(estimator, file, *, metadata=None):
     >>> platt = PlattScaler().fit(h, y)
     >>> path = os.path.join(tempfile.mkdtemp(), "platt.skops")
     >>> _ = dump(platt, path, metadata={"note": "demo"})
-    >>> load(path).predict_proba([0.5]).round(2)
-    array([[0.48, 0.52]])
+    >>> loaded = load(path)
+    >>> bool((loaded.predict_proba(h) == platt.predict_proba(h)).all())
+    True
     """
     sio = _skops()
     path = Path(file)
