@@ -27,7 +27,11 @@ import numpy as np
 import sklearn_betacal
 from sklearn_betacal.datasets import load_triviaqa_confidence
 
-BETACAL = [sys.executable, "-c", "import sys; from sklearn_betacal.cli import main; sys.exit(main())"]
+BETACAL = [
+    sys.executable,
+    "-c",
+    "import sys; from sklearn_betacal.cli import main; sys.exit(main())",
+]
 
 
 def run(argv):
@@ -96,13 +100,23 @@ def main():
     train = work / "triviaqa.csv"
     frame.to_csv(train, index=False)
 
-    print(f"python {platform.python_version()}, sklearn_betacal {sklearn_betacal.__version__}")
-    print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    print(
+        f"python {platform.python_version()}, sklearn_betacal {sklearn_betacal.__version__}"
+    )
+    print(
+        f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
+    )
     models = {
         "bb --group model": ["--group", "model", "--method", "bb"],
         "bb --text question --model-column model": [
-            "--text", "question", "--model-column", "model", "--method", "bb",
-            "--max-depth", "2",
+            "--text",
+            "question",
+            "--model-column",
+            "model",
+            "--method",
+            "bb",
+            "--max-depth",
+            "2",
         ],
     }
     print("\n## fit on the bundled data (11,666 rows)\n")
@@ -112,14 +126,27 @@ def main():
     for name, flags in models.items():
         out = work / (name.split()[0] + str(len(paths)) + ".skops")
         rss, wall, cpu, _ = run(
-            [*BETACAL, "fit", str(train), "--confidence", "verbal_confidence",
-             "--label", "correct_judge", *flags, "--output", str(out), "--force"]
+            [
+                *BETACAL,
+                "fit",
+                str(train),
+                "--confidence",
+                "verbal_confidence",
+                "--label",
+                "correct_judge",
+                *flags,
+                "--output",
+                str(out),
+                "--force",
+            ]
         )
         paths[name] = out
         print(f"| {name} | {rss:.0f} | {wall:.1f} | {cpu:.1f} |")
 
     print(f"\n## apply (--chunk-size {args.chunk_size}), each run a fresh process\n")
-    print("| model | input | rows | input size (MiB) | peak RSS (MiB) | wall (s) | CPU (s) | rows/s (CPU) |")
+    print(
+        "| model | input | rows | input size (MiB) | peak RSS (MiB) | wall (s) | CPU (s) | rows/s (CPU) |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for rows in [int(r) for r in args.rows]:
         for suffix in (".parquet", ".csv"):
@@ -132,8 +159,16 @@ def main():
                     continue  # TF-IDF of 1e7 questions: CPU-bound, memory as 1e6
                 dst = work / f"out{suffix}"
                 rss, wall, cpu, _ = run(
-                    [*BETACAL, "apply", str(model), str(src), str(dst), "--force",
-                     "--chunk-size", str(args.chunk_size)]
+                    [
+                        *BETACAL,
+                        "apply",
+                        str(model),
+                        str(src),
+                        str(dst),
+                        "--force",
+                        "--chunk-size",
+                        str(args.chunk_size),
+                    ]
                 )
                 print(
                     f"| {name} | {suffix[1:]} | {rows:,} | {size:.0f} | {rss:.0f} | "
@@ -141,8 +176,12 @@ def main():
                     flush=True,
                 )
                 dst.unlink()
-    print(f"\nuptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
-    print(f"peak RSS of this driver: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"\nuptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
+    )
+    print(
+        f"peak RSS of this driver: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import _BinaryCalibratorMixin, resolve_n_bins
+from ._compat import HasMethods, Interval, StrOptions, _fit_context, _num_samples
 from ._kernels._binning import (
     CellTables,
     UMDTable,

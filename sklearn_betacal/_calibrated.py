@@ -23,33 +23,28 @@ from inspect import signature
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import LeaveOneOut, check_cv
-from sklearn.utils import _safe_indexing, get_tags, indexable
-from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils import get_tags, indexable
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_method_params,
-    _num_samples,
-    check_array,
-    check_is_fitted,
-    column_or_1d,
-)
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
+from ._compat import (
+    HasMethods,
+    StrOptions,
+    _check_method_params,
+    _fit_context,
+    _num_samples,
+    _routing_enabled,
+    _safe_indexing,
+)
 from ._kernels._scaling import LOGIT_EPS, to_logit
 
 _MULTICLASS = ("auto", "top-label", "top-label-by-class", "one-vs-rest", "native")

@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from sklearn.utils._param_validation import StrOptions, validate_params
+
+from ._compat import StrOptions, validate_params
 
 #: Numbers the Fagen-Ulmschneider (2015) "Perception of Probability Words"
 #: survey attached to each of its 17 probability words: the **median** of the

@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (

@@ -12,11 +12,11 @@ from numbers import Integral
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BinaryCalibratorMixin
+from ._compat import Interval, StrOptions, _fit_context
 from ._kernels import _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (

@@ -16,17 +16,19 @@ hold-out set with true labels, for use with :mod:`sklearn_betacal.bounds`.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context, clone
-from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    StrOptions,
-    validate_params,
-)
+from sklearn.base import clone
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._beta_binning import BetaBinningCalibrator
+from ._compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    _safe_indexing,
+    validate_params,
+)
 from ._validation import (
     MAX_COUNT_TOTAL,
     check_binary_labels,

@@ -11,13 +11,13 @@ which is how Alg. 3 of the paper feeds fitted values to binning.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import has_fit_parameter
 
 from ._base import _BinaryCalibratorMixin, resolve_n_bins
+from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
     MAX_COUNT_TOTAL,

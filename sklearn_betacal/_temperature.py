@@ -12,12 +12,12 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._compat import StrOptions, _fit_context
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._validation import (

@@ -20,15 +20,14 @@ from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
-    _fit_context,
 )
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ._compat import Interval, StrOptions, _fit_context
 from ._validation import is_dataframe
 
 METHODS = ("tfidf-svd", "minilm")

@@ -9,11 +9,11 @@ tie-breaking nudges from ``random_state`` and stores the fitted table.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BinaryCalibratorMixin, resolve_n_bins
+from ._compat import Interval, StrOptions, _fit_context
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
     MAX_COUNT_TOTAL,

@@ -203,7 +203,7 @@ def other_columns(X, X_arr, idx):
     a partitioner can read a group column by name); an array gives an array.
     Column and row selection go through scikit-learn's ``_safe_indexing``.
     """
-    from sklearn.utils import _safe_indexing
+    from ._compat import _safe_indexing
 
     n = X_arr.shape[1]
     keep = [j for j in range(n) if j != idx % n]
@@ -215,7 +215,7 @@ def other_columns(X, X_arr, idx):
 def take_rows(Z, rows):
     """Rows of an array or DataFrame (pandas, polars): a mask, positions or
     a slice (a view of an array)."""
-    from sklearn.utils import _safe_indexing
+    from ._compat import _safe_indexing
 
     if isinstance(rows, slice):
         if not is_dataframe(Z):

@@ -30,7 +30,8 @@ import math
 from numbers import Integral, Real
 
 from scipy.optimize import brentq
-from sklearn.utils._param_validation import Interval, validate_params
+
+from ._compat import Interval, validate_params
 
 __all__ = [
     "beta_binning_epsilon",

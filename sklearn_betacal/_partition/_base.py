@@ -8,7 +8,9 @@ every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
 
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import _check_feature_names_in
 
 _CELL_NAME = np.asarray(["cell"], dtype=object)
 
@@ -69,8 +71,7 @@ def _select_columns(X, columns):
     A DataFrame (pandas, polars) stays one, through scikit-learn's
     ``_safe_indexing``.
     """
-    from sklearn.utils import _safe_indexing
-
+    from .._compat import _safe_indexing
     from .._validation import is_dataframe
 
     if is_dataframe(X):

@@ -5,12 +5,12 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import HasMethods, StrOptions, _fit_context
 from .._validation import is_dataframe
 from ._base import _map_to_cells, _PartitionerMixin, _select_columns
 

@@ -8,11 +8,11 @@ The numerical work (median splits, the breadth-first walk) lives in
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._compat import Interval, StrOptions, _fit_context
 from .._kernels import _kdtree
 from ._base import _PartitionerMixin
 

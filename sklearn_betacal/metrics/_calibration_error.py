@@ -17,8 +17,8 @@ import numpy as np
 from scipy.special import betaincinv, gammaln
 from sklearn.metrics import brier_score_loss
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
+from .._compat import Interval, StrOptions, validate_params
 from .._kernels import _calibration as _k
 from .._validation import (
     check_binary_labels,

@@ -20,12 +20,11 @@ import numbers
 
 from sklearn.base import is_classifier
 from sklearn.metrics import make_scorer
-from sklearn.metrics._scorer import _BaseScorer
 from sklearn.pipeline import Pipeline
-from sklearn.utils._param_validation import HasMethods, validate_params
 from sklearn.utils.metadata_routing import UNUSED
 from sklearn.utils.validation import check_is_fitted
 
+from .._compat import HasMethods, _BaseScorer, validate_params
 from .._validation import check_cell_ids, split_confidence_features
 from ._calibration_error import (
     _BETA_NORMS,

@@ -9,8 +9,8 @@ accuracy of the answers it would still give (paper Sec. 5, "AUAC").
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
 
+from .._compat import Interval, validate_params
 from .._validation import check_n_bins, native
 from ._calibration_error import _check_inputs
 
