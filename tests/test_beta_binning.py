@@ -24,7 +24,6 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import (
     BetaBinningCalibrator,
@@ -34,7 +33,6 @@ from sklearn_betacal import (
     UMDBinner,
 )
 from sklearn_betacal._kernels._binning import umd_predict
-from sklearn_betacal._validation import check_confidence
 from sklearn_betacal.bounds import points_per_bin_for_epsilon
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence_scorer,
@@ -78,18 +76,6 @@ def _grouped(sizes, seed=0):
     h = rng.uniform(size=g.size)
     y = (rng.uniform(size=g.size) < h).astype(int)
     return np.column_stack([h, g]), y
-
-
-class _AnyScoreBB(BetaBinningCalibrator):
-    """BB that bins any finite score, for sklearn's checks on random X.
-
-    Binning only uses the order of the confidences, so nothing but the
-    range check in ``_check_confidence`` depends on them being in [0, 1].
-    """
-
-    def _check_confidence(self, h):
-        h = np.asarray(h, dtype=np.float64)
-        return check_confidence(h, input="logit", name="confidence column")
 
 
 # ------------------------------------------------ Alg. 1 / 2 vs UMDBinner
@@ -679,83 +665,6 @@ def test_beta_binning_scorer_uses_apply():
         y, bb.predict_proba(X)[:, 1], groups=bb.apply(X), n_bins=10
     )
     assert_allclose(score, -expected, rtol=1e-12)
-
-
-# ------------------------------------------------------- sklearn checks
-
-_PROBABILITY_ONLY = (
-    "the check feeds confidences outside [0, 1] (make_blobs, iris, ...); the "
-    "confidence column must be a probability by design (DESIGN.md). The check "
-    "passes for _AnyScoreBB, which only lifts that range check"
-)
-_BINARY_01 = (
-    "labels must be 0/1 or bool (DESIGN.md, data conventions); the check "
-    "uses {1, 2} or string labels"
-)
-_WEIGHTS = (
-    "the default kd-tree is fitted without weights (its median splits move "
-    "when rows are repeated) and repeated rows get their own tie-breaking "
-    "nudges; zero weight = drop and integer weight = repeat are tested "
-    "exactly in test_beta_binning_zero_weight_equals_drop and "
-    "test_beta_binning_integer_weight_equals_repeat*"
-)
-ANY_SCORE_EXPECTED_FAILURES = {
-    "check_sample_weight_equivalence_on_dense_data": _WEIGHTS,
-    **dict.fromkeys(
-        [
-            "check_estimators_dtypes",
-            "check_sample_weights_pandas_series",
-            "check_sample_weights_not_an_array",
-            "check_sample_weights_shape",
-            "check_sample_weights_not_overwritten",
-            "check_classifier_data_not_an_array",
-            "check_classifiers_classes",
-        ],
-        _BINARY_01,
-    ),
-}
-BB_EXPECTED_FAILURES = {
-    **ANY_SCORE_EXPECTED_FAILURES,
-    **dict.fromkeys(
-        [
-            "check_estimators_overwrite_params",
-            "check_dont_overwrite_parameters",
-            "check_estimators_fit_returns_self",
-            "check_readonly_memmap_input",
-            "check_n_features_in_after_fitting",
-            "check_positive_only_tag_during_fit",
-            "check_pipeline_consistency",
-            "check_estimators_pickle",
-            "check_f_contiguous_array_estimator",
-            "check_classifiers_train",
-            "check_methods_sample_order_invariance",
-            "check_methods_subset_invariance",
-            "check_fit2d_1sample",
-            "check_dict_unchanged",
-            "check_fit_idempotent",
-            "check_fit_check_is_fitted",
-            "check_n_features_in",
-            "check_fit2d_predict1d",
-        ],
-        _PROBABILITY_ONLY,
-    ),
-}
-
-
-@parametrize_with_checks(
-    [BetaBinningCalibrator(points_per_bin=2, random_state=0)],
-    expected_failed_checks=lambda est: BB_EXPECTED_FAILURES,
-)
-def test_beta_binning_sklearn_compatible(estimator, check):
-    check(estimator)
-
-
-@parametrize_with_checks(
-    [_AnyScoreBB(points_per_bin=2, random_state=0)],
-    expected_failed_checks=lambda est: ANY_SCORE_EXPECTED_FAILURES,
-)
-def test_beta_binning_sklearn_compatible_any_score(estimator, check):
-    check(estimator)
 
 
 # ------------------------------------------------------------- real data

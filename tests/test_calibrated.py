@@ -20,13 +20,11 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import LinearSVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import (
     BetaBinningCalibrator,
     CalibratedClassifier,
     GroupColumnPartitioner,
-    HierarchicalLogisticScaler,
     KDTreePartitioner,
     PlattScaler,
     ScalingBetaBinningCalibrator,
@@ -409,42 +407,6 @@ def test_calibrated_calibration_display(binary_split):
     import matplotlib.pyplot as plt
 
     plt.close("all")
-
-
-# ---------------------------------------------------- scikit-learn checks
-@parametrize_with_checks(
-    [
-        CalibratedClassifier(
-            LogisticRegression(tol=1e-12), UMDBinner(n_bins=2, random_state=0), cv=3
-        ),
-        CalibratedClassifier(LogisticRegression(), TemperatureScaler(), cv=3),
-        CalibratedClassifier(
-            LogisticRegression(), PlattScaler(input="logit"), multiclass="one-vs-rest"
-        ),
-        CalibratedClassifier(
-            LogisticRegression(),
-            BetaBinningCalibrator(
-                KDTreePartitioner(max_depth=1), points_per_bin=2, random_state=0
-            ),
-            cv=3,
-        ),
-        CalibratedClassifier(
-            LogisticRegression(),
-            BetaBinningCalibrator(
-                KDTreePartitioner(max_depth=1), points_per_bin=2, random_state=0
-            ),
-            cv=3,
-            multiclass="top-label-by-class",
-        ),
-        CalibratedClassifier(
-            LogisticRegression(),
-            HierarchicalLogisticScaler(KDTreePartitioner(max_depth=1)),
-            cv=3,
-        ),
-    ]
-)
-def test_calibrated_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_calibrated_scaling_beta_binning_runs():

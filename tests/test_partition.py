@@ -18,7 +18,6 @@ from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_betacal._partition._kdtree as partition_module
 from sklearn_betacal import (
@@ -517,30 +516,6 @@ def test_cluster_partitioner_frozen_clusterer_is_not_refit():
 
 
 # --------------------------------------------------------------------------
-# scikit-learn estimator checks
-
-
-@parametrize_with_checks(
-    [
-        KDTreePartitioner(),
-        KDTreePartitioner(3, split_axis="max_spread", min_samples_leaf=2),
-        KDTreePartitioner(split_axis="pca", random_state=0),
-        GroupColumnPartitioner(),
-        ClusterPartitioner(random_state=0),
-        CrossPartitioner(
-            [
-                ("a", KDTreePartitioner(max_depth=1), [0]),
-                ("b", GroupColumnPartitioner(), [1]),
-            ]
-        ),
-    ]
-)
-@pytest.mark.filterwarnings("ignore:The group column holds non-integer floats")
-def test_partitioners_pass_sklearn_checks(estimator, check):
-    check(estimator)
-
-
-# --------------------------------------------------------------------------
 # Real data: embeddings of the verbalised-confidence QA rows
 
 
@@ -606,7 +581,6 @@ def test_partitioners_plug_into_beta_binning(partitioner):
 
 
 def test_cross_partitioner_cells_are_observed_combinations():
-    from sklearn_betacal import CrossPartitioner
 
     rng = np.random.default_rng(0)
     Z = np.column_stack([rng.normal(size=200), rng.integers(0, 3, size=200)])
@@ -628,7 +602,6 @@ def test_cross_partitioner_cells_are_observed_combinations():
 
 
 def test_cross_partitioner_outside_or_unseen_is_minus_one():
-    from sklearn_betacal import CrossPartitioner
 
     Z = np.array([[0.0, 0], [1.0, 0], [2.0, 1], [3.0, 1]])
     cross = CrossPartitioner(
@@ -645,7 +618,7 @@ def test_cross_partitioner_outside_or_unseen_is_minus_one():
 
 
 def test_cross_partitioner_works_inside_beta_binning():
-    from sklearn_betacal import BetaBinningCalibrator, CrossPartitioner
+    from sklearn_betacal import BetaBinningCalibrator
 
     rng = np.random.default_rng(1)
     n = 2000
@@ -670,7 +643,6 @@ def test_cross_partitioner_works_inside_beta_binning():
 
 
 def test_cross_partitioner_rejects_bad_components():
-    from sklearn_betacal import CrossPartitioner
 
     Z = np.zeros((4, 2))
     with pytest.raises(ValueError, match="at least one"):

@@ -13,7 +13,6 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import PlattScaler
 from sklearn_betacal._kernels._scaling import separable as _separable
@@ -22,79 +21,6 @@ from sklearn_betacal._kernels._scaling import to_logit
 # --------------------------------------------------------------------------
 # scikit-learn API
 # --------------------------------------------------------------------------
-_FLATTENED = (
-    "sklearn check limitation: for a one_d_array estimator the check flattens "
-    "X to 1-D and then indexes it as 2-D (IndexError inside the check)"
-)
-_MULTICOLUMN = (
-    "by design: X with several columns is rejected (one confidence per row, "
-    "DESIGN.md); the check passes multi-column X"
-)
-_LABELS = (
-    "by design: y must be {0, 1} or bool (DESIGN.md, check_binary_labels); the "
-    "check passes labels {1, 2} or strings"
-)
-EXPECTED_FAILED_CHECKS = {
-    **dict.fromkeys(
-        [
-            "check_dont_overwrite_parameters",
-            "check_n_features_in_after_fitting",
-            "check_f_contiguous_array_estimator",
-            "check_methods_sample_order_invariance",
-            "check_methods_subset_invariance",
-            "check_fit2d_1sample",
-            "check_fit2d_1feature",
-            "check_dict_unchanged",
-            "check_n_features_in",
-            "check_fit2d_predict1d",
-            "check_dtype_object",
-        ],
-        _FLATTENED,
-    ),
-    **dict.fromkeys(
-        [
-            "check_sample_weights_shape",
-            "check_sample_weights_not_overwritten",
-            "check_sample_weight_equivalence_on_dense_data",
-            "check_estimators_nan_inf",
-            "check_classifier_not_supporting_multiclass",
-            "check_classifiers_one_label_sample_weights",
-        ],
-        _MULTICOLUMN,
-    ),
-    **dict.fromkeys(
-        [
-            "check_estimators_dtypes",
-            "check_sample_weights_pandas_series",
-            "check_classifiers_classes",
-        ],
-        _LABELS,
-    ),
-    **dict.fromkeys(
-        [
-            "check_sample_weights_not_an_array",
-            "check_classifier_data_not_an_array",
-        ],
-        _LABELS,
-    ),
-    "check_estimator_sparse_array": (
-        "sklearn check limitation: after flattening X to 1-D the check cannot "
-        "convert the 1-D sparse array to lil format"
-    ),
-    "check_fit1d": "by design: 1-D X (one confidence per row) is the main input",
-    "check_classifiers_train": (
-        "the check keeps only the first blob feature (one_d_array); a monotone "
-        "map of that one feature cannot reach the check's 0.83 accuracy"
-    ),
-}
-
-
-@parametrize_with_checks(
-    [PlattScaler(input="logit")],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-)
-def test_platt_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_platt_api_shapes_attributes():

@@ -8,7 +8,6 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import (
     GroupColumnPartitioner,
@@ -310,70 +309,3 @@ def test_sbb_real_data_lowers_beta_ce(influences_verb):
         assert ce["hsbb"] < ce[base], ("hsbb", base, ce)
     for base in ("none", "platt"):
         assert ce["sbb"] < ce[base], ("sbb", base, ce)
-
-
-# ----------------------------------------------------- scikit-learn checks
-
-
-# The base class BetaBinningCalibrator accepts only probabilities in [0, 1]
-# in the confidence column and only 0/1 labels (DESIGN.md); scikit-learn's
-# check data are unbounded blobs with labels {1, 2}. These checks therefore
-# stop at our (clear) input error before testing anything else. They would
-# run if BetaBinningCalibrator grew an ``input="logit"`` option (see report).
-_CONF = "check data: confidences outside [0, 1]; BB base accepts probabilities"
-_LABELS = "check data uses labels {1, 2} / strings; calibrators accept only 0/1"
-_CHECK_FAILURES = {
-    **dict.fromkeys(
-        [
-            "check_estimators_overwrite_params",
-            "check_dont_overwrite_parameters",
-            "check_estimators_fit_returns_self",
-            "check_readonly_memmap_input",
-            "check_n_features_in_after_fitting",
-            "check_positive_only_tag_during_fit",
-            "check_all_zero_sample_weights_error",
-            "check_pipeline_consistency",
-            "check_estimators_pickle",
-            "check_f_contiguous_array_estimator",
-            "check_classifiers_train",
-            "check_methods_sample_order_invariance",
-            "check_methods_subset_invariance",
-            "check_fit2d_1sample",
-            "check_dict_unchanged",
-            "check_fit_idempotent",
-            "check_fit_check_is_fitted",
-            "check_n_features_in",
-            "check_fit2d_predict1d",
-        ],
-        _CONF,
-    ),
-    **dict.fromkeys(
-        [
-            "check_estimators_dtypes",
-            "check_sample_weights_pandas_series",
-            "check_sample_weights_not_an_array",
-            "check_sample_weights_shape",
-            "check_sample_weights_not_overwritten",
-            "check_classifier_data_not_an_array",
-            "check_classifiers_classes",
-        ],
-        _LABELS,
-    ),
-    "check_sample_weight_equivalence_on_dense_data": (
-        "the D1/D2 split draws rows, not weight units, so an integer weight is "
-        "not a repeated row (documented in Notes); zero weight == dropping is "
-        "tested in test_sbb_zero_weight_equals_dropping_rows"
-    ),
-}
-
-
-@parametrize_with_checks(
-    [
-        ScalingBetaBinningCalibrator(
-            KDTreePartitioner(max_depth=1), points_per_bin=5, random_state=0
-        )
-    ],
-    expected_failed_checks=lambda est: _CHECK_FAILURES,
-)
-def test_sbb_sklearn_compatible(estimator, check):
-    check(estimator)

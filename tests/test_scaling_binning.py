@@ -9,8 +9,6 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
-from test_umd import UMD_EXPECTED_FAILURES
 
 from sklearn_betacal import PlattScaler, ScalingBinningCalibrator, TemperatureScaler
 from sklearn_betacal._kernels._binning import umd_fit
@@ -223,11 +221,3 @@ def test_scaling_binning_rejects_bad_input():
         ScalingBinningCalibrator().fit([0.5, 0.2], None)
     with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
         ScalingBinningCalibrator().fit([0.5, 2.0], [0, 1])
-
-
-@parametrize_with_checks(
-    [ScalingBinningCalibrator(n_bins=3, input="logit", random_state=0)],
-    expected_failed_checks=lambda est: UMD_EXPECTED_FAILURES,
-)
-def test_scaling_binning_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -19,7 +19,6 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.model_selection import cross_val_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import TemperatureScaler
 from sklearn_betacal._kernels import _scaling
@@ -101,40 +100,6 @@ def quiet_fit(est, *args, **kwargs):
 # --------------------------------------------------------------------------
 # scikit-learn API
 # --------------------------------------------------------------------------
-_MULTI_Y = (
-    "by design: an (n, K) matrix holds one logit per class, so y must index its "
-    "K columns; the check passes 3 labels with only 2 columns"
-)
-EXPECTED_FAILED_CHECKS = {
-    "check_estimators_overwrite_params": _MULTI_Y,
-    "check_estimators_fit_returns_self": _MULTI_Y,
-    "check_readonly_memmap_input": _MULTI_Y,
-    "check_classifiers_classes": _MULTI_Y,
-    "check_classifiers_train": (
-        "by design: temperature scaling keeps the argmax/sign of the input "
-        "(invariance theorem), so it cannot learn blobs whose features are not "
-        "per-class logits"
-    ),
-    "check_classifiers_one_label": (
-        "by design: the predictions are the model's own argmax (invariance "
-        "theorem), not the single class seen in y"
-    ),
-    "check_fit2d_1feature": (
-        "by design: one column is the binary 'answer correct' contract (y in "
-        "{0, 1}); the check passes 3 classes with one column"
-    ),
-}
-
-
-# one_d_array is left False on purpose: sklearn's checks then drive the (n, K)
-# multiclass branch with 2-D X (read as logits); with it True they flatten X
-# and index it as 2-D again. The 1-D binary branch is covered below.
-@parametrize_with_checks(
-    [TemperatureScaler(input="logit")],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-)
-def test_temperature_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_temperature_binary_api_shapes_and_classes():

@@ -24,7 +24,6 @@ from sklearn.utils.estimator_checks import (
     check_no_attributes_set_in_init,
     check_set_params,
     check_valid_tag_types,
-    parametrize_with_checks,
 )
 
 from sklearn_betacal import TextEmbedder
@@ -84,15 +83,6 @@ def frame():
 
 
 # -- scikit-learn API -----------------------------------------------------------
-
-
-# A text transformer declares input_tags.two_d_array=False / string=True (as
-# scikit-learn's own TfidfVectorizer does), so parametrize_with_checks skips
-# the numeric-data checks with a SkipTestWarning and runs only the clone
-# check; the API checks that need no numeric data run explicitly below.
-@parametrize_with_checks([TextEmbedder()])
-def test_text_embedder_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 @pytest.mark.parametrize(

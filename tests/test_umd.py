@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import UMDBinner
 from sklearn_betacal._kernels._binning import (
@@ -371,65 +370,3 @@ def test_umd_dataframe_feature_names():
     model = UMDBinner(n_bins=2).fit(X, X.conf > 0.5)
     assert list(model.feature_names_in_) == ["conf"]
     assert model.predict_proba(X).shape == (40, 2)
-
-
-# ---------------------------------------------------- scikit-learn checks
-
-_ONE_COLUMN = (
-    "the check fits on X with several columns; a confidence-only calibrator "
-    "takes exactly one confidence per row (DESIGN.md) and rejects more with "
-    "a ValueError"
-)
-_ONE_D_INDEXING = (
-    "with the one_d_array tag sklearn's _enforce_estimator_tags_X makes X "
-    "1-D, and the check then indexes X[:, 0] / X.shape[1] itself"
-)
-_BINARY_ONLY = (
-    "labels must be 0/1 or bool (DESIGN.md: 'is this answer correct'); "
-    "the check fits multiclass or string labels and expects other messages"
-)
-
-UMD_EXPECTED_FAILURES = {
-    # X with more than one column
-    "check_sample_weights_shape": _ONE_COLUMN,
-    "check_sample_weights_not_overwritten": _ONE_COLUMN,
-    "check_sample_weights_pandas_series": _ONE_COLUMN,
-    "check_sample_weight_equivalence_on_dense_data": _ONE_COLUMN
-    + " (the equivalence itself is tested in test_umd_integer_weight_equals_"
-    "repeat and test_umd_zero_weight_equals_drop)",
-    "check_estimators_nan_inf": _ONE_COLUMN + " (NaN/inf: test_umd_rejects_bad_input)",
-    "check_estimator_sparse_array": "the check itself fails to build a 1-D sparse "
-    "array in lil format after the one_d_array tag made X 1-D",
-    "check_classifiers_one_label_sample_weights": _ONE_COLUMN,
-    "check_classifiers_train": "the check needs > 83% accuracy from the first "
-    "feature of a multi-feature toy problem; a calibrator only sees that one",
-    # sklearn's own indexing after making X 1-D
-    "check_dont_overwrite_parameters": _ONE_D_INDEXING,
-    "check_n_features_in_after_fitting": _ONE_D_INDEXING,
-    "check_n_features_in": _ONE_D_INDEXING,
-    "check_f_contiguous_array_estimator": _ONE_D_INDEXING,
-    "check_methods_sample_order_invariance": _ONE_D_INDEXING
-    + " (order invariance: test_umd_real_verbalized_confidences)",
-    "check_methods_subset_invariance": _ONE_D_INDEXING,
-    "check_fit2d_1sample": _ONE_D_INDEXING,
-    "check_fit2d_1feature": _ONE_D_INDEXING,
-    "check_fit2d_predict1d": _ONE_D_INDEXING,
-    "check_dict_unchanged": _ONE_D_INDEXING,
-    "check_fit1d": "1-D X is accepted on purpose (one confidence per row)",
-    "check_sample_weights_not_an_array": _BINARY_ONLY,
-    "check_classifier_data_not_an_array": _BINARY_ONLY,
-    "check_dtype_object": _ONE_D_INDEXING,
-    # labels
-    "check_estimators_dtypes": _BINARY_ONLY,
-    "check_classifiers_classes": _BINARY_ONLY,
-    "check_classifier_not_supporting_multiclass": _BINARY_ONLY
-    + " ('Only binary classification is supported.')",
-}
-
-
-@parametrize_with_checks(
-    [UMDBinner(n_bins=3, input="logit", random_state=0)],
-    expected_failed_checks=lambda est: UMD_EXPECTED_FAILURES,
-)
-def test_umd_sklearn_compatible(estimator, check):
-    check(estimator)
