@@ -401,3 +401,22 @@ def test_missing_decompressor_is_named(fitted, tmp_path, capsys):
     _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o.csv")],
           "zstandard")  # fmt: skip
     assert _listing(tmp_path) == ["x.tsv.zst"]
+
+
+def test_epsilon_sets_points_per_bin_from_the_bound(frame, tmp_path, capsys):
+    from sklearn_betacal.bounds import points_per_bin_for_epsilon
+
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--group", "model", "--method", "bb",
+            "--epsilon", "0.2", "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    b = points_per_bin_for_epsilon(0.2, len(frame), alpha=0.1)
+    assert model_io.load(model).points_per_bin_ == b
+    assert f"points per bin b = {b};" in capsys.readouterr().out
+    _fail(capsys, [*argv[:-2], "--points-per-bin", "30", "--output", str(model),
+                   "--force"], "drop --points-per-bin")  # fmt: skip
+    _fail(capsys, [*argv[:-2], "--epsilon", "2", "--output", str(model)],
+          "must lie in (0, 1)")  # fmt: skip

@@ -149,8 +149,20 @@ def build_estimator(args):
             f"--points-per-bin applies to the binning methods "
             f"({', '.join(sorted(BINNING))}), not to {args.method}"
         )
+    if args.epsilon is not None:
+        if args.method not in ("bb", "hs-bb", "s-bb"):
+            raise UsageError(
+                f"--epsilon sets b from Thm 3.1's bound for bb, hs-bb and s-bb, "
+                f"not for {args.method}"
+            )
+        if args.points_per_bin is not None or args.tune:
+            raise UsageError(
+                "--epsilon chooses points per bin; drop --points-per-bin/--tune"
+            )
     cls = getattr(sb, name)
     b = 50 if args.points_per_bin is None else args.points_per_bin
+    if args.epsilon is not None:
+        b = "auto"
     if not grouped:
         params = {}
         if args.method in ("umd", "s-b"):
@@ -163,6 +175,8 @@ def build_estimator(args):
         params.update(points_per_bin=b, random_state=args.random_state)
     if args.method == "s-bb":
         params["scaler"] = "pooled"
+    if args.epsilon is not None:
+        params["epsilon"] = args.epsilon
     return est.set_params(**params), features
 
 
@@ -324,6 +338,12 @@ def add_fit(subparsers):
         action="store_true",
         help="choose points per bin by cross-validated beta-CE",
     )
+    parser.add_argument(
+        "--epsilon",
+        type=_fraction,
+        metavar="E",
+        help="bb/hs-bb/s-bb: the smallest points per bin whose Thm 3.1 bound is E",
+    )
     parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
     parser.add_argument("--n-components", type=_int_at_least(1), default=16)
     parser.add_argument("--random-state", type=int, default=0)
@@ -335,6 +355,18 @@ def add_fit(subparsers):
     parser.add_argument("--force", action="store_true", help="replace --output")
     parser.set_defaults(func=run_fit)
     return parser
+
+
+def _fraction(text):
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {value}")
+    return value
 
 
 def _int_at_least(low):
