@@ -193,3 +193,21 @@ def test_transformers_take_dataframes_and_follow_set_output(kind, name):
     assert type(out).__module__.split(".")[0] == kind
     assert list(out.columns) == list(est.get_feature_names_out())
     assert_allclose(np.asarray(out, dtype=float), np.asarray(ref, dtype=float))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sb.BetaBinningCalibrator(sb.KDTreePartitioner(max_depth=1)),
+        lambda: sb.HierarchicalLogisticScaler(sb.KDTreePartitioner(max_depth=1)),
+        lambda: sb.CrossPartitioner([("k", sb.KDTreePartitioner(max_depth=1), [0])]),
+    ],
+)
+def test_array_after_dataframe_gets_sklearns_name_warning(make):
+    frame, y = _frame()
+    X = frame[["conf", "e0", "e1"]]
+    est = make()
+    est.fit(X, y)
+    predict = getattr(est, "predict_proba", None) or est.transform
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        predict(X.to_numpy())
