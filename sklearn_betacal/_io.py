@@ -186,15 +186,18 @@ def read_table(path, columns, *, sep=None):
         return pd.read_csv(path, sep=sep, usecols=list(columns))
 
 
-def iter_table_chunks(path, columns, chunk_rows=CHUNK_ROWS, *, sep=None):
+def iter_table_chunks(
+    path, columns, chunk_rows=CHUNK_ROWS, *, sep=None, text_columns=()
+):
     """Read every column of a table file in chunks of ``chunk_rows`` rows.
 
     The file is checked first (it exists, has a known format and holds
     ``columns``), then read lazily: Parquet as pyarrow record batches, CSV as
     pandas chunks, so memory grows with ``chunk_rows``, not with the file.
     Yields pandas DataFrames with all the file's columns; at least one (empty
-    for an empty file). Read errors, also in a late chunk, are
-    :class:`TableReadError`.
+    for an empty file). CSV columns named in ``text_columns`` are read as
+    strings in every chunk (pandas infers each chunk's types on its own).
+    Read errors, also in a late chunk, are :class:`TableReadError`.
     """
     import pandas as pd
 
@@ -214,7 +217,8 @@ def iter_table_chunks(path, columns, chunk_rows=CHUNK_ROWS, *, sep=None):
                 if not yielded:
                     yield schema.empty_table().to_pandas()
             return
-        with pd.read_csv(path, sep=sep, chunksize=chunk_rows) as reader:
+        dtype = dict.fromkeys(text_columns, str) or None
+        with pd.read_csv(path, sep=sep, chunksize=chunk_rows, dtype=dtype) as reader:
             yielded = False
             for chunk in reader:
                 yielded = True

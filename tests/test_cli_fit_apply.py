@@ -5,6 +5,7 @@ import gzip
 import os
 import pickle
 
+import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -420,3 +421,26 @@ def test_epsilon_sets_points_per_bin_from_the_bound(frame, tmp_path, capsys):
                    "--force"], "drop --points-per-bin")  # fmt: skip
     _fail(capsys, [*argv[:-2], "--epsilon", "2", "--output", str(model)],
           "must lie in (0, 1)")  # fmt: skip
+
+
+def test_group_values_that_look_numeric_in_a_late_chunk(tmp_path):
+    """A chunk whose string groups all look like numbers is still read as text."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    group = np.where(np.arange(n) < 2000, rng.choice(["a", "b"], n), "7")
+    h = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < h).astype(int)
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"conf": h, "g": group, "y": y}).to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "conf", "--label", "y",
+            "--group", "g", "--method", "bb", "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(src), str(out), "--chunk-size", "1000",
+                 "--cells"]) == 0  # fmt: skip
+    est = model_io.load(model)
+    frame = pd.read_csv(src, dtype={"g": str})
+    result = pd.read_csv(out, dtype={"g": str})
+    assert_array_equal(result["cell"], est.apply(frame[["conf", "g"]]))
+    assert (result["cell"][2000:] >= 0).all()  # "7" is a group seen in fit

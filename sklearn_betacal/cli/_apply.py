@@ -165,7 +165,13 @@ def run_apply(args):
     columns = [conf, *spec.get("features", [])]
     fmt = spec.get("confidence_format", "number")
     try:
-        chunks = iter_table_chunks(src, columns, args.chunk_size, sep=args.sep)
+        chunks = iter_table_chunks(
+            src,
+            columns,
+            args.chunk_size,
+            sep=args.sep,
+            text_columns=spec.get("text_columns", []),
+        )
         first = next(chunks)
     except TableReadError as exc:
         raise UsageError(str(exc)) from None

@@ -391,6 +391,7 @@ def confidence_format(args):
 
 
 def run_fit(args):
+    import pandas as pd
 
     from .. import io as model_io
 
@@ -458,6 +459,11 @@ def run_fit(args):
         "confidence": args.confidence,
         "confidence_format": fmt,
         "features": features,
+        # read as text by apply (pandas would infer numbers for a chunk
+        # whose group values all look numeric)
+        "text_columns": [
+            c for c in features if not pd.api.types.is_numeric_dtype(X[c])
+        ],
         "label": args.label,
         "n_rows": n_used,
     }
