@@ -444,3 +444,14 @@ def test_group_values_that_look_numeric_in_a_late_chunk(tmp_path):
     result = pd.read_csv(out, dtype={"g": str})
     assert_array_equal(result["cell"], est.apply(frame[["conf", "g"]]))
     assert (result["cell"][2000:] >= 0).all()  # "7" is a group seen in fit
+
+
+def test_fit_warnings_are_one_line_each(frame, tmp_path, capsys):
+    src = tmp_path / "train.csv"
+    frame.iloc[:3000].to_csv(src, index=False)
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--method", "temperature", "--output",
+            str(tmp_path / "m.skops")]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and all(line.startswith("betacal: warning: ") for line in err)

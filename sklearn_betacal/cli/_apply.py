@@ -203,7 +203,7 @@ def run_apply(args):
                 p[ok] = est.predict_proba(X)[:, 1]
                 if args.cells:
                     cells[ok] = est.apply(X)
-            except ValueError as exc:
+            except (ValueError, TypeError) as exc:
                 raise UsageError(
                     f"rows {counts['rows'] + 1}-{counts['rows'] + len(frame)} of "
                     f"{src}: {one_line(exc)}"

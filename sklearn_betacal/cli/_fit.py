@@ -10,6 +10,7 @@ too.
 
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -447,12 +448,18 @@ def run_fit(args):
         X = X[[args.confidence]]
     out = sys.stdout
     print(f"# betacal fit: {args.method} on {path.name}", file=out)
-    try:
-        if args.tune:
-            est = _tune(est, X, y, args, out)
-        est.fit(X, y)
-    except ValueError as exc:
-        raise UsageError(f"fitting {args.method} failed: {one_line(exc)}") from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if args.tune:
+                est = _tune(est, X, y, args, out)
+            est.fit(X, y)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"fitting {args.method} failed: {one_line(exc)}") from None
+    # the estimators' warnings (small cells, separation, convergence), once
+    # each and on one line, as the command's own messages are
+    for message in dict.fromkeys(one_line(w.message) for w in caught):
+        print(f"betacal: warning: {message}", file=sys.stderr)
     metadata = {
         "command": "betacal fit",
         "method": args.method,
