@@ -5,11 +5,14 @@ Everything a sub-command reports is measured in ONE process, side by side,
 so the ratios are meaningful on a shared machine (say how loaded it was:
 the script prints ``os.getloadavg()`` before every table).
 
-``predict`` -- BB and S-BB (``scaler="pooled"``) fitted on 1e5 rows with a
-``KDTreePartitioner(max_depth=3)`` on d = 4 Gaussian features (8 cells),
-then ``predict_proba`` on N new rows, against the floor: ONE
-``np.searchsorted`` of the same N confidences into 199 edges (200 bins).
-Goal: ``predict_proba`` <= 2x the floor at N = 1e6 and 1e7.
+``predict`` -- BB and S-BB (``scaler="pooled"``) fitted on ``--fit-rows``
+rows with a ``KDTreePartitioner(max_depth=3)`` on d = 4 Gaussian features
+(8 cells) and ``--points-per-bin`` b, then ``predict_proba`` on N new rows,
+against the floor: ONE ``np.searchsorted`` of the same N confidences into
+199 edges (200 bins). With the defaults (20,000 rows, b = 100) the root
+table has 200 bins, like the floor, and every cell about 25; with 100,000
+rows and b = 50 the root has 2,000. Goal: ``predict_proba`` <= 2x the
+floor at N = 1e6 and 1e7.
 
 ``fit`` -- BB with a ``GroupColumnPartitioner`` on 1e5 groups of 10 rows
 (N = 1e6, ``points_per_bin=5``: two bins per cell), against
@@ -86,12 +89,13 @@ def simulate(n, d, rng):
 
 def cmd_predict(args):
     rng = np.random.default_rng(0)
-    X_fit, y_fit = simulate(100_000, 4, rng)
+    X_fit, y_fit = simulate(args.fit_rows, 4, rng)
     part = KDTreePartitioner(max_depth=3)
+    b = args.points_per_bin
     models = {
-        "BB": BetaBinningCalibrator(part, points_per_bin=50, random_state=0),
+        "BB": BetaBinningCalibrator(part, points_per_bin=b, random_state=0),
         "S-BB": ScalingBetaBinningCalibrator(
-            part, points_per_bin=50, scaler="pooled", random_state=0
+            part, points_per_bin=b, scaler="pooled", random_state=0
         ),
     }
     for m in models.values():
@@ -100,7 +104,10 @@ def cmd_predict(args):
     for n in [int(s) for s in args.sizes]:
         X, _ = simulate(n, 4, np.random.default_rng(1))
         x = np.ascontiguousarray(X[:, 0])
-        print(f"\n## predict, N = {n:.0e} ({load()})\n")
+        print(
+            f"\n## predict, N = {n:.0e}, fitted on {args.fit_rows} rows, b = {b}, "
+            f"root table {models['BB'].root_.values.shape[0]} bins ({load()})\n"
+        )
         res = {
             "floor: np.searchsorted(199 edges)": median_time(
                 lambda x=x: np.searchsorted(edges, x, side="right"), args.repeats
@@ -212,6 +219,8 @@ def main():
     p = sub.add_parser("predict")
     p.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7])
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--fit-rows", type=int, default=20_000)
+    p.add_argument("--points-per-bin", type=int, default=100)
     p = sub.add_parser("fit")
     p.add_argument("--groups", type=int, default=100_000)
     p.add_argument("--rows", type=int, default=10)

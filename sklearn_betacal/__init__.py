@@ -42,7 +42,7 @@ _LAZY = {
     "BetaCalibrationDisplay": ".metrics._plot.beta_reliability",
     "AccuracyConfidenceDisplay": ".metrics._plot.accuracy_confidence",
 }
-_SUBMODULES = {"metrics", "datasets", "bounds", "io"}
+_SUBMODULES = {"metrics", "datasets", "bounds", "io", "dask"}
 
 __all__ = sorted([*_LAZY, *_SUBMODULES, "__version__"])
 
