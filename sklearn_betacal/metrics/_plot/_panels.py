@@ -21,11 +21,15 @@ from .reliability import ReliabilityDisplay
 _PANEL = 2.6  # inches per small panel
 
 
-def _figure(nrows, ncols, width, height, **subplots_kw):
+def _new_figure(width, height):
     check_matplotlib_support("betacal report figures")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _figure(nrows, ncols, width, height, **subplots_kw):
+    fig = _new_figure(width, height)
     axes = fig.subplots(nrows, ncols, squeeze=False, **subplots_kw)
     return fig, axes
 
@@ -149,8 +153,7 @@ def cells_grid(
 
 def cells_figure(disp, *, n_panels=4, max_cells=25):
     """A computed :class:`BetaCalibrationDisplay` drawn into a new Figure."""
-    fig, _ = _figure(1, 1, 1, 1)
-    fig.clear()
+    fig = _new_figure(1, 1)  # _layout sets the size
     n_rows = min(len(disp._cell_order(None)[0]), max_cells)
     _, ax, panel_axes = disp._layout(n_panels, n_rows, figure=fig)
     disp.plot(ax=ax, panel_axes=panel_axes, max_cells=max_cells)

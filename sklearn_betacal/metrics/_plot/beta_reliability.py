@@ -155,6 +155,8 @@ class BetaCalibrationDisplay(_DisplayMixin):
         Per-cell errors and their bootstrap intervals.
     noise_ : matplotlib PathCollection
         The noise-level ticks.
+    fallback_markers_ : matplotlib PathCollection or None
+        Hollow markers on the root-fallback cells (None when none is drawn).
     panel_displays_ : list of ReliabilityDisplay
         The diagrams of the worst cells.
     ax_ : matplotlib Axes
