@@ -6,8 +6,9 @@ confidences of twelve instruction-tuned LLMs (all models pooled), for the
 verbalized and the token-probability confidence, over a few seeds; prints the
 comparison table and writes a report folder: ``report.md`` (tables, chosen
 hyper-parameters, how to read them) and, when matplotlib is installed,
-reliability diagrams before/after calibration, overall and for the cells
-where the raw confidence is worst.
+figures drawn with the displays for every calibrator: reliability diagrams,
+the calibration error of every answering model and the worst models'
+diagrams, and the selective-answering curves.
 
 The protocol and the plotting code are imported when the command runs, so
 that ``betacal --help`` stays fast.
@@ -240,8 +241,9 @@ def add_demo(subparsers):
             "kd-tree beta on text embeddings, GridSearchCV tuning by the debiased "
             "beta-CE, or by AUAC as the paper does) on the "
             "bundled TriviaQA confidences of 12 LLMs, prints the comparison table "
-            "and writes a report folder (Markdown + PNG reliability diagrams when "
-            "matplotlib is installed)."
+            "and writes a report folder: Markdown, and PNG figures when "
+            "matplotlib is installed (reliability diagrams, calibration error "
+            "per model, selective curves; every calibrator, shared axes)."
         ),
     )
     parser.add_argument(
