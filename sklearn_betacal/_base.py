@@ -1,17 +1,44 @@
 # SPDX-License-Identifier: MIT
 """Shared estimator glue for the binary "is this answer correct" calibrators.
 
-Used by UMDBinner, ScalingBinningCalibrator, PlattScaler and
-BetaBinningCalibrator (hence ScalingBetaBinningCalibrator); also the bin-count
-rule that every binning calibrator shares (:func:`resolve_n_bins`).
+- :class:`_BinaryCalibratorMixin`: ``predict_proba`` / ``predict`` from one
+  ``_calibrated(X)`` (UMDBinner, ScalingBinningCalibrator, PlattScaler and the
+  group calibrators);
+- :class:`_GroupCalibratorMixin`: the template ``fit`` of every calibrator on
+  ``X = [confidence | partition features]`` (BetaBinningCalibrator,
+  ScalingBetaBinningCalibrator, HierarchicalLogisticScaler);
+- :func:`resolve_n_bins`: the bin-count rule every binning calibrator shares.
 """
 
 import warnings
+from inspect import signature
+from numbers import Integral
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils import get_tags
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import MAX_DENSE_BINS
+from ._compat import _fit_context, _num_samples
+from ._validation import (
+    MAX_DENSE_BINS,
+    check_binary_labels,
+    check_cell_ids,
+    check_confidence,
+    check_weights,
+    is_dataframe,
+    other_columns,
+    require_labels,
+    split_confidence_features,
+    take_rows,
+)
+
+#: Rows per block when a group calibrator predicts (``predict_proba``,
+#: ``predict``, ``apply``) or computes cells: the temporaries of one block
+#: exist at a time, so the extra memory beyond the returned array is bounded
+#: independently of the number of rows (a few MiB).
+PREDICT_BLOCK_ROWS = 65_536
 
 
 class _BinaryCalibratorMixin:
@@ -129,3 +156,287 @@ def max_bins(n_rows, n_rows_total=None):
     n_rows = int(n_rows)
     n_total = n_rows if n_rows_total is None else int(n_rows_total)
     return max(n_rows, MAX_DENSE_BINS * n_rows // max(n_total, 1), 1)
+
+
+def _fit_takes(estimator, name):
+    """Whether ``estimator.fit`` has a parameter called ``name``."""
+    try:
+        return name in signature(estimator.fit).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class _GroupCalibratorMixin(_BinaryCalibratorMixin):
+    """Template ``fit`` for calibrators on ``X = [confidence | features]``.
+
+    Used by BetaBinningCalibrator, ScalingBetaBinningCalibrator and
+    HierarchicalLogisticScaler, and meant for anything new that calibrates
+    within the cells of a partition. ``fit`` runs the same steps for all:
+
+    1. validate the weights, then ``X`` and ``y`` (:meth:`_split_X`): the
+       confidence column ``h`` becomes a float64 vector, the partition
+       features ``Z`` keep their names and dtypes (a DataFrame stays one, so
+       a group column of strings or integers is read by name);
+    2. drop the rows of zero weight (a zero weight is exactly dropping the
+       row, for the partitioner too);
+    3. fit the partitioner (:meth:`_fit_partitioner`, see below) and compute
+       every row's cell (:meth:`_cells`);
+    4. call the subclass's ``_fit(X, h, y, sample_weight, cells)``: ``X`` are
+       the kept rows of the input, ``sample_weight`` is ``None`` when no
+       weights were given. It returns ``self``.
+
+    A subclass has the parameters ``partitioner``, ``confidence_column`` and
+    ``random_state`` (and ``input`` if it takes logits), defines ``_fit`` and
+    either ``_calibrated`` (see :class:`_BinaryCalibratorMixin`) or its own
+    ``predict_proba`` / ``predict``.
+
+    **The partitioner hook.** ``None`` means ``KDTreePartitioner()``; a
+    ``FrozenEstimator`` is used as it is, never refitted (the way to fit the
+    partition on rows apart from the calibration rows, as the paper does).
+    Otherwise a clone is fitted on the kept rows:
+
+    - unsupervised (the default): ``fit(Z, None)``;
+    - supervised -- its tags say it needs ``y``
+      (``__sklearn_tags__().target_tags.required``, scikit-learn's own marker
+      of a supervised estimator): ``fit(Z, y, confidence=h,
+      sample_weight=w)``, each keyword only if its ``fit`` takes it. If it
+      also has ``honest_split(n_rows, random_state) -> (grow_rows,
+      bin_rows)``, it is fitted on ``grow_rows`` only and the calibrator
+      (step 4) sees only ``bin_rows``: the cells are fixed before the rows
+      they bin are looked at (Thm 3.1 conditions on the partition).
+    """
+
+    #: ``max_total`` passed to :func:`check_weights` (binning counts copies).
+    _weights_max_total = None
+    #: ``dtype`` of ``validate_data`` for a 2-D array ``X`` (a DataFrame
+    #: always keeps its columns' dtypes): ``None`` keeps the array's dtype.
+    _array_dtype = None
+
+    # ------------------------------------------------------------------ input
+    def _split_X(self, X, y=None, *, reset):
+        """Validate ``X`` (and ``y``); return ``(h, Z)`` or ``(h, Z, y)``.
+
+        ``h`` is the float64 confidence vector, ``Z`` the partition features:
+        the other columns, as a DataFrame when ``X`` is one (select rows with
+        :func:`_take_rows`), else a 2-D array; ``y`` the labels as float64
+        zeros and ones.
+        """
+        if y is None:
+            X_arr = self._validate_X(X, reset=reset)
+        else:
+            X_arr, y = self._validate_X(X, y, reset=reset)
+            y = check_binary_labels(y)
+        h, Z = self._split_block(X, X_arr, 0, X_arr.shape[0])
+        return (h, Z) if y is None else (h, Z, y)
+
+    def _validate_X(self, X, y=None, *, reset):
+        """``validate_data`` of ``X`` (and ``y``), any dtype, >= 2 columns."""
+        dtype = None if is_dataframe(X) else self._array_dtype
+        kwargs = {"reset": reset, "dtype": dtype, "ensure_min_features": 1}
+        if y is None:
+            X_arr = validate_data(self, X, **kwargs)
+        else:
+            X_arr, y = validate_data(self, X, y, **kwargs)
+        if X_arr.shape[1] == 1:
+            raise ValueError(
+                f"X has 1 feature(s), only the confidence column; "
+                f"{type(self).__name__} needs the confidence plus at least one "
+                "partition feature. For calibration without a partition use "
+                "UMDBinner."
+            )
+        return X_arr if y is None else (X_arr, y)
+
+    def _split_block(self, X, X_arr, lo, hi):
+        """``(h, Z)`` of rows ``lo:hi``: checked confidences, partition features."""
+        idx = self._confidence_index()
+        whole = lo == 0 and hi == X_arr.shape[0]
+        rows = X_arr if whole else X_arr[lo:hi]
+        if idx in (0, -rows.shape[1]):
+            # the common layout: a view of the features, no copy of them
+            h, Z = rows[:, 0], rows[:, 1:]
+        else:
+            h, Z = split_confidence_features(rows, idx)
+        if is_dataframe(X):
+            # keep the partition features' names and dtypes (a group column
+            # read by name, a partitioner fitted on a DataFrame), for pandas
+            # and polars alike
+            Z = other_columns(X if whole else take_rows(X, slice(lo, hi)), rows, idx)
+        return self._check_confidence(h), Z
+
+    def _confidence_index(self):
+        """Position of the confidence column, resolving a column name."""
+        col = self.confidence_column
+        if isinstance(col, Integral):
+            return col
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            raise ValueError(
+                f"confidence_column={col!r} is a column name, but X has no "
+                "column names; pass a DataFrame or an integer position."
+            )
+        if col not in names:
+            raise ValueError(
+                f"confidence_column={col!r} is not a column of X; X has no such "
+                f"column (columns are {list(names)[:10]})."
+            )
+        return int(np.flatnonzero(names == col)[0])
+
+    def _check_confidence(self, h):
+        """The confidence column as float64: probabilities in ``[0, 1]``, or
+        any finite score when the estimator's ``input`` is ``"logit"``."""
+        if h.dtype.kind == "O":
+            try:
+                # A non-number object (e.g. a dict) raises numpy's TypeError.
+                h = h.astype(np.float64)
+            except ValueError:
+                raise ValueError(
+                    f"The confidence column (confidence_column="
+                    f"{self.confidence_column!r}) must be numeric; got values "
+                    f"such as {h[:3].tolist()}."
+                ) from None
+        kind = getattr(self, "input", "probability")
+        return check_confidence(h, input=kind, name="confidence column")
+
+    # -------------------------------------------------------------- partition
+    def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None):
+        """Fit the partitioner (see the class docstring); set ``partitioner_``.
+
+        Returns the rows the calibrator is fitted on: ``None`` for all of
+        them, else the ``bin_rows`` of a supervised partitioner's
+        ``honest_split``.
+        """
+        if isinstance(self.partitioner, FrozenEstimator):
+            self.partitioner_ = self.partitioner
+            return None
+        if self.partitioner is None:
+            from ._partition import KDTreePartitioner
+
+            part = KDTreePartitioner()
+        else:
+            part = clone(self.partitioner)
+        if y is None or not get_tags(part).target_tags.required:
+            # y positionally: FrozenEstimator-like wrappers require it
+            self.partitioner_ = part.fit(Z, None)
+            return None
+        grow, rows = slice(None), None
+        if hasattr(part, "honest_split"):
+            grow, rows = part.honest_split(
+                h.shape[0], random_state=getattr(self, "random_state", None)
+            )
+        kwargs = {}
+        if h is not None and _fit_takes(part, "confidence"):
+            kwargs["confidence"] = h[grow]
+        if sample_weight is not None and _fit_takes(part, "sample_weight"):
+            kwargs["sample_weight"] = sample_weight[grow]
+        self.partitioner_ = part.fit(take_rows(Z, grow), y[grow], **kwargs)
+        return rows
+
+    def _cells(self, Z):
+        """Cell id of every row of ``Z``: ``partitioner_.transform``, checked.
+
+        More than ``PREDICT_BLOCK_ROWS`` rows are transformed block by block,
+        so the partitioner's temporaries never cover all rows at once.
+        """
+        who = f"partitioner ({type(self.partitioner_).__name__})"
+        n = Z.shape[0]
+        if n <= PREDICT_BLOCK_ROWS:
+            return check_cell_ids(self.partitioner_.transform(Z), n, who=who)
+        ids = np.empty(n, dtype=np.int64)
+        for lo in range(0, n, PREDICT_BLOCK_ROWS):
+            hi = min(lo + PREDICT_BLOCK_ROWS, n)
+            ids[lo:hi] = check_cell_ids(
+                self.partitioner_.transform(take_rows(Z, slice(lo, hi))),
+                hi - lo,
+                who=who,
+            )
+        return ids
+
+    # ---------------------------------------------------------------- fitting
+    @_fit_context(
+        # the partitioner (and any inner estimator) is validated when fitted
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None):
+        """Fit the partitioner, then the calibration within its cells.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Confidence column (see ``confidence_column``) plus the partition
+            features.
+        y : array-like of shape (n_samples,)
+            1 if the answer was correct, else 0 (or bool).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights; a zero weight is exactly dropping
+            the row (see Notes).
+
+        Returns
+        -------
+        self : object
+            Fitted calibrator.
+        """
+        require_labels(self, y)
+        # weights first: their errors do not depend on the data's values
+        sw = None
+        if sample_weight is not None:
+            sw = check_weights(
+                sample_weight, _num_samples(X), max_total=self._weights_max_total
+            )
+        h, Z, y = self._split_X(X, y, reset=True)
+        rows = None
+        if sw is not None and not np.all(sw > 0):
+            rows = np.flatnonzero(sw > 0)  # check_weights rejects all-zero
+            h, Z, y, sw = h[rows], take_rows(Z, rows), y[rows], sw[rows]
+        self.classes_ = np.array([0, 1])
+        bin_rows = self._fit_partitioner(Z, y, h, sw)
+        if bin_rows is not None:
+            h, Z, y = h[bin_rows], take_rows(Z, bin_rows), y[bin_rows]
+            sw = None if sw is None else sw[bin_rows]
+            rows = bin_rows if rows is None else rows[bin_rows]
+        X_rows = X if rows is None else take_rows(X, rows)
+        return self._fit(X_rows, h, y, sw, self._cells(Z))
+
+    # ------------------------------------------------------------- prediction
+    def _blocks(self, X):
+        """Validate ``X`` once, then yield ``(lo, hi, n, h, Z)`` per row block.
+
+        Blocks of ``PREDICT_BLOCK_ROWS`` rows bound the memory of prediction:
+        the confidence column, the partition features and every temporary
+        of the partitioner and of the calibrator exist for one block at a
+        time.
+        """
+        X_arr = self._validate_X(X, reset=False)
+        n = X_arr.shape[0]
+        for lo in range(0, n, PREDICT_BLOCK_ROWS):
+            hi = min(lo + PREDICT_BLOCK_ROWS, n)
+            h, Z = self._split_block(X, X_arr, lo, hi)
+            yield lo, hi, n, h, Z
+
+    def _blockwise(self, X, shape, dtype, write):
+        """One output array; ``write(h, Z, out[lo:hi])`` fills it block by block."""
+        out = None
+        for lo, hi, n, h, Z in self._blocks(X):
+            if out is None:
+                out = np.empty((n, *shape), dtype=dtype)
+            write(h, Z, out[lo:hi])
+        return out
+
+    def apply(self, X):
+        """Cell id of every row (the partition beta), as a 1-D array.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        cells : ndarray of shape (n_samples,), dtype int64
+            The partitioner's cell id; ``-1`` for rows outside every cell.
+        """
+        check_is_fitted(self)
+
+        def write(h, Z, out):
+            out[:] = self._cells(Z)
+
+        return self._blockwise(X, (), np.int64, write)

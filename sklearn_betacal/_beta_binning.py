@@ -8,21 +8,21 @@ calibrator per cell on the cell's rows, with ``points_per_bin`` points per
 bin. All numerical work is in :mod:`sklearn_betacal._kernels._binning`.
 
 :class:`~sklearn_betacal.ScalingBetaBinningCalibrator` (Alg. 3) subclasses
-this estimator and reuses ``_fit_partitioner``, ``_cells``,
-``_fit_binning`` and ``_predict_binning`` with proxy targets ``t``.
+this estimator and reuses ``_fit_binning`` and ``_predict_binning`` with
+proxy targets ``t``. The input side (confidence column, partition features,
+weights, the partitioner) is the group-calibrator template of ``_base``.
 """
 
 from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.frozen import FrozenEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import _BinaryCalibratorMixin, resolve_n_bins
-from ._compat import HasMethods, Interval, StrOptions, _fit_context, _num_samples
+from ._base import _GroupCalibratorMixin, resolve_n_bins
+from ._compat import HasMethods, Interval, StrOptions
 from ._kernels._binning import (
     CellTables,
     UMDTable,
@@ -35,22 +35,7 @@ from ._kernels._binning import (
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
-    check_binary_labels,
-    check_cell_ids,
-    check_confidence,
-    check_weights,
-    is_dataframe,
-    other_columns,
-    require_labels,
-    split_confidence_features,
-    take_rows,
 )
-
-#: Rows per block when predicting (``predict_proba``, ``predict``, ``apply``).
-#: Prediction holds the temporaries of one block at a time, so its extra
-#: memory beyond the returned array is bounded independently of the number
-#: of rows (a few MiB; see ``BetaBinningCalibrator`` Notes).
-PREDICT_BLOCK_ROWS = 65_536
 
 
 def _count_cells(cells, sample_weight):
@@ -143,7 +128,7 @@ class _CellTableView(Mapping):
         return f"<{len(self)} cell tables: cells {self._ids[:5].tolist()}...>"
 
 
-class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
+class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Beta-binning (BB): one UMD histogram binning per partition cell.
 
     The rows of ``X`` are a confidence column plus partition features. A
@@ -320,6 +305,8 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         "random_state": ["random_state"],
     }
 
+    _weights_max_total = MAX_COUNT_TOTAL
+
     def __init__(
         self,
         partitioner=None,
@@ -337,88 +324,6 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         self.confidence_column = confidence_column
         self.delta = delta
         self.random_state = random_state
-
-    # ------------------------------------------------------------------ input
-    def _split_X(self, X, y=None, *, reset):
-        """Validate ``X`` (and ``y``); return ``(h, Z)`` or ``(h, Z, y)``.
-
-        ``h`` is the float64 confidence vector in ``[0, 1]``, ``Z`` the
-        partition features: the other columns, as a DataFrame when ``X`` is
-        one (select rows with ``take_rows``), else a 2-D array; ``y``
-        the labels as float64 zeros and ones.
-        """
-        if y is None:
-            X_arr = self._validate_X(X, reset=reset)
-        else:
-            X_arr, y = self._validate_X(X, y, reset=reset)
-            y = check_binary_labels(y)
-        h, Z = self._split_block(X, X_arr, 0, X_arr.shape[0])
-        return (h, Z) if y is None else (h, Z, y)
-
-    def _validate_X(self, X, y=None, *, reset):
-        """``validate_data`` of ``X`` (and ``y``), any dtype, >= 2 columns."""
-        kwargs = {"reset": reset, "dtype": None, "ensure_min_features": 1}
-        if y is None:
-            X_arr = validate_data(self, X, **kwargs)
-        else:
-            X_arr, y = validate_data(self, X, y, **kwargs)
-        if X_arr.shape[1] == 1:
-            raise ValueError(
-                f"X has 1 feature(s), only the confidence column; "
-                f"{type(self).__name__} needs the confidence plus at least one "
-                "partition feature. For calibration without a partition use "
-                "UMDBinner."
-            )
-        return X_arr if y is None else (X_arr, y)
-
-    def _split_block(self, X, X_arr, lo, hi):
-        """``(h, Z)`` of rows ``lo:hi``: checked confidences, partition features."""
-        idx = self._confidence_index()
-        whole = lo == 0 and hi == X_arr.shape[0]
-        rows = X_arr if whole else X_arr[lo:hi]
-        if idx in (0, -rows.shape[1]):
-            # the common layout: a view of the features, no copy of them
-            h, Z = rows[:, 0], rows[:, 1:]
-        else:
-            h, Z = split_confidence_features(rows, idx)
-        if is_dataframe(X):
-            # keep the partition features' names and dtypes (a group column
-            # read by name, a partitioner fitted on a DataFrame), for pandas
-            # and polars alike
-            Z = other_columns(X if whole else take_rows(X, slice(lo, hi)), rows, idx)
-        return self._check_confidence(h), Z
-
-    def _confidence_index(self):
-        """Position of the confidence column, resolving a column name."""
-        col = self.confidence_column
-        if isinstance(col, Integral):
-            return col
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            raise ValueError(
-                f"confidence_column={col!r} is a column name, but X has no "
-                "column names; pass a DataFrame or an integer position."
-            )
-        if col not in names:
-            raise ValueError(
-                f"confidence_column={col!r} is not a column of X; X has no such "
-                f"column (columns are {list(names)[:10]})."
-            )
-        return int(np.flatnonzero(names == col)[0])
-
-    def _check_confidence(self, h):
-        """The confidence column as float64 probabilities in ``[0, 1]``."""
-        if h.dtype.kind == "O":
-            try:
-                # A non-number object (e.g. a dict) raises numpy's TypeError.
-                h = h.astype(np.float64)
-            except ValueError:
-                raise ValueError(
-                    f"The confidence column (confidence_column="
-                    f"{self.confidence_column!r}) must be numeric; got values "
-                    f"such as {h[:3].tolist()}."
-                ) from None
-        return check_confidence(h, input="probability", name="confidence column")
 
     def _resolve_points_per_bin(self, total_weight, nu=0.0):
         """``b``: the int parameter, or Thm 3.1 inverted for ``"auto"``."""
@@ -441,46 +346,6 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         return points_per_bin_for_epsilon(
             self.epsilon, n, alpha=self.alpha, nu=float(nu)
         )
-
-    # -------------------------------------------------------------- partition
-    def _fit_partitioner(self, Z, y=None):
-        """Fit a clone of ``partitioner`` on ``Z``; store it in ``partitioner_``.
-
-        A ``FrozenEstimator`` is used as is (never refit); ``None`` means a
-        default ``KDTreePartitioner()``.
-        """
-        if isinstance(self.partitioner, FrozenEstimator):
-            self.partitioner_ = self.partitioner
-            return self.partitioner_
-        if self.partitioner is None:
-            from ._partition import KDTreePartitioner
-
-            part = KDTreePartitioner()
-        else:
-            part = clone(self.partitioner)
-        self.partitioner_ = part.fit(Z, y)
-        return self.partitioner_
-
-    def _cells(self, Z):
-        """Cell id of every row of ``Z``: ``partitioner_.transform``, checked.
-
-        More than ``PREDICT_BLOCK_ROWS`` rows are transformed block by block,
-        so the partitioner's temporaries never cover all rows at once.
-        """
-        who = f"partitioner ({type(self.partitioner_).__name__})"
-        n = Z.shape[0]
-        if n <= PREDICT_BLOCK_ROWS:
-            ids = check_cell_ids(self.partitioner_.transform(Z), n, who=who)
-        else:
-            ids = np.empty(n, dtype=np.int64)
-            for lo in range(0, n, PREDICT_BLOCK_ROWS):
-                hi = min(lo + PREDICT_BLOCK_ROWS, n)
-                ids[lo:hi] = check_cell_ids(
-                    self.partitioner_.transform(take_rows(Z, slice(lo, hi))),
-                    hi - lo,
-                    who=who,
-                )
-        return ids
 
     # ---------------------------------------------------------------- binning
     def _fit_binning(self, h, t, sample_weight, cells, rng):
@@ -588,94 +453,13 @@ class BetaBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimat
         return CellTables(**self._tables)
 
     # ----------------------------------------------------------------- public
-    @_fit_context(
-        # the partitioner is validated when it is fitted
-        prefer_skip_nested_validation=False
-    )
-    def fit(self, X, y, sample_weight=None):
-        """Fit the partitioner, the root binning and one binning per cell.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Confidence column (see ``confidence_column``), probabilities in
-            ``[0, 1]``, plus the partition features.
-        y : array-like of shape (n_samples,)
-            1 if the answer was correct, else 0 (or bool).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights (see Notes).
-
-        Returns
-        -------
-        self : BetaBinningCalibrator
-            Fitted calibrator.
-        """
-        require_labels(self, y)
-        # weights first: their errors do not depend on the data's values
-        sw = None
-        if sample_weight is not None:
-            sw = check_weights(
-                sample_weight, _num_samples(X), max_total=MAX_COUNT_TOTAL
-            )
-        h, Z, y = self._split_X(X, y, reset=True)
-        if sw is not None:
-            keep = sw > 0  # check_weights rejects all-zero weights
-            if not keep.all():
-                h, Z, y, sw = h[keep], take_rows(Z, keep), y[keep], sw[keep]
-        total = float(h.shape[0]) if sw is None else float(sw.sum())
-        self.points_per_bin_ = self._resolve_points_per_bin(total)
+    def _fit(self, X, h, y, sample_weight, cells):
+        """Alg. 1 on the rows the template ``fit`` kept (see ``_base``)."""
+        total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
+        self.points_per_bin_ = self._resolve_points_per_bin(float(total))
         rng = check_random_state(self.random_state)
-        self._fit_partitioner(Z)
-        cells = self._cells(Z)
-        self._fit_binning(h, y, sw, cells, rng)
-        self.classes_ = np.array([0, 1])
+        self._fit_binning(h, y, sample_weight, cells, rng)
         return self
-
-    def apply(self, X):
-        """Cell id of every row (the partition beta), as a 1-D array.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
-        cells : ndarray of shape (n_samples,), dtype int64
-            The partitioner's cell id; ``-1`` for rows outside every cell.
-            Rows of a cell without its own calibrator (``fallback_cells_``
-            or unseen in ``fit``) keep their cell id here.
-        """
-        check_is_fitted(self)
-
-        def write(h, Z, out):
-            out[:] = self._cells(Z)
-
-        return self._blockwise(X, (), np.int64, write)
-
-    def _blocks(self, X):
-        """Validate ``X`` once, then yield ``(lo, hi, n, h, Z)`` per row block.
-
-        Blocks of ``PREDICT_BLOCK_ROWS`` rows bound the memory of prediction:
-        the confidence column, the partition features and every temporary
-        of the partitioner and of the binning exist for one block at a
-        time (see Notes).
-        """
-        X_arr = self._validate_X(X, reset=False)
-        n = X_arr.shape[0]
-        for lo in range(0, n, PREDICT_BLOCK_ROWS):
-            hi = min(lo + PREDICT_BLOCK_ROWS, n)
-            h, Z = self._split_block(X, X_arr, lo, hi)
-            yield lo, hi, n, h, Z
-
-    def _blockwise(self, X, shape, dtype, write):
-        """One output array; ``write(h, Z, out[lo:hi])`` fills it block by block."""
-        out = None
-        for lo, hi, n, h, Z in self._blocks(X):
-            if out is None:
-                out = np.empty((n, *shape), dtype=dtype)
-            write(h, Z, out[lo:hi])
-        return out
 
     def _calibrated(self, X):
         """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""

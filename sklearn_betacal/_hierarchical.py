@@ -14,86 +14,23 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._compat import HasMethods, Interval, StrOptions, _fit_context
+from ._base import _GroupCalibratorMixin
+from ._compat import HasMethods, Interval, StrOptions
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (
-    check_binary_labels,
     check_cell_ids,
-    check_confidence,
-    check_weights,
-    is_dataframe,
-    other_columns,
-    take_rows,
 )
 
 _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")
 
 
-def _confidence_index(estimator, X, confidence_column):
-    """Resolve ``confidence_column`` (int or DataFrame column name) to a position."""
-    if isinstance(confidence_column, numbers.Integral):
-        return int(confidence_column)
-    if hasattr(X, "columns"):
-        cols = list(X.columns)
-        if confidence_column not in cols:
-            raise ValueError(
-                f"confidence_column={confidence_column!r} is not a column of X; "
-                f"columns are {cols[:10]}{' ...' if len(cols) > 10 else ''}."
-            )
-        return cols.index(confidence_column)
-    raise ValueError(
-        f"confidence_column={confidence_column!r} is a column name, but X has no "
-        "column names. Pass a pandas DataFrame or an integer position."
-    )
-
-
-def _validate_grouped(estimator, X, y="no_validation", *, reset):
-    """Validate ``X = [confidence | partition features]``; return ``(h, Z[, y])``.
-
-    A DataFrame (pandas, polars) keeps its partition features as a DataFrame
-    of the same kind, with names and dtypes (a string group column read by
-    name), as :class:`BetaBinningCalibrator` does; an array is numeric.
-    """
-    col = _confidence_index(estimator, X, estimator.confidence_column)
-    frame = is_dataframe(X)
-    dtype = None if frame else "numeric"
-    kwargs = {"reset": reset, "dtype": dtype, "ensure_min_features": 1}
-    no_y = isinstance(y, str) and y == "no_validation"
-    if no_y:
-        Xv = validate_data(estimator, X, **kwargs)
-    else:
-        Xv, y = validate_data(estimator, X, y, ensure_2d=True, **kwargs)
-    n_cols = Xv.shape[1]
-    if not -n_cols <= col < n_cols:
-        raise ValueError(
-            f"confidence_column={estimator.confidence_column!r} is out of range "
-            f"for X with {n_cols} column(s)."
-        )
-    col %= n_cols
-    h = Xv[:, col]
-    if h.dtype.kind == "O":
-        try:
-            h = h.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"The confidence column (confidence_column="
-                f"{estimator.confidence_column!r}) must be numeric; got values "
-                f"such as {h[:3].tolist()}."
-            ) from None
-    h = check_confidence(h, input=estimator.input, name="confidence column")
-    Z = other_columns(X, Xv, col) if frame else np.delete(Xv, col, axis=1)
-    if no_y:
-        return h, Z
-    return h, Z, check_binary_labels(y)
-
-
-class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
+class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Logistic scaling with a random intercept and slope per partition cell.
 
     Fits Eq. (5) of the beta-calibration paper,
@@ -259,6 +196,9 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    # a 2-D array is validated as numbers (a DataFrame keeps its dtypes)
+    _array_dtype = "numeric"
+
     def __init__(
         self,
         partitioner=None,
@@ -286,16 +226,11 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
             return to_logit(h, self.logit_eps_)
         return h
 
-    def _fit_partitioner(self, Z):
-        if isinstance(self.partitioner, str):  # "precomputed"
-            return self.partitioner
-        if self.partitioner is None:
-            from ._partition import KDTreePartitioner
-
-            partitioner = KDTreePartitioner()
-        else:
-            partitioner = clone(self.partitioner)
-        return partitioner.fit(Z, None)
+    def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None):
+        if isinstance(self.partitioner, str):  # "precomputed": Z holds the ids
+            self.partitioner_ = self.partitioner
+            return None
+        return super()._fit_partitioner(Z, y, h, sample_weight)
 
     def _cells(self, Z):
         if isinstance(self.partitioner_, str):  # "precomputed": Z holds the ids
@@ -307,45 +242,18 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
             # the ids as given; check_cell_ids rejects non-integers and < -1
             ids = np.asarray(Z)[:, 0]
             return check_cell_ids(ids, Z.shape[0], who="precomputed cell ids")
-        return check_cell_ids(
-            self.partitioner_.transform(Z),
-            Z.shape[0],
-            who=type(self.partitioner_).__name__,
-        )
+        return super()._cells(Z)
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the fixed effects, random-effect SDs and conditional modes.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Confidence column plus the partition features.
-        y : array-like of shape (n_samples,)
-            Binary labels (1 = the answer is correct).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights (not supported by the statsmodels
-            solvers).
-
-        Returns
-        -------
-        self : object
-        """
-        h, Z, y = _validate_grouped(self, X, y, reset=True)
+    def _fit(self, X, h, y, sample_weight, ids):
+        """Eq. (5) on the rows the template ``fit`` kept: fixed effects,
+        random-effect SDs and conditional modes."""
         if sample_weight is not None and self.solver != "laplace":
             raise ValueError(
                 f"solver={self.solver!r} (statsmodels BinomialBayesMixedGLM) "
                 "does not support sample_weight; use solver='laplace' or drop "
                 "the weights."
             )
-        w = check_weights(sample_weight, h.shape[0])
-        keep = w > 0  # check_weights rejects all-zero weights
-        if not keep.all():
-            # a zero weight is exactly dropping the row, also for the partitioner
-            h, Z, y, w = h[keep], take_rows(Z, keep), y[keep], w[keep]
-        self.classes_ = np.array([0, 1])
-        self.partitioner_ = self._fit_partitioner(Z)
-        ids = self._cells(Z)
+        w = np.ones(h.shape[0]) if sample_weight is None else sample_weight
         x = self._covariate(h, w)
 
         seen = np.unique(ids[ids >= 0])
@@ -455,21 +363,6 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         self.converged_ = converged
         self.n_iter_ = 0
 
-    def apply(self, X):
-        """Cell id of every row (``-1`` = outside every bounded leaf).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-
-        Returns
-        -------
-        ids : ndarray of shape (n_samples,), int64
-        """
-        check_is_fitted(self)
-        _, Z = _validate_grouped(self, X, reset=False)
-        return self._cells(Z)
-
     def decision_function(self, X):
         """Linear predictor ``B0 + U_s + (B1 + V_s) x`` (log-odds).
 
@@ -482,7 +375,7 @@ class HierarchicalLogisticScaler(ClassifierMixin, BaseEstimator):
         eta : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        h, Z = _validate_grouped(self, X, reset=False)
+        h, Z = self._split_X(X, reset=False)
         ids = self._cells(Z)
         x = self._covariate(h)
         re = np.zeros((h.shape[0], 2))

@@ -25,17 +25,13 @@ from ._compat import (
     HasMethods,
     Interval,
     StrOptions,
-    _fit_context,
     _safe_indexing,
     validate_params,
 )
 from ._validation import (
-    MAX_COUNT_TOTAL,
     check_binary_labels,
     check_confidence,
     check_weights,
-    require_labels,
-    take_rows,
 )
 
 
@@ -256,37 +252,10 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             )
         return t2
 
-    @_fit_context(
-        # the partitioner and scaler are validated when they are fitted
-        prefer_skip_nested_validation=False
-    )
-    def fit(self, X, y, sample_weight=None):
-        """Split, fit the scaler on D1, beta-bin D2 on the scaler's proxies.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Confidence column plus partition features.
-        y : array-like of shape (n_samples,)
-            1 if the answer was correct, else 0 (or bool).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights (see Notes).
-
-        Returns
-        -------
-        self : ScalingBetaBinningCalibrator
-            Fitted calibrator.
-        """
-        require_labels(self, y)
-        h, Z, y = self._split_X(X, y, reset=True)
-        X_rows = X
-        sw = None
-        if sample_weight is not None:
-            sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
-            keep = sw > 0  # check_weights rejects all-zero weights
-            if not keep.all():
-                h, Z, y, sw = h[keep], take_rows(Z, keep), y[keep], sw[keep]
-                X_rows = _safe_indexing(X, np.flatnonzero(keep))
+    def _fit(self, X, h, y, sample_weight, cells):
+        """Alg. 3 on the rows the template ``fit`` kept: split, fit the
+        scaler on D1, beta-bin D2 on the scaler's proxies."""
+        sw = sample_weight
         n = h.shape[0]
         n1 = int(round(self.split * n))
         if n1 < 1 or n - n1 < 2:
@@ -300,9 +269,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         d1, d2 = np.sort(perm[:n1]), np.sort(perm[n1:])
         self.scaling_indices_, self.binning_indices_ = d1, d2
 
-        self._fit_partitioner(Z)
-        cells = self._cells(Z)
-        t2 = self._fit_scaler(X_rows, h, y, sw, cells, d1, d2)
+        t2 = self._fit_scaler(X, h, y, sw, cells, d1, d2)
 
         w2 = None if sw is None else sw[d2]
         total2 = float(d2.shape[0]) if w2 is None else float(w2.sum())
@@ -316,7 +283,6 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             self.nu_ = float(self.nu)
         self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu_)
         self._fit_binning(h[d2], t2, w2, cells[d2], rng)
-        self.classes_ = np.array([0, 1])
         return self
 
     def proxy_proba(self, X):

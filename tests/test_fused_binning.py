@@ -18,6 +18,7 @@ from sklearn_betacal import (
     GroupColumnPartitioner,
     ScalingBetaBinningCalibrator,
 )
+from sklearn_betacal._base import resolve_n_bins
 from sklearn_betacal._kernels._binning import (
     _segmented_cumsum,
     _with_lookup,
@@ -28,7 +29,6 @@ from sklearn_betacal._kernels._binning import (
     umd_predict,
     umd_predict_segments,
 )
-from sklearn_betacal._umd import resolve_n_bins
 
 
 class _IdColumn(TransformerMixin, BaseEstimator):
@@ -307,7 +307,7 @@ def test_cell_tables_view_is_a_read_only_mapping():
 def test_prediction_in_blocks_equals_one_block(monkeypatch, frame):
     import pandas as pd
 
-    from sklearn_betacal import KDTreePartitioner, _beta_binning
+    from sklearn_betacal import KDTreePartitioner, _base
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.uniform(size=1000), rng.standard_normal((1000, 3))])
@@ -318,7 +318,7 @@ def test_prediction_in_blocks_equals_one_block(monkeypatch, frame):
         KDTreePartitioner(max_depth=2), points_per_bin=20, random_state=0
     ).fit(X, y)
     whole = (bb.predict_proba(X), bb.predict(X), bb.apply(X))
-    monkeypatch.setattr(_beta_binning, "PREDICT_BLOCK_ROWS", 7)
+    monkeypatch.setattr(_base, "PREDICT_BLOCK_ROWS", 7)
     blocked = (bb.predict_proba(X), bb.predict(X), bb.apply(X))
     for a, b in zip(whole, blocked, strict=True):
         assert a.tobytes() == b.tobytes()

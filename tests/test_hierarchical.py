@@ -264,6 +264,26 @@ def test_hierarchical_dataframe_confidence_column_by_name():
     assert_array_equal(a.feature_names_in_, ["group", "conf"])
 
 
+@pytest.mark.parametrize("kind", ["str", "int"])
+def test_hierarchical_dataframe_group_column_by_name(kind):
+    # HLS used to validate X as numeric and hand the partitioner a bare array:
+    # string groups failed ("could not convert string to float") and integer
+    # groups were not found by name ("column='topic' is not a column of X").
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _load("mid")
+    codes = X[:, 1].astype(np.int64)
+    topic = np.array([f"t{c:03d}" for c in codes]) if kind == "str" else codes + 100
+    df = pd.DataFrame({"conf": X[:, 0], "topic": topic})
+    model = HierarchicalLogisticScaler(GroupColumnPartitioner("topic")).fit(df, y)
+    ref = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
+    assert_array_equal(model.partitioner_.feature_names_in_, ["topic"])
+    assert model.cells_.shape == ref.cells_.shape
+    assert_allclose(model.predict_proba(df), ref.predict_proba(X), rtol=1e-8)
+    # an unseen topic is outside every cell: the fixed effects alone
+    new = df.iloc[:1].assign(topic=topic[0] + ("x" if kind == "str" else 10**6))
+    assert model.apply(new)[0] == -1
+
+
 def test_hierarchical_frozen_partitioner_is_not_refit():
     X, y, _ = _load("one_class")
     part = _partitioner().fit(X[:, 1:])
