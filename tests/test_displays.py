@@ -483,3 +483,63 @@ def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch)
     with pytest.raises(RuntimeError, match="disk full"):
         _panels.file_figures(target, y, p, name="raw")
     assert list(target.iterdir()) == []
+
+
+def test_cell_descriptions_name_crossed_and_clustered_cells():
+    from sklearn.cluster import KMeans
+
+    from sklearn_betacal import ClusterPartitioner, CrossPartitioner
+    from sklearn_betacal.metrics._plot.beta_reliability import cell_descriptions
+
+    rng = np.random.default_rng(0)
+    Z = np.column_stack([rng.normal(size=80), np.repeat([3, 7], 40)])
+    cross = CrossPartitioner(
+        [
+            ("text", KDTreePartitioner(max_depth=1), [0]),
+            ("model", GroupColumnPartitioner(), [1]),
+        ]
+    ).fit(Z)
+    t = cross.partitioners_[0][1].tree_["threshold"][0]
+    names = cell_descriptions(cross, [0, 3, -1])
+    assert names == {
+        0: f"kd x0<={t:.3g} | 3.0",
+        3: f"kd x0>{t:.3g} | 7.0",
+        -1: "outside every cell",
+    }
+    km = ClusterPartitioner(KMeans(n_clusters=2, n_init=1, random_state=0)).fit(Z)
+    assert cell_descriptions(km, [0, 1, 5]) == {
+        0: f"cluster {km.cluster_labels_[0]}",
+        1: f"cluster {km.cluster_labels_[1]}",
+        5: "cell 5",
+    }
+    assert cell_descriptions(object(), [2]) == {2: "cell 2"}
+
+
+@pytest.mark.parametrize("kind", ["hierarchical", "scaling_beta_binning"])
+def test_beta_display_from_every_group_calibrator(plt, kind):
+    from sklearn_betacal import (
+        HierarchicalLogisticScaler,
+        ScalingBetaBinningCalibrator,
+    )
+
+    y, p, g = _data(3000)
+    codes = np.searchsorted(np.unique(g), g).astype(float)
+    X = np.column_stack([p, codes])
+    if kind == "hierarchical":
+        est = HierarchicalLogisticScaler(GroupColumnPartitioner()).fit(X, y)
+    else:
+        est = ScalingBetaBinningCalibrator(
+            GroupColumnPartitioner(), points_per_bin=30, random_state=0
+        ).fit(X, y)
+    disp = BetaCalibrationDisplay.from_estimator(
+        est, X, y, min_count=1, n_resamples=5, random_state=0
+    )
+    assert disp.cell_names == {0: "0.0", 1: "1.0", 2: "2.0"}
+    table = cell_calibration_table(
+        y,
+        est.predict_proba(X)[:, 1],
+        groups=est.apply(X),
+        n_resamples=5,
+        random_state=0,
+    )
+    assert disp.cell_table.equals(table)
