@@ -133,3 +133,30 @@ def test_demo_in_two_workers_gives_the_same_tables(small_demo):
     two = _demo.run_demo(**kwargs, n_jobs=2)
     assert one[0].equals(two[0])
     assert one[1].equals(two[1])
+
+
+def test_demo_warnings_outside_calibrators_are_reported_once(monkeypatch):
+    import warnings
+
+    import pandas as pd
+
+    from sklearn_betacal import _protocol
+
+    def fake_run(rows, column, *, seed, config, on_step=None):
+        warnings.warn(f"embedding: {seed + 3} empty texts", UserWarning, stacklevel=2)
+        frame = pd.DataFrame({"calibrator": ["None"], "seed": [seed], "warnings": [()]})
+        return frame, {"_y": [0]}
+
+    monkeypatch.setattr(_protocol, "run_protocol", fake_run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing escapes to the terminal
+        runs = [_demo._one_run("verbal", None, "c", seed, None) for seed in (0, 1)]
+    assert [r[2] for r in runs] == [
+        ("UserWarning: embedding: 3 empty texts",),
+        ("UserWarning: embedding: 4 empty texts",),
+    ]
+    results = pd.concat([r[0] for r in runs])
+    results.attrs["other_warnings"] = [r[2] for r in runs]  # as run_demo keeps them
+    assert _demo.format_warnings(results) == [
+        "warning (data preparation; 2 runs): UserWarning: embedding: 3 empty texts"
+    ]

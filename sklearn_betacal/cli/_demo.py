@@ -16,6 +16,7 @@ that ``betacal --help`` stays fast.
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -106,8 +107,9 @@ def run_demo(
         )
     else:  # run_protocol limits each worker's BLAS threads itself
         runs = parallel_map(_one_run, tasks, n_jobs=n_jobs, threads_per_job=None)
-    frames, pooled = [], {}
-    for (kind, _, _, seed, _), (res, preds) in zip(tasks, runs, strict=True):
+    frames, pooled, other = [], {}, []
+    for (kind, _, _, seed, _), (res, preds, outside) in zip(tasks, runs, strict=True):
+        other.append(outside)
         if n_jobs != 1:  # a worker's run is reported when it ends
             for name in config.calibrators:
                 step(f"{kind} seed {seed} {name}")
@@ -116,6 +118,9 @@ def run_demo(
         for key, values in preds.items():
             pooled.setdefault(kind, {}).setdefault(key, []).append(values)
     results = pd.concat(frames, ignore_index=True)
+    # warnings raised outside any calibrator (embedding, partitions): reported
+    # once by format_warnings, like the calibrators' own
+    results.attrs["other_warnings"] = other
     summary = summarize(results, by=("kind", "calibrator"))
     preds = {
         kind: {key: np.concatenate(parts) for key, parts in p.items()}
@@ -125,10 +130,27 @@ def run_demo(
 
 
 def _one_run(kind, rows, column, seed, config, on_step=None):
-    """One (confidence kind, seed) run of the protocol (a picklable task)."""
+    """One (confidence kind, seed) run of the protocol (a picklable task).
+
+    Returns ``(results, predictions, warnings)``: the calibrators' warnings
+    are in ``results``; ``warnings`` holds the others as ``"Category:
+    message"`` strings, recorded instead of shown so that they never break
+    the progress bar.
+    """
     from .._protocol import run_protocol
 
-    return run_protocol(rows, column, seed=seed, config=config, on_step=on_step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res, preds = run_protocol(
+            rows, column, seed=seed, config=config, on_step=on_step
+        )
+    outside = []
+    for w in caught:
+        if issubclass(w.category, (DeprecationWarning, FutureWarning)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        else:
+            outside.append(f"{w.category.__name__}: {w.message}")
+    return res, preds, tuple(dict.fromkeys(outside))
 
 
 def _tuned_by(results):
@@ -139,11 +161,18 @@ def _tuned_by(results):
 
 def format_warnings(results):
     """Each distinct warning of the runs once, with the calibrators that raised it."""
+    import pandas as pd
+
     from .._protocol import collect_warnings
 
+    other = results.attrs.get("other_warnings", [])
+    runs = pd.DataFrame({"calibrator": "data preparation", "warnings": other})
+    found = collect_warnings(
+        pd.concat([results[["calibrator", "warnings"]], runs], ignore_index=True)
+    )
     return [
         f"warning ({names}; {runs} run{'s' if runs > 1 else ''}): {message}"
-        for names, runs, message in collect_warnings(results)
+        for names, runs, message in found
     ]
 
 
