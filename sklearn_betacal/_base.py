@@ -23,10 +23,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._compat import _fit_context, _num_samples
 from ._validation import (
     MAX_DENSE_BINS,
-    check_binary_labels,
     check_cell_ids,
     check_confidence,
     check_weights,
+    fit_binary_labels,
     is_dataframe,
     other_columns,
     require_labels,
@@ -41,11 +41,38 @@ from ._validation import (
 PREDICT_BLOCK_ROWS = 65_536
 
 
+def positive_index(estimator):
+    """Column of ``estimator.classes_`` that the calibrated probability is for.
+
+    ``pos_label=None`` means ``classes_[1]`` (the greater label).
+    """
+    pos_label = getattr(estimator, "pos_label", None)
+    if pos_label is None:
+        return 1
+    return int(np.flatnonzero(estimator.classes_ == pos_label)[0])
+
+
+def binary_proba(estimator, p):
+    """``(n, 2)`` probabilities in ``classes_`` order from ``P(positive) = p``."""
+    pos = positive_index(estimator)
+    proba = np.empty((p.shape[0], 2))
+    proba[:, pos] = p
+    proba[:, 1 - pos] = 1.0 - p
+    return proba
+
+
+def binary_predict(estimator, p):
+    """The positive label where ``p > 0.5``, the other one elsewhere."""
+    pos = positive_index(estimator)
+    return estimator.classes_[np.where(p > 0.5, pos, 1 - pos)]
+
+
 class _BinaryCalibratorMixin:
     """``predict_proba`` / ``predict`` from a ``_calibrated(X)`` method.
 
-    A subclass implements ``_calibrated(X)``: the calibrated probability that
-    the answer is correct, one value per row of ``X`` (validated there).
+    A subclass implements ``_calibrated(X)``: the calibrated probability of
+    the positive class (``pos_label``, by default ``classes_[1]``: "the
+    answer is correct"), one value per row of ``X`` (validated there).
     """
 
     def predict_proba(self, X):
@@ -59,18 +86,15 @@ class _BinaryCalibratorMixin:
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
-            Column 1 is the calibrated probability that the answer is
-            correct, column 0 its complement.
+            Columns in the order of ``classes_``: the calibrated probability
+            of the positive class (``pos_label``, by default ``classes_[1]``)
+            and its complement.
         """
         check_is_fitted(self)
-        p = self._calibrated(X)
-        proba = np.empty((p.shape[0], 2))
-        proba[:, 1] = p
-        proba[:, 0] = 1.0 - p
-        return proba
+        return binary_proba(self, self._calibrated(X))
 
     def predict(self, X):
-        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
+        """Predict the positive class where its calibrated probability exceeds 0.5.
 
         Parameters
         ----------
@@ -80,9 +104,10 @@ class _BinaryCalibratorMixin:
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Elements of ``classes_``.
         """
         check_is_fitted(self)
-        return self.classes_[(self._calibrated(X) > 0.5).astype(np.intp)]
+        return binary_predict(self, self._calibrated(X))
 
 
 #: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.
@@ -218,14 +243,15 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
 
         ``h`` is the float64 confidence vector, ``Z`` the partition features:
         the other columns, as a DataFrame when ``X`` is one (select rows with
-        :func:`_take_rows`), else a 2-D array; ``y`` the labels as float64
-        zeros and ones.
+        :func:`_take_rows`), else a 2-D array; ``y`` 1.0 for the positive
+        class, else 0.0 (``classes_`` set here: labels of any two classes,
+        see :func:`~sklearn_betacal._validation.fit_binary_labels`).
         """
         if y is None:
             X_arr = self._validate_X(X, reset=reset)
         else:
             X_arr, y = self._validate_X(X, y, reset=reset)
-            y = check_binary_labels(y)
+            y = fit_binary_labels(self, y)
         h, Z = self._split_block(X, X_arr, 0, X_arr.shape[0])
         return (h, Z) if y is None else (h, Z, y)
 
@@ -387,7 +413,6 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         if sw is not None and not np.all(sw > 0):
             rows = np.flatnonzero(sw > 0)  # check_weights rejects all-zero
             h, Z, y, sw = h[rows], take_rows(Z, rows), y[rows], sw[rows]
-        self.classes_ = np.array([0, 1])
         bin_rows = self._fit_partitioner(Z, y, h, sw)
         if bin_rows is not None:
             h, Z, y = h[bin_rows], take_rows(Z, bin_rows), y[bin_rows]

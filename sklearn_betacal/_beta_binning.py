@@ -21,7 +21,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _GroupCalibratorMixin, resolve_n_bins
+from ._base import (
+    _GroupCalibratorMixin,
+    binary_predict,
+    positive_index,
+    resolve_n_bins,
+)
 from ._compat import HasMethods, Interval, StrOptions
 from ._kernels._binning import (
     CellTables,
@@ -176,11 +181,19 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
     random_state : int, RandomState instance or None, default=None
         Seeds the tie-breaking nudges. It is not passed to the partitioner,
         which has its own (``partitioner__random_state``).
+    pos_label : label, default=None
+        The class of ``y`` that the confidence is the probability of (the
+        "correct" one). ``None`` means the greater of the two labels,
+        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+        ``{1, 2}``, ``True``, the later string in sorted order); set it when
+        that is not the positive class, e.g. ``pos_label="correct"`` with
+        labels ``"correct"`` / ``"incorrect"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``: incorrect, correct.
+        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+        or only 1s). :meth:`predict_proba` columns follow this order.
     partitioner_ : transformer
         The fitted partitioner (the given ``FrozenEstimator`` itself when
         one was passed).
@@ -293,6 +306,7 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
     """
 
     _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
         "partitioner": [HasMethods(["fit", "transform"]), None],
         "points_per_bin": [
             Interval(Integral, 2, None, closed="left"),
@@ -316,6 +330,8 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         confidence_column=0,
         delta=1e-10,
         random_state=None,
+        *,
+        pos_label=None,
     ):
         self.partitioner = partitioner
         self.points_per_bin = points_per_bin
@@ -324,6 +340,7 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         self.confidence_column = confidence_column
         self.delta = delta
         self.random_state = random_state
+        self.pos_label = pos_label
 
     def _resolve_points_per_bin(self, total_weight, nu=0.0):
         """``b``: the int parameter, or Thm 3.1 inverted for ``"auto"``."""
@@ -480,19 +497,20 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
-            Column 1 is the calibrated probability that the answer is
-            correct, column 0 its complement.
+            Columns in the order of ``classes_``: the calibrated probability
+            of the positive class (``pos_label``) and its complement.
         """
         check_is_fitted(self)
+        pos = positive_index(self)
 
         def write(h, Z, out):
-            out[:, 1] = self._predict_binning(h, self._cells(Z))
-            np.subtract(1.0, out[:, 1], out=out[:, 0])
+            out[:, pos] = self._predict_binning(h, self._cells(Z))
+            np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
 
         return self._blockwise(X, (2,), np.float64, write)
 
     def predict(self, X):
-        """Predict 1 (correct) where the calibrated probability exceeds 0.5.
+        """Predict the positive class where its calibrated probability exceeds 0.5.
 
         Parameters
         ----------
@@ -502,12 +520,12 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Elements of ``classes_``.
         """
         check_is_fitted(self)
 
         def write(h, Z, out):
-            p = self._predict_binning(h, self._cells(Z))
-            out[:] = self.classes_[(p > 0.5).astype(np.intp)]
+            out[:] = binary_predict(self, self._predict_binning(h, self._cells(Z)))
 
         return self._blockwise(X, (), self.classes_.dtype, write)
 

@@ -19,7 +19,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _GroupCalibratorMixin
+from ._base import (
+    _GroupCalibratorMixin,
+    binary_predict,
+    binary_proba,
+    positive_index,
+)
 from ._compat import HasMethods, Interval, StrOptions
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
@@ -81,11 +86,19 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         ``fit_map`` (which otherwise draw it from fresh OS entropy, so that
         two fits differ). The default ``"laplace"`` solver is deterministic
         and ignores it.
+    pos_label : label, default=None
+        The class of ``y`` that the confidence is the probability of (the
+        "correct" one). ``None`` means the greater of the two labels,
+        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+        ``{1, 2}``, ``True``, the later string in sorted order); set it when
+        that is not the positive class, e.g. ``pos_label="correct"`` with
+        labels ``"correct"`` / ``"incorrect"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``array([0, 1])``.
+        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+        or only 1s). :meth:`predict_proba` columns follow this order.
     fixed_effects_ : ndarray of shape (2,)
         ``(B0, B1)``: population intercept and slope.
     intercept_, coef_ : float
@@ -209,6 +222,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         solver="laplace",
         tol=1e-9,
         random_state=None,
+        pos_label=None,
     ):
         self.partitioner = partitioner
         self.confidence_column = confidence_column
@@ -217,6 +231,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         self.solver = solver
         self.tol = tol
         self.random_state = random_state
+        self.pos_label = pos_label
 
     def _covariate(self, h, w=None):
         """The covariate ``x``; on fit (``w`` given) sets ``logit_eps_``."""
@@ -364,7 +379,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         self.n_iter_ = 0
 
     def decision_function(self, X):
-        """Linear predictor ``B0 + U_s + (B1 + V_s) x`` (log-odds).
+        """Linear predictor ``B0 + U_s + (B1 + V_s) x``: log-odds of ``classes_[1]``.
 
         Parameters
         ----------
@@ -373,7 +388,15 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         Returns
         -------
         eta : ndarray of shape (n_samples,)
+            The log-odds of the positive class (``pos_label``), negated when
+            that is ``classes_[0]`` (positive values mean ``classes_[1]``, as
+            in scikit-learn).
         """
+        eta = self._log_odds(X)
+        return eta if positive_index(self) == 1 else -eta
+
+    def _log_odds(self, X):
+        """``B0 + U_s + (B1 + V_s) x``: log-odds of the positive class."""
         check_is_fitted(self)
         h, Z = self._split_X(X, reset=False)
         ids = self._cells(Z)
@@ -398,13 +421,12 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
-            Columns are ``P(y=0)`` and ``P(y=1)``.
+            Columns in the order of ``classes_``.
         """
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
+        return binary_proba(self, expit(self._log_odds(X)))
 
     def predict(self, X):
-        """Predict 1 where the calibrated probability exceeds 0.5.
+        """Predict the positive class where its probability exceeds 0.5.
 
         Parameters
         ----------
@@ -413,8 +435,9 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Elements of ``classes_``.
         """
-        return (self.decision_function(X) > 0).astype(np.int64)
+        return binary_predict(self, expit(self._log_odds(X)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -58,6 +58,13 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         plain maximum-likelihood logistic regression.
     max_iter : int, default=100
         Maximum number of Newton (trust-region) iterations.
+    pos_label : label, default=None
+        The class of ``y`` that the confidence is the probability of (the
+        "correct" one). ``None`` means the greater of the two labels,
+        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+        ``{1, 2}``, ``True``, the later string in sorted order); set it when
+        that is not the positive class, e.g. ``pos_label="correct"`` with
+        labels ``"correct"`` / ``"incorrect"``.
 
     Attributes
     ----------
@@ -78,8 +85,8 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         scale above it). A confidence of exactly 1.0 thus gets a logit of a
         few units, not 27.6, and cannot flatten the slope by leverage.
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``; column 1 of :meth:`predict_proba` is the probability that
-        the answer is correct.
+        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+        or only 1s). :meth:`predict_proba` columns follow this order.
     n_features_in_ : int
         Always 1.
     feature_names_in_ : ndarray of shape (1,)
@@ -135,15 +142,24 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
         "input": [StrOptions({"probability", "logit"})],
         "target_smoothing": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, input="probability", target_smoothing=False, max_iter=100):
+    def __init__(
+        self,
+        input="probability",
+        target_smoothing=False,
+        max_iter=100,
+        *,
+        pos_label=None,
+    ):
         self.input = input
         self.target_smoothing = target_smoothing
         self.max_iter = max_iter
+        self.pos_label = pos_label
 
     def _scores(self, h, w=None):
         """The input scores, or the logits of probabilities clipped at a
@@ -164,7 +180,8 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             One confidence (or score) per row; see ``input``.
         y : array-like of shape (n_samples,)
-            Binary labels, 1 = the answer is correct.
+            Two classes of any type (1 / 0, bool, strings, ...); the
+            confidence is the probability of ``pos_label``.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; zero drops a row, an integer repeats it.
 
@@ -212,7 +229,6 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.coef_ = np.array([[float(np.ldexp(x[0], -k))]])
         self.intercept_ = np.array([float(x[1])])
         self.n_iter_ = int(res.nit)
-        self.classes_ = np.array([0, 1])
         return self
 
     def _calibrated(self, X):

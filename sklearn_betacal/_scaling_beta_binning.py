@@ -109,11 +109,19 @@ class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
         raw confidence as in Eq. 5, or its logit clipped at a data-aware
         level (see :class:`PlattScaler`), which can follow an accuracy curve
         that is flat and then steep. Ignored for an estimator ``scaler``.
+    pos_label : label, default=None
+        The class of ``y`` that the confidence is the probability of (the
+        "correct" one). ``None`` means the greater of the two labels,
+        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+        ``{1, 2}``, ``True``, the later string in sorted order); set it when
+        that is not the positive class, e.g. ``pos_label="correct"`` with
+        labels ``"correct"`` / ``"incorrect"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+        or only 1s). :meth:`predict_proba` columns follow this order.
     scaler_ : estimator
         The scaler fitted on D1. For ``"hierarchical"`` and ``"pooled"`` it
         takes ``X = [h, cell id]`` and ``h`` respectively.
@@ -178,6 +186,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
     """
 
     _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
         **BetaBinningCalibrator._parameter_constraints,
         "scaler": [
             StrOptions({"hierarchical", "pooled"}),
@@ -201,6 +210,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         split=0.5,
         nu="auto",
         covariate="confidence",
+        *,
+        pos_label=None,
     ):
         super().__init__(
             partitioner=partitioner,
@@ -210,6 +221,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             confidence_column=confidence_column,
             delta=delta,
             random_state=random_state,
+            pos_label=pos_label,
         )
         self.scaler = scaler
         self.split = split

@@ -81,11 +81,19 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         the default ``PlattScaler``.
     random_state : int, RandomState instance or None, default=None
         Controls the ``D1``/``D2`` split and the tie-breaking noise.
+    pos_label : label, default=None
+        The class of ``y`` that the confidence is the probability of (the
+        "correct" one). ``None`` means the greater of the two labels,
+        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+        ``{1, 2}``, ``True``, the later string in sorted order); set it when
+        that is not the positive class, e.g. ``pos_label="correct"`` with
+        labels ``"correct"`` / ``"incorrect"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``.
+        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+        or only 1s). :meth:`predict_proba` columns follow this order.
     scaler_ : estimator
         The fitted scaler (the frozen one as given, if frozen).
     n_bins_ : int
@@ -157,6 +165,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
     """
 
     _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
         "scaler": [HasMethods(["fit", "predict_proba"]), None],
         "n_bins": [Interval(Integral, 1, None, closed="left"), None],
         "points_per_bin": [Interval(Integral, 1, None, closed="left"), None],
@@ -175,6 +184,8 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         delta=1e-10,
         input="probability",
         random_state=None,
+        *,
+        pos_label=None,
     ):
         self.scaler = scaler
         self.n_bins = n_bins
@@ -183,6 +194,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self.delta = delta
         self.input = input
         self.random_state = random_state
+        self.pos_label = pos_label
 
     @_fit_context(
         # the scaler is validated by its own fit
@@ -196,7 +208,8 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         X : array-like of shape (n_samples,) or (n_samples, 1)
             Confidences (see ``input``).
         y : array-like of shape (n_samples,)
-            1 if the answer was correct, else 0 (or bool).
+            Two classes of any type (1 / 0, bool, strings, ...); the
+            confidence is the probability of ``pos_label``.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative frequency weights (see Notes).
 
@@ -260,7 +273,6 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         # mean of the scaled values themselves (targets t = g, as in Alg. 3).
         table = umd_fit(tie_break(g2, delta, rng), g2, sw2, B, delta=delta, raw=g2)
 
-        self.classes_ = np.array([0, 1])
         self.scaler_ = scaler
         self.n_bins_ = B
         self.bin_edges_ = table.edges

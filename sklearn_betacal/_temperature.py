@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import binary_predict, binary_proba, positive_index
 from ._compat import StrOptions, _fit_context
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
@@ -115,6 +116,10 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         ``temperature_`` is set to that bound and a ``ConvergenceWarning`` is
         raised; see Notes.
 
+    pos_label : label, default=None
+        For one confidence per row: the class of ``y`` that the confidence is
+        the probability of. ``None`` means the greater of the two labels,
+        ``classes_[1]``. Not used with an ``(n, K)`` matrix.
     Attributes
     ----------
     temperature_ : float
@@ -123,7 +128,8 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Number of derivative evaluations (passes over the data) of the fit.
     classes_ : ndarray
-        ``[0, 1]`` for one confidence per row. For an ``(n, K)`` matrix:
+        The two sorted labels of ``y`` for one confidence per row (any two
+        classes; see ``pos_label``). For an ``(n, K)`` matrix:
         ``arange(K)`` when ``y`` holds integer column indices, else the
         ``K`` sorted distinct labels of ``y`` (column ``k`` is
         ``classes_[k]``).
@@ -208,13 +214,17 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
         "input": [StrOptions({"probability", "logit"})],
         "temperature_bounds": [tuple],
     }
 
-    def __init__(self, input="probability", temperature_bounds=(0.05, 20.0)):
+    def __init__(
+        self, input="probability", temperature_bounds=(0.05, 20.0), *, pos_label=None
+    ):
         self.input = input
         self.temperature_bounds = temperature_bounds
+        self.pos_label = pos_label
 
     def _bracket(self):
         """Validated ``(beta_lo, beta_hi) = (1/tau_max, 1/tau_min)``."""
@@ -270,8 +280,9 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             One confidence (or score) per row, or a matrix of ``K`` class
             probabilities (or logits) per row; see ``input``.
         y : array-like of shape (n_samples,)
-            Binary labels ``{0, 1}`` (1 = correct answer) for one confidence
-            per row; class labels for a matrix (see ``classes_``).
+            For one confidence per row, two classes of any type (the
+            confidence is the probability of ``pos_label``); class labels for
+            a matrix (see ``classes_``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; zero drops a row, an integer repeats it.
 
@@ -286,8 +297,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         sw = None
         if sample_weight is not None:
             sw = check_weights(sample_weight, s.shape[0], max_total=np.inf)
-        if s.ndim == 1:
-            self.classes_ = np.array([0, 1])
+        if s.ndim == 1:  # classes_ set by validate_confidence_data
             t = _scaling.binary_margins(s, y)
             beta, n_iter, status = _scaling.fit_inverse_temperature_binary(
                 t, sw, lo, hi
@@ -343,14 +353,13 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         -------
         proba : ndarray of shape (n_samples, 2) or (n_samples, K)
             Column ``k`` is the probability of ``classes_[k]``; for binary
-            input column 1 is the probability that the answer is correct.
+            input the column of ``pos_label`` is the calibrated confidence.
         """
         check_is_fitted(self)
         s, before, _ = self._validate(X, reset=False)
         beta = 1.0 / self.temperature_
         if s.ndim == 1:
-            p = _scaling.sigmoid_scaled(s, beta)
-            return np.column_stack([1.0 - p, p])
+            return binary_proba(self, _scaling.sigmoid_scaled(s, beta))
         return _scaling.softmax_scaled(s, beta, before.argmax(axis=1))
 
     def predict(self, X):
@@ -369,8 +378,8 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         proba = self.predict_proba(X)
-        if proba.shape[1] == 2 and self.n_features_in_ == 1:
-            return self.classes_[(proba[:, 1] > 0.5).astype(np.intp)]
+        if self.n_features_in_ == 1:
+            return binary_predict(self, proba[:, positive_index(self)])
         return self.classes_[proba.argmax(axis=1)]
 
     def __sklearn_tags__(self):

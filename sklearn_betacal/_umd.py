@@ -55,11 +55,19 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the tie-breaking noise. The same seed gives byte-identical
         fits.
+    pos_label : label, default=None
+        The class of ``y`` that the confidence is the probability of (the
+        "correct" one). ``None`` means the greater of the two labels,
+        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+        ``{1, 2}``, ``True``, the later string in sorted order); set it when
+        that is not the positive class, e.g. ``pos_label="correct"`` with
+        labels ``"correct"`` / ``"incorrect"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-        ``[0, 1]``: incorrect, correct.
+        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+        or only 1s). :meth:`predict_proba` columns follow this order.
     n_bins_ : int
         Number of bins actually used (see Notes for when it is reduced).
     bin_edges_ : ndarray of shape (`n_bins_` - 1,)
@@ -141,6 +149,7 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
         "n_bins": [Interval(Integral, 1, None, closed="left"), None],
         "points_per_bin": [Interval(Integral, 1, None, closed="left"), None],
         "delta": [Interval(Real, 0, None, closed="left")],
@@ -155,12 +164,15 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         delta=1e-10,
         input="probability",
         random_state=None,
+        *,
+        pos_label=None,
     ):
         self.n_bins = n_bins
         self.points_per_bin = points_per_bin
         self.delta = delta
         self.input = input
         self.random_state = random_state
+        self.pos_label = pos_label
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -171,7 +183,8 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             Confidences (see ``input``).
         y : array-like of shape (n_samples,)
-            1 if the answer was correct, else 0 (or bool).
+            Two classes of any type (1 / 0, bool, strings, ...); the
+            confidence is the probability of ``pos_label``.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative frequency weights (see Notes).
 
@@ -196,7 +209,6 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         delta = float(self.delta)
         table = umd_fit(tie_break(h, delta, rng), y, sw, B, delta=delta, raw=h)
-        self.classes_ = np.array([0, 1])
         self.n_bins_ = B
         self.bin_edges_ = table.edges
         self.bin_values_ = table.values

@@ -10,6 +10,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import validate_data
 
 INPUT_KINDS = ("probability", "logit")
@@ -20,12 +21,16 @@ def require_labels(estimator, y):
     if y is None:
         raise ValueError(
             f"{type(estimator).__name__} requires y to be passed, but the target "
-            "y is None: pass the 0/1 correctness labels of the calibration set."
+            "y is None: pass the correctness labels of the calibration set."
         )
 
 
 def check_binary_labels(y, *, name="y"):
-    """Return ``y`` as a float64 array of zeros and ones.
+    """Return ``y`` as a float64 array of zeros and ones (metrics, the CLI).
+
+    For inputs where 1 must already mean "correct": a metric's ``y_true`` and
+    the CLI's label column. Estimators take labels of any two classes through
+    :func:`encode_binary_labels` instead.
 
     Accepts ``{0, 1}`` (any numeric dtype, also an object array of numbers) or
     bool. Anything else raises a ``ValueError`` that says which values were
@@ -75,6 +80,78 @@ def check_binary_labels(y, *, name="y"):
             "multiclass logits use TemperatureScaler with an (n, K) matrix."
         )
     return y
+
+
+def encode_binary_labels(y, *, pos_label=None, name="y"):
+    """Encode labels of any two classes as 0/1 targets "is the positive class".
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Two distinct labels of any type: ``{0, 1}``, ``{-1, 1}``, ``{1, 2}``,
+        bool, strings, ...
+    pos_label : label, default=None
+        The class whose probability the confidence is (the "correct" one).
+        ``None`` means the greater label, ``classes[1]``, as in scikit-learn.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    t : ndarray of shape (n,), float64
+        1.0 where ``y == pos_label``, else 0.0.
+    classes : ndarray of shape (2,)
+        The two labels, sorted (``np.unique``), in ``y``'s dtype. A ``y``
+        with a single class is completed to its usual pair when that pair is
+        evident: ``{0, 1}`` for 0 or 1, ``{-1, 1}`` for -1, ``{False,
+        True}`` for a bool; any other single label is an error, since the
+        other class cannot be named.
+
+    Errors use scikit-learn's own wording: "Only binary classification is
+    supported." for more than two classes, "Unknown label type: ..." for
+    continuous or multi-output targets, "Input y contains NaN." for NaN.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in y):
+        y = y.astype(np.float64)
+    y_type = type_of_target(y, input_name=name, raise_unknown=True)
+    if y_type == "multiclass":
+        found = np.unique(y)
+        raise ValueError(
+            "Only binary classification is supported. The type of the target is "
+            f"multiclass: {name} has {found.shape[0]} classes, e.g. "
+            f"{found[:5].tolist()}. Encode whether each answer is correct, or "
+            "calibrate a multiclass classifier with "
+            "CalibratedClassifier(clf, calibrator, multiclass='top-label')."
+        )
+    if y_type != "binary":
+        raise ValueError(
+            f"Unknown label type: {y_type}. {name} must hold two classes (e.g. "
+            "correct / incorrect as 1 / 0, True / False or two strings), one "
+            "label per row."
+        )
+    classes = np.unique(y)
+    if classes.shape[0] == 1:
+        only = classes[0]
+        pairs = {0: [0, 1], 1: [0, 1], -1: [-1, 1]}
+        if y.dtype == bool:
+            classes = np.array([False, True])
+        elif y.dtype.kind in "uif" and only in pairs:
+            classes = np.asarray(pairs[int(only)], dtype=y.dtype)
+        else:
+            raise ValueError(
+                f"{name} has the single class {classes.tolist()[0]!r}: the other class "
+                "cannot be named. Pass labels with both classes, or 0/1 (bool) labels."
+            )
+    pos = classes[1] if pos_label is None else pos_label
+    if pos_label is not None and not np.any(classes == pos_label):
+        raise ValueError(
+            f"pos_label={pos_label!r} is not a label of {name}; its labels are "
+            f"{classes.tolist()}."
+        )
+    return (y == pos).astype(np.float64), classes
 
 
 def check_confidence(h, *, input="probability", name="X"):
@@ -127,7 +204,8 @@ def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"
     a one-column DataFrame; numeric object arrays are converted), records
     ``n_features_in_`` (always 1) and ``feature_names_in_`` through
     scikit-learn's ``validate_data``, and returns the confidences as a float64
-    vector (plus ``y`` as 0/1 floats when given).
+    vector (plus ``y`` as 0/1 floats when given, setting ``classes_``: see
+    :func:`fit_binary_labels`).
     """
     if sp.issparse(X):
         raise TypeError(
@@ -152,7 +230,19 @@ def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"
             "ScalingBetaBinningCalibrator with a confidence_column."
         )
     h = check_confidence(X_arr, input=input)
-    return h if y is None else (h, check_binary_labels(y))
+    return h if y is None else (h, fit_binary_labels(estimator, y))
+
+
+def fit_binary_labels(estimator, y):
+    """Encode ``y`` for ``estimator.fit`` and set ``estimator.classes_``.
+
+    ``estimator.pos_label`` (``None``: the greater label) names the class the
+    confidence is the probability of; see :func:`encode_binary_labels`.
+    """
+    t, estimator.classes_ = encode_binary_labels(
+        y, pos_label=getattr(estimator, "pos_label", None)
+    )
+    return t
 
 
 def split_confidence_features(X, confidence_column=0):
@@ -410,6 +500,8 @@ __all__ = [
     "check_n_bins",
     "check_weights",
     "native",
+    "encode_binary_labels",
+    "fit_binary_labels",
     "require_labels",
     "split_confidence_features",
     "validate_confidence_data",

@@ -35,11 +35,6 @@ from sklearn_betacal import (
 from sklearn_betacal._validation import check_confidence
 
 # -- causes, each worded once -------------------------------------------------
-LABELS_01 = (
-    "labels must be 0/1 or bool ('is this answer correct', DESIGN.md data "
-    "conventions); the check fits labels {1, 2}, strings or more than two "
-    "classes and expects other behaviour"
-)
 ONE_CONFIDENCE_COLUMN = (
     "a confidence-only calibrator takes exactly one confidence per row and "
     "rejects X with several columns with a ValueError; the check passes several"
@@ -75,10 +70,6 @@ KEEPS_ARGMAX = (
 OWN_ARGMAX = (
     "by design: the predictions are the model's own argmax (invariance "
     "theorem), not the single class seen in y"
-)
-ONE_COLUMN_BINARY = (
-    "by design: one column is the binary 'answer correct' contract (y in "
-    "{0, 1}); the check passes 3 classes with one column"
 )
 KDTREE_WEIGHTS = (
     "the default kd-tree is fitted without weights (its median splits move "
@@ -201,21 +192,14 @@ _BINNING = {  # UMDBinner and ScalingBinningCalibrator
             "check_estimators_nan_inf",
             "check_sample_weight_equivalence_on_dense_data",
             "check_sample_weights_not_overwritten",
-            "check_sample_weights_pandas_series",
             "check_sample_weights_shape",
         ],
         ONE_CONFIDENCE_COLUMN,
     ),
-    **dict.fromkeys(
-        [
-            "check_classifier_data_not_an_array",
-            "check_classifier_not_supporting_multiclass",
-            "check_classifiers_classes",
-            "check_estimators_dtypes",
-            "check_sample_weights_not_an_array",
-        ],
-        LABELS_01,
-    ),
+    # a multiclass y is refused with scikit-learn's "Only binary
+    # classification is supported." (tests/test_labels.py), but the check
+    # fits multi-column X, which is refused first
+    "check_classifier_not_supporting_multiclass": ONE_CONFIDENCE_COLUMN,
 }
 _PLATT = {
     **_CONFIDENCE_ONLY,
@@ -230,16 +214,6 @@ _PLATT = {
         ],
         ONE_CONFIDENCE_COLUMN,
     ),
-    **dict.fromkeys(
-        [
-            "check_classifier_data_not_an_array",
-            "check_classifiers_classes",
-            "check_estimators_dtypes",
-            "check_sample_weights_not_an_array",
-            "check_sample_weights_pandas_series",
-        ],
-        LABELS_01,
-    ),
 }
 _TEMPERATURE = {
     **dict.fromkeys(
@@ -253,24 +227,14 @@ _TEMPERATURE = {
     ),
     "check_classifiers_train": KEEPS_ARGMAX,
     "check_classifiers_one_label": OWN_ARGMAX,
-    "check_fit2d_1feature": ONE_COLUMN_BINARY,
 }
-_GROUP_LABELS = dict.fromkeys(
-    [
-        "check_classifier_data_not_an_array",
-        "check_classifiers_classes",
-        "check_estimators_dtypes",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_not_overwritten",
-        "check_sample_weights_pandas_series",
-        "check_sample_weights_shape",
-    ],
-    LABELS_01,
-)
 _PROBABILITY_CHECKS = [
+    "check_classifier_data_not_an_array",
+    "check_classifiers_classes",
     "check_classifiers_train",
     "check_dict_unchanged",
     "check_dont_overwrite_parameters",
+    "check_estimators_dtypes",
     "check_estimators_fit_returns_self",
     "check_estimators_overwrite_params",
     "check_estimators_pickle",
@@ -286,21 +250,23 @@ _PROBABILITY_CHECKS = [
     "check_pipeline_consistency",
     "check_positive_only_tag_during_fit",
     "check_readonly_memmap_input",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series",
+    "check_sample_weights_shape",
 ]
 _ANY_SCORE_BB = {
-    **_GROUP_LABELS,
     "check_sample_weight_equivalence_on_dense_data": KDTREE_WEIGHTS,
 }
 _BB = {**_ANY_SCORE_BB, **dict.fromkeys(_PROBABILITY_CHECKS, PROBABILITY_COLUMN)}
 _SBB = {
-    **_GROUP_LABELS,
     # check_all_zero_sample_weights_error passes since the group base checks
     # the weights before the confidences
     **dict.fromkeys(_PROBABILITY_CHECKS, PROBABILITY_COLUMN),
     "check_sample_weight_equivalence_on_dense_data": SPLIT_DRAWS_ROWS,
 }
-# check_fit2d_1feature passes since the group base names the one-feature error
-_HLS = _GROUP_LABELS
+# HierarchicalLogisticScaler passes every check: labels of any two classes are
+# accepted and the group base names the one-feature error
 
 #: class -> {check name: reason}; classes not listed must pass every check.
 XFAIL = {
@@ -310,7 +276,6 @@ XFAIL = {
     ScalingBinningCalibrator: _BINNING,
     BetaBinningCalibrator: _BB,
     _AnyScoreBB: _ANY_SCORE_BB,
-    HierarchicalLogisticScaler: _HLS,
     ScalingBetaBinningCalibrator: _SBB,
 }
 

@@ -474,8 +474,8 @@ def test_beta_binning_rejects_bad_partitioner_output_at_predict():
         ({}, {"X": "one_column"}, r"1 feature\(s\)"),
         ({}, {"y": "multiclass"}, "Only binary classification"),
         ({}, {"y": "continuous"}, "Unknown label type"),
-        ({}, {"y": "strings"}, "Unknown label type: non-numeric"),
-        ({}, {"y": "twelve"}, r"\{0, 1\}"),
+        ({}, {"y": "one_string"}, "single class 'spam'"),
+        ({"pos_label": 7}, {}, "pos_label=7 is not a label of y"),
         ({}, {"w": "zeros"}, "non-zero"),
         ({}, {"w": "negative"}, "negative"),
         ({"points_per_bin": "auto"}, {}, "set epsilon"),
@@ -501,10 +501,8 @@ def test_beta_binning_clear_errors(params, fit_kwargs, match):
         y = np.arange(200) % 3
     elif bad == "continuous":
         y = np.linspace(0, 1, 200)
-    elif bad == "strings":
-        y = np.where(y == 1, "yes", "no")
-    elif bad == "twelve":
-        y = y + 1
+    elif bad == "one_string":
+        y = np.full(200, "spam")
     bad = fit_kwargs.get("w")
     if bad == "zeros":
         w = np.zeros(200)

@@ -329,7 +329,8 @@ def test_umd_too_many_bins_warns_and_reduces():
         ({"input": "score"}, [0.5, 0.6], [0, 1], "input"),
         ({}, [0.5, 1.5], [0, 1], "outside \\[0, 1\\]"),
         ({}, [0.5, np.nan], [0, 1], "NaN"),
-        ({}, [0.5, 0.6], [0, 2], "binary"),
+        ({}, [0.5, 0.6, 0.7], [0, 1, 2], "Only binary classification"),
+        ({}, [0.5, 0.6], ["spam", "spam"], "single class 'spam'"),
         ({}, [[0.5, 1.0], [0.6, 2.0]], [0, 1], "one confidence per row"),
     ],
 )

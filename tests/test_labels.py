@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: MIT
+"""Labels of any kind in every calibrator: classes_, pos_label, errors."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    GroupColumnPartitioner,
+    HierarchicalLogisticScaler,
+    PlattScaler,
+    ScalingBetaBinningCalibrator,
+    ScalingBinningCalibrator,
+    TemperatureScaler,
+    UMDBinner,
+)
+from sklearn_betacal._validation import encode_binary_labels
+
+CONFIDENCE_ONLY = [
+    UMDBinner(n_bins=5, random_state=0),
+    PlattScaler(),
+    TemperatureScaler(),
+    ScalingBinningCalibrator(n_bins=5, random_state=0),
+]
+GROUPED = [
+    BetaBinningCalibrator(GroupColumnPartitioner(), points_per_bin=50, random_state=0),
+    HierarchicalLogisticScaler(GroupColumnPartitioner()),
+    ScalingBetaBinningCalibrator(
+        GroupColumnPartitioner(), points_per_bin=50, random_state=0
+    ),
+]
+ALL = CONFIDENCE_ONLY + GROUPED
+
+
+def _data(n=1200, seed=0):
+    rng = np.random.default_rng(seed)
+    h = rng.uniform(size=n)
+    group = rng.integers(0, 2, size=n)
+    correct = rng.uniform(size=n) < h ** np.where(group == 0, 2.0, 0.7)
+    return h, np.column_stack([h, group]), correct
+
+
+def _X(est, h, X):
+    return X if est in GROUPED or hasattr(est, "confidence_column") else h
+
+
+# (labels for [incorrect, correct], pos_label needed to name "correct")
+ENCODINGS = [
+    (np.array([0, 1]), None),
+    (np.array([False, True]), None),
+    (np.array([-1, 1]), None),
+    (np.array([1, 2]), None),
+    (np.array(["no", "yes"]), None),
+    (np.array(["ham", "spam"], dtype=object), None),
+    (np.array([1.0, 0.0]), 0.0),
+    (np.array(["incorrect", "correct"]), "correct"),
+]
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "labels,pos_label", ENCODINGS, ids=lambda v: repr(v)[:30] if v is not None else ""
+)
+def test_labels_any_two_classes_same_calibration(est, labels, pos_label):
+    h, X, correct = _data()
+    Xe = _X(est, h, X)
+    reference = clone(est).fit(Xe, correct.astype(int))
+    p_ref = reference.predict_proba(Xe)[:, 1]
+
+    model = clone(est).set_params(pos_label=pos_label).fit(Xe, labels[correct * 1])
+    assert_array_equal(model.classes_, np.unique(labels))
+    assert model.classes_.dtype == labels.dtype
+    P = model.predict_proba(Xe)
+    col = list(model.classes_).index(labels[1])
+    # the same fit: the column of the "correct" label is the 0/1 fit's column 1
+    assert_allclose(P[:, col], p_ref, rtol=1e-12)
+    assert_allclose(P.sum(axis=1), 1.0)
+    assert_array_equal(model.predict(Xe), np.where(p_ref > 0.5, labels[1], labels[0]))
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+def test_labels_more_than_two_classes_sklearn_wording(est):
+    h, X, correct = _data(n=300)
+    y = np.arange(300) % 3
+    with pytest.raises(ValueError, match="Only binary classification is supported"):
+        clone(est).fit(_X(est, h, X) if est not in CONFIDENCE_ONLY else h, y)
+    with pytest.raises(ValueError, match="multiclass='top-label'"):
+        clone(est).fit(_X(est, h, X), y)
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+def test_labels_pos_label_not_a_label(est):
+    h, X, correct = _data(n=300)
+    y = np.where(correct, "yes", "no")
+    with pytest.raises(ValueError, match=r"pos_label='maybe' is not a label of y"):
+        clone(est).set_params(pos_label="maybe").fit(_X(est, h, X), y)
+
+
+@pytest.mark.parametrize(
+    "y,classes",
+    [
+        ([1, 1, 1], [0, 1]),
+        ([0, 0], [0, 1]),
+        ([-1, -1], [-1, 1]),
+        ([True, True], [False, True]),
+    ],
+)
+def test_encode_binary_labels_single_class_completed(y, classes):
+    t, found = encode_binary_labels(np.asarray(y))
+    assert_array_equal(found, classes)
+    assert_array_equal(t, np.asarray(y) == classes[1])
+
+
+def test_encode_binary_labels_errors():
+    with pytest.raises(ValueError, match="single class 'spam'"):
+        encode_binary_labels(np.array(["spam", "spam"]))
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        encode_binary_labels(np.array([0.2, 0.7]))
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        encode_binary_labels(np.array([0.0, np.nan, 1.0]))
+
+
+def test_hierarchical_decision_function_follows_classes():
+    h, X, correct = _data()
+    est = HierarchicalLogisticScaler(GroupColumnPartitioner())
+    up = clone(est).fit(X, correct)
+    down = clone(est).set_params(pos_label=False).fit(X, ~correct)
+    # the same model: "correct" is True in one, False in the other
+    assert_allclose(up.decision_function(X), -down.decision_function(X))
+    assert_array_equal(up.decision_function(X) > 0, up.predict(X) == up.classes_[1])
+    assert_array_equal(
+        down.decision_function(X) > 0, down.predict(X) == down.classes_[1]
+    )
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+def test_labels_pos_label_survives_construction_and_clone(est):
+    made = type(est)(pos_label="correct")
+    assert made.get_params()["pos_label"] == "correct"
+    assert clone(made).pos_label == "correct"
+    h, X, correct = _data(n=400)
+    y = np.where(correct, "correct", "wrong")
+    fitted = clone(est).set_params(pos_label="correct").fit(_X(est, h, X), y)
+    assert_array_equal(fitted.classes_, ["correct", "wrong"])
