@@ -150,6 +150,27 @@ def test_calibrated_top_label(digits_split):
     assert_array_equal(model.classes_, clf.classes_)
 
 
+def test_calibrated_one_line_beta_multiclass_frozen(digits_split):
+    # the one line, on a fitted 10-class model with string labels
+    clf, Xc, yc, Xt, _ = digits_split
+    model = CalibratedClassifier(
+        FrozenEstimator(clf),
+        BetaBinningCalibrator(partitioner=KDTreePartitioner(max_depth=1)),
+    ).fit(Xc, yc)
+    assert_array_equal(model.classes_, clf.classes_)
+    assert model.multiclass_ == "top-label"
+    P = model.predict_proba(Xt)
+    assert_allclose(P.sum(1), 1.0, rtol=1e-12)
+    top = clf.predict_proba(Xt).argmax(1)
+    conf = P[np.arange(len(top)), top]
+    keep = conf >= 0.1
+    assert_array_equal(model.predict(Xt)[keep], clf.classes_[top[keep]])
+    bb = model.calibrated_classifiers_[0]["calibrators"][0]
+    # beta over the model's own 64 pixel inputs, the confidence in column 0
+    assert bb.n_features_in_ == 65
+    assert bb.n_cells_fitted_ + bb.n_cells_fallback_ >= 1
+
+
 def test_calibrated_top_label_by_class_is_predicted_class_cell(digits_split):
     # top-label beta-binning with the predicted class as the cell equals
     # BetaBinningCalibrator with a GroupColumnPartitioner on that class
