@@ -27,6 +27,7 @@ _LAZY = {
     "GroupColumnPartitioner": "._partition",
     "ClusterPartitioner": "._partition",
     "CrossPartitioner": "._partition",
+    "CalibrationTreePartitioner": "._partition",
     "BetaBinningCalibrator": "._beta_binning",
     "CalibratedClassifier": "._calibrated",
     "HierarchicalLogisticScaler": "._hierarchical",

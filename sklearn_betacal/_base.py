@@ -224,7 +224,8 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     - supervised -- its tags say it needs ``y``
       (``__sklearn_tags__().target_tags.required``, scikit-learn's own marker
       of a supervised estimator): ``fit(Z, y, confidence=h,
-      sample_weight=w)``, each keyword only if its ``fit`` takes it. If it
+      sample_weight=w, points_per_bin=b)``, each keyword only if its
+      ``fit`` takes it (``points_per_bin`` only when it is an int). If it
       also has ``honest_split(n_rows, random_state) -> (grow_rows,
       bin_rows)``, it is fitted on ``grow_rows`` only and the calibrator
       (step 4) sees only ``bin_rows``: the cells are fixed before the rows
@@ -354,6 +355,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             kwargs["confidence"] = h[grow]
         if sample_weight is not None and _fit_takes(part, "sample_weight"):
             kwargs["sample_weight"] = sample_weight[grow]
+        b = getattr(self, "points_per_bin", None)
+        if isinstance(b, Integral) and _fit_takes(part, "points_per_bin"):
+            # the leaf minimum of a learned tree follows the bins it must hold
+            kwargs["points_per_bin"] = int(b)
         self.partitioner_ = part.fit(take_rows(Z, grow), y[grow], **kwargs)
         return rows
 

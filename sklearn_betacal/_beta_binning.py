@@ -13,6 +13,7 @@ proxy targets ``t``. The input side (confidence column, partition features,
 weights, the partitioner) is the group-calibrator template of ``_base``.
 """
 
+import warnings
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -28,6 +29,7 @@ from ._base import (
     resolve_n_bins,
 )
 from ._compat import HasMethods, Interval, StrOptions
+from ._kernels import _fallback
 from ._kernels._binning import (
     CellTables,
     UMDTable,
@@ -157,7 +159,11 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         features of the calibration rows; pass
         ``sklearn.frozen.FrozenEstimator(fitted)`` to use an already-fitted
         one as is (the paper fits the kd-tree on a separate unlabeled split).
-        ``None`` means ``KDTreePartitioner()``.
+        ``None`` means ``KDTreePartitioner()``. A supervised partitioner
+        (:class:`CalibrationTreePartitioner`) gets the labels, confidences,
+        weights and ``points_per_bin``, and is grown on the rows of its
+        ``honest_split`` only; the other rows are binned, so that beta is
+        fixed before the binned labels are seen (Thm 3.1).
     points_per_bin : int >= 2 or "auto", default=50
         Minimum number of points per bin ``b``. ``"auto"`` takes the smallest
         ``b`` whose Thm 3.1 bound reaches ``epsilon``
@@ -167,7 +173,8 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         Target calibration error of Thm 3.1; required by, and only used with,
         ``points_per_bin="auto"``.
     alpha : float in (0, 1), default=0.1
-        Failure probability of the guarantee, for ``points_per_bin="auto"``.
+        Failure probability of the guarantee, for ``points_per_bin="auto"``
+        and ``epsilon_``.
     confidence_column : int or str, default=0
         Position of the confidence column in ``X``, or its name when ``X`` is
         a DataFrame. The other columns are the partition features, passed to
@@ -204,16 +211,38 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         b)`` bins (at least one). A named tuple ``(edges, values, counts,
         delta)``, see :mod:`sklearn_betacal._kernels._binning`.
     cell_tables_ : mapping of int to UMDTable
-        ``G[s]`` for every cell ``s`` with at least ``2 b`` points (total
+        ``G[s]`` for every cell ``s`` with at least ``b`` points (total
         weight), with ``B = floor(n_s / b)`` bins. A read-only, dict-like
         view of ``tables_`` (a table is sliced out when it is looked up).
     tables_ : CellTables
         All calibrators stacked, for prediction in one pass: table 0 is
         ``root_``, table ``i + 1`` the ``i``-th cell of ``cell_tables_`` in
-        increasing cell id (see :mod:`sklearn_betacal._kernels._binning`).
+        increasing cell id, then one table per ancestor region in
+        ``fallback_to_`` in increasing node id (see
+        :mod:`sklearn_betacal._kernels._binning`).
     fallback_cells_ : ndarray of int64
-        Cells seen in ``fit`` with fewer than ``2 b`` points; their rows are
-        calibrated by ``root_``.
+        Cells seen in ``fit`` with fewer than ``b`` points.
+    fallback_to_ : ndarray of int64, aligned with ``fallback_cells_``
+        What calibrates each of them: the node id (in the partitioner's tree,
+        see ``cell_ancestors``) of the nearest ancestor region with at least
+        ``b`` points, whose binning is fitted on the rows of all the leaves
+        below it; ``-1`` for the root calibrator (no such ancestor, or a
+        partitioner without a hierarchy).
+    cells_ : ndarray of int64
+        The cell ids seen in ``fit`` (``-1`` excluded), sorted.
+    epsilon_ : ndarray of float64, aligned with ``cells_``
+        The Thm 3.1 bound that holds for each cell's rows at level
+        ``alpha``: with probability at least ``1 - alpha``, simultaneously
+        for all cells, every bin of the calibrator serving the cell is within
+        ``epsilon_`` of that bin's true accuracy. Computed from the serving
+        table's smallest bin of ``m`` points (``m - 1`` averaged labels, the
+        table's ``counts``) and the total number of bins ``M`` of all
+        tables: ``sqrt(log(2 M / alpha) / (2 (m - 1)))`` (plus ``nu_`` for
+        proxies), Thm 3.1 with the actual bin sizes. For a fallback cell the
+        bound is over the serving region (ancestor or root), not the cell
+        alone.
+    epsilon_root_ : float
+        The same bound for the root calibrator (rows with cell ``-1``).
     n_cells_fitted_ : int
         ``len(cell_tables_)``.
     n_cells_fallback_ : int
@@ -238,14 +267,18 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
     is within ``epsilon = sqrt(log(2N / (b alpha)) / (2 (b - 1)))`` of the
     true accuracy of its bin, in every cell simultaneously.
 
-    **Small cells.** A cell with fewer than ``2 b`` points (total sample
-    weight) is not given its own binning: it falls back to the root
-    calibrator (the partitioner interface has no notion of a parent cell).
-    It is listed in ``fallback_cells_`` and counted in
-    ``n_cells_fallback_``; this is never an error. So every per-cell
-    calibrator has at least two bins; a cell that is too small to split its
-    confidences is better served by the whole-data bins than by one
-    constant.
+    **Small cells.** A cell with at least ``b`` points gets its own binning
+    (Thm 3.1's condition; between ``b`` and ``2 b`` points that is a single
+    bin, the cell's accuracy). A smaller cell falls back to the nearest
+    ancestor region with at least ``b`` points when the partitioner has a
+    hierarchy (a ``cell_ancestors()`` method: :class:`KDTreePartitioner`,
+    :class:`CalibrationTreePartitioner`), else to the root calibrator. It is
+    listed in ``fallback_cells_`` (what serves it in ``fallback_to_``) and
+    ``fit`` warns with the numbers of rows and cells that fell back: their
+    bound (``epsilon_``) holds for the serving region, not for the cell.
+    With ``points_per_bin="auto"``, a ``b`` so large that *every* cell would
+    fall back to the root (beta-binning silently turned into plain UMD) is an
+    error that says what to change.
 
     **Cell -1 and unseen cells.** Rows whose cell id is ``-1`` (outside
     every bounded kd-tree leaf) or a cell that no calibration row fell in
@@ -366,7 +399,7 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
 
     # ---------------------------------------------------------------- binning
     def _fit_binning(self, h, t, sample_weight, cells, rng):
-        """Alg. 1: root UMD on all rows, one UMD per cell with ``n_s >= 2b``.
+        """Alg. 1: root UMD on all rows, one UMD per cell with ``n_s >= b``.
 
         Parameters
         ----------
@@ -401,10 +434,12 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         # loads with skops; root_ and cell_tables_ are views of them
         self._root_table = umd_fit(h, t, sample_weight, n_root, delta=delta)._asdict()
 
-        # Alg. 1, lines 3-8: one UMD per non-empty cell s, B = floor(n_s / b);
-        # -1 is not a cell (those rows only enter the root).
+        # Alg. 1, lines 3-8: one UMD per cell s with n_s >= b (Thm 3.1's
+        # condition), B = floor(n_s / b); -1 is not a cell (those rows only
+        # enter the root). A smaller cell falls back to its nearest ancestor
+        # region with >= b points (tree partitions), else to the root.
         ids, n_rows, n_s, lut = _count_cells(cells, sample_weight)
-        fit = n_s >= 2 * b  # Thm 3.1 needs n_s >= b; see Notes
+        fit, serving, node_members = self._fallback_plan(ids, n_s, b)
         lut[:-1][fit] = np.arange(int(fit.sum()))  # the last slot: cell -1
         segment = lut[_cell_positions(cells, ids)]
         # capped as the root is (see resolve_n_bins and max_bins), so the
@@ -417,14 +452,100 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
             parts.append(
                 umd_fit_segments(h, t, sample_weight, segment, n_bins, delta=delta)
             )
+        # ancestor regions: one more table each, on the rows of the leaves
+        # below the node (rows are shared with their own cells' tables)
+        nodes = np.asarray(sorted(node_members), dtype=np.int64)
+        for node in nodes.tolist():
+            rows = np.isin(cells, node_members[node])
+            n_node = rows.sum() if sample_weight is None else sample_weight[rows].sum()
+            seg = np.where(rows, 0, -1)
+            n_b = max(int(n_node // b), 1)
+            n_b = min(n_b, max(int(rows.sum()), 1))
+            parts.append(umd_fit_segments(h, t, sample_weight, seg, [n_b], delta=delta))
         # a plain dict of arrays (loadable by skops); tables_ is a view of it
         self._tables = stack_tables(parts)._asdict()
-        fitted_ids = ids[fit]
-        self._set_routing(fitted_ids, np.arange(1, fitted_ids.shape[0] + 1))
+        n_own = int(fit.sum())
+        first = n_own + 1  # ancestor tables follow the cells' own tables
+        node_table = {v: first + k for k, v in enumerate(nodes.tolist())}
+        table = np.zeros(ids.shape[0], dtype=np.int64)
+        table[fit] = np.arange(1, n_own + 1)
+        up = ~fit & (serving >= 0)
+        table[up] = [node_table[int(v)] for v in serving[up]]
+        routed = fit | up
+        self._set_routing(ids[routed], table[routed])
+        self._n_own_tables = n_own
         self.fallback_cells_ = ids[~fit]
-        self.n_cells_fitted_ = int(fitted_ids.shape[0])
+        self.fallback_to_ = serving[~fit].astype(np.int64)
+        self.n_cells_fitted_ = n_own
         self.n_cells_fallback_ = int(self.fallback_cells_.shape[0])
+        self._cell_counts = n_s
+        self._set_epsilon(ids, table)
+        self._warn_fallback(cells, self.fallback_cells_, self.fallback_to_, b, ids.size)
         return self
+
+    def _fallback_plan(self, ids, n_s, b):
+        """``(own, serving, node_members)`` aligned with the cell ``ids``."""
+        n_ids = int(ids[-1]) + 1 if ids.shape[0] else 0
+        ancestors = self._cell_ancestors(n_ids)
+        if ancestors is None:
+            return n_s >= b, np.full(ids.shape[0], -1, dtype=np.int64), {}
+        weight = np.zeros(max(n_ids, len(ancestors)))
+        weight[ids] = n_s
+        own, serving, members = _fallback.fallback_plan(weight, b, ancestors)
+        return own[ids], serving[ids], members
+
+    def _cell_ancestors(self, n_ids):
+        """The partitioner's ``cell_ancestors()`` if it has one covering the ids."""
+        get = getattr(self.partitioner_, "cell_ancestors", None)
+        if not callable(get):
+            return None
+        ancestors = get()
+        return ancestors if len(ancestors) >= n_ids else None
+
+    def _set_epsilon(self, ids, table):
+        """Thm 3.1 per cell: ``epsilon_`` aligned with ``cells_``.
+
+        The union bound runs over every bin of every fitted table (root, cells,
+        ancestor regions), so the bounds hold simultaneously with probability
+        at least ``1 - alpha``. A table whose smallest bin averages ``c``
+        labels (``counts``: a bin of ``b`` points less its edge) gets
+        ``sqrt(log(2 n_bins / alpha) / (2 c)) + nu``.
+        """
+        tables = self.tables_
+        n_tables = tables.edge_start.shape[0] - 1
+        n_bins = int(tables.values.shape[0])
+        nu = float(getattr(self, "nu_", 0.0))
+        eps = np.empty(n_tables)
+        for j in range(n_tables):
+            c = float(np.min(tables.table(j).counts))
+            eps[j] = (
+                np.sqrt(np.log(2 * n_bins / self.alpha) / (2 * c)) + nu
+                if c > 0
+                else np.inf
+            )
+        self.cells_ = np.asarray(ids, dtype=np.int64)
+        self.epsilon_ = eps[table]
+        self.epsilon_root_ = float(eps[0])
+
+    def _warn_fallback(self, cells, fallback, to, b, n_cells):
+        if fallback.size == 0:
+            return
+        rows = np.isin(cells, fallback)
+        up = fallback[to >= 0]
+        n_up = int(np.isin(cells, up).sum())
+        n_root = int(rows.sum()) - n_up
+        warnings.warn(
+            f"{type(self).__name__}: {int(rows.sum())} calibration rows in "
+            f"{fallback.size} of {n_cells} cells have fewer than b={b} points "
+            "and get no binning of their own (Thm 3.1 needs b per cell): "
+            f"{n_up} rows in {up.size} cells use their nearest ancestor region "
+            f"with >= b points, {n_root} rows in {fallback.size - up.size} cells "
+            "the root binning. Their bound holds for that region, not for the "
+            "cell (see fallback_cells_, fallback_to_, epsilon_); lower "
+            "points_per_bin or use fewer, larger cells to keep it per cell.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _set_routing(self, cell_ids, table_index):
         """Route cell ``cell_ids[i]`` to table ``table_index[i]`` of ``tables_``.
@@ -462,7 +583,10 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
 
         A read-only dict-like view of ``tables_`` (see Attributes).
         """
-        return _CellTableView(self.tables_, self._route_cells, self._route_table)
+        own = self._route_table <= self._n_own_tables  # not ancestor regions
+        return _CellTableView(
+            self.tables_, self._route_cells[own], self._route_table[own]
+        )
 
     @property
     def tables_(self):
@@ -476,7 +600,30 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         self.points_per_bin_ = self._resolve_points_per_bin(float(total))
         rng = check_random_state(self.random_state)
         self._fit_binning(h, y, sample_weight, cells, rng)
+        self._check_auto_kept_cells(total)
         return self
+
+    def _check_auto_kept_cells(self, total):
+        """``points_per_bin="auto"`` must not silently turn BB into plain UMD."""
+        if self.points_per_bin != "auto" or self.cells_.size < 2:
+            return
+        if self.n_cells_fitted_ or np.any(self.fallback_to_ >= 0):
+            return
+        from .bounds import beta_binning_epsilon
+
+        largest = int(max(np.max(self._cell_counts), 2))
+        reachable = beta_binning_epsilon(
+            max(int(total), largest), largest, alpha=self.alpha
+        )
+        raise ValueError(
+            f"points_per_bin='auto' with epsilon={self.epsilon} and "
+            f"alpha={self.alpha} gives b={self.points_per_bin_} points per bin, "
+            f"but the largest of the {self.cells_.size} cells has {largest} "
+            "points: every cell would fall back to the root calibrator and "
+            "beta-binning would be plain UMD binning. Raise epsilon (b <= "
+            f"{largest} needs epsilon >= {reachable:.3f}), use fewer, larger "
+            "cells, or calibrate on more rows; or pass an int points_per_bin."
+        )
 
     def _calibrated(self, X):
         """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""

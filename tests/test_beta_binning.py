@@ -113,7 +113,8 @@ def test_beta_binning_hand_computed_alg1_alg2():
     # Cell 0: h = 0.1 .. 0.8, t = 0 1 1 0 1 0 1 1; n_s = 8, B = 4,
     #   A = ceil(k * 9 / 4) = 0 3 5 7 9: edges h_(3), h_(5), h_(7) = .3 .5 .7,
     #   Pi = mean(t_1, t_2), t_4, t_6, t_8 = 0.5, 0, 0, 1.
-    # Cell 1: h = .15 .45 .85, t = 1 1 0; n_s = 3 < 2b: falls back to the root.
+    # Cell 1: h = .15 .45 .85, t = 1 1 0; n_s = 3 >= b: its own table with
+    #   B = floor(3 / 2) = 1 bin, the cell's mean 2/3 (Thm 3.1 needs n_s >= b).
     # Root, all 11 rows sorted: t = 0 1 1 1 0 1 1 0 1 1 0; B = floor(11/2) = 5,
     #   A = ceil(k * 12 / 5) = 0 3 5 8 10 12: edges h_(3,5,8,10) = .2 .4 .6 .8,
     #   Pi = mean(t_1, t_2), t_4, mean(t_6, t_7), t_9, t_11 = 0.5, 1, 1, 1, 0.
@@ -127,12 +128,13 @@ def test_beta_binning_hand_computed_alg1_alg2():
     assert_allclose(bb.cell_tables_[0].values, [0.5, 0, 0, 1], rtol=0, atol=0)
     assert_allclose(bb.root_.edges, [0.2, 0.4, 0.6, 0.8], rtol=0, atol=0)
     assert_allclose(bb.root_.values, [0.5, 1, 1, 1, 0], rtol=0, atol=0)
-    assert_array_equal(bb.fallback_cells_, [1])
+    assert_allclose(bb.cell_tables_[1].values, [2 / 3], rtol=1e-15)
+    assert bb.fallback_cells_.size == 0
     X_new = np.array(
         [[0.05, 0], [0.35, 0], [0.55, 0], [0.75, 0], [0.05, 1], [0.3, 1], [0.9, 1]]
         + [[0.5, 5], [0.5, -1]]
     )
-    expected = [0.5, 0, 0, 1, 0.5, 1, 0, 1, 1]
+    expected = [0.5, 0, 0, 1, 2 / 3, 2 / 3, 2 / 3, 1, 1]
     assert_allclose(bb.predict_proba(X_new)[:, 1], expected, rtol=0, atol=0)
 
 
@@ -202,19 +204,27 @@ def test_beta_binning_training_rows_in_cell_minus_one_only_enter_root():
 
 
 def test_beta_binning_counts_fallback_for_small_cells():
-    # b = 50: cells need n_s >= 2b = 100 points for a calibrator of their own
-    sizes = [500, 150, 100, 99, 30]
+    # b = 50: cells need n_s >= b = 50 points for a calibrator of their own
+    sizes = [500, 150, 100, 50, 49, 30]
     X, y = _grouped(sizes)
-    bb = BetaBinningCalibrator(
-        FunctionTransformer(_group_cells), points_per_bin=50, random_state=0
-    ).fit(X, y)
-    assert sorted(bb.cell_tables_) == [0, 1, 2]
-    assert_array_equal(bb.fallback_cells_, [3, 4])
-    assert (bb.n_cells_fitted_, bb.n_cells_fallback_) == (3, 2)
+    with pytest.warns(UserWarning) as record:
+        bb = BetaBinningCalibrator(
+            FunctionTransformer(_group_cells), points_per_bin=50, random_state=0
+        ).fit(X, y)
+    # the warning counts the rows and cells that fell back (no hierarchy here:
+    # all of them to the root)
+    (msg,) = [str(r.message) for r in record if "fewer than b=50" in str(r.message)]
+    assert "79 calibration rows in 2 of 6 cells" in msg
+    assert "0 rows in 0 cells use their nearest ancestor" in msg
+    assert "79 rows in 2 cells the root binning" in msg
+    assert sorted(bb.cell_tables_) == [0, 1, 2, 3]
+    assert_array_equal(bb.fallback_cells_, [4, 5])
+    assert_array_equal(bb.fallback_to_, [-1, -1])
+    assert (bb.n_cells_fitted_, bb.n_cells_fallback_) == (4, 2)
     # B = floor(n_s / b) bins per fitted cell
-    assert [bb.cell_tables_[s].values.shape[0] for s in (0, 1, 2)] == [10, 3, 2]
+    assert [bb.cell_tables_[s].values.shape[0] for s in (0, 1, 2, 3)] == [10, 3, 2, 1]
     assert bb.root_.values.shape[0] == sum(sizes) // 50
-    small = np.isin(X[:, 1], [3, 4])
+    small = np.isin(X[:, 1], [4, 5])
     assert_array_equal(
         bb.predict_proba(X[small])[:, 1], umd_predict(bb.root_, X[small, 0])
     )
@@ -222,9 +232,10 @@ def test_beta_binning_counts_fallback_for_small_cells():
 
 def test_beta_binning_all_cells_too_small_is_root_only():
     X, y = _grouped([20] * 10)
-    bb = BetaBinningCalibrator(
-        GroupColumnPartitioner(), points_per_bin=50, random_state=0
-    ).fit(X, y)
+    with pytest.warns(UserWarning, match="200 calibration rows in 10 of 10 cells"):
+        bb = BetaBinningCalibrator(
+            GroupColumnPartitioner(), points_per_bin=50, random_state=0
+        ).fit(X, y)
     assert (bb.n_cells_fitted_, bb.n_cells_fallback_) == (0, 10)
     umd = UMDBinner(points_per_bin=50, random_state=0).fit(X[:, 0], y)
     assert_array_equal(bb.predict_proba(X), umd.predict_proba(X[:, 0]))

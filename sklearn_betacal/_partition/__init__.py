@@ -13,7 +13,9 @@ calibrator, Alg. 2). This module provides four:
   (topics, datasets, the predicted class in the top-label case);
 - :class:`ClusterPartitioner`, any clusterer with ``predict`` (e.g. KMeans);
 - :class:`CrossPartitioner`, the cross of several partitions (e.g. the model
-  that answered x a kd-tree cell of the question embedding).
+  that answered x a kd-tree cell of the question embedding);
+- :class:`CalibrationTreePartitioner`, a tree learned from labels and
+  confidences where the miscalibration differs (``_tree.py``).
 
 One module per family: ``_kdtree.py`` (the kd-tree; its numerical work is in
 ``_kernels/_kdtree.py``), ``_columns.py`` (group column, clusterer, cross) and
@@ -22,8 +24,10 @@ One module per family: ``_kdtree.py`` (the kd-tree; its numerical work is in
 
 from ._columns import ClusterPartitioner, CrossPartitioner, GroupColumnPartitioner
 from ._kdtree import KDTreePartitioner
+from ._tree import CalibrationTreePartitioner
 
 __all__ = [
+    "CalibrationTreePartitioner",
     "ClusterPartitioner",
     "CrossPartitioner",
     "GroupColumnPartitioner",

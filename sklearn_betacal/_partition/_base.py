@@ -57,6 +57,30 @@ class _PartitionerMixin(TransformerMixin):
         return tags
 
 
+def node_ancestors(left, right, leaves):
+    """Per leaf node, its ancestor node ids from parent to root.
+
+    ``left``/``right`` are child arrays (-1 at a leaf) of a binary tree whose
+    root is node 0, as in :class:`KDTreePartitioner`'s ``tree_`` and
+    scikit-learn's ``Tree``.
+    """
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    parent = np.full(left.shape[0], -1, dtype=np.int64)
+    inner = np.flatnonzero(left >= 0)
+    parent[left[inner]] = inner
+    parent[right[inner]] = inner
+    out = []
+    for leaf in np.asarray(leaves, dtype=np.int64).tolist():
+        chain = []
+        node = parent[leaf]
+        while node >= 0:
+            chain.append(int(node))
+            node = parent[node]
+        out.append(np.asarray(chain, dtype=np.int64))
+    return out
+
+
 def _map_to_cells(values, cells):
     """Index of every value in the sorted array ``cells``; -1 if absent."""
     idx = np.searchsorted(cells, values)

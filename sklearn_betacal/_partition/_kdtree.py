@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._kernels import _kdtree
-from ._base import _PartitionerMixin
+from ._base import _PartitionerMixin, node_ancestors
 
 #: Rows used to estimate the principal directions for ``split_axis="pca"``.
 #: The top ``max_depth`` directions of a 768-d embedding are estimated to a
@@ -266,3 +266,24 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             self.leaf_upper_ if self.bounded else None,
         )
         return ids.astype(np.int64, copy=False)
+
+    def cell_ancestors(self):
+        """Ancestor nodes of every cell, nearest first.
+
+        :class:`~sklearn_betacal.BetaBinningCalibrator` uses them to
+        calibrate a cell that is too small for its own binning with its
+        nearest ancestor region that is large enough (the rows of all leaves
+        below that node).
+
+        Returns
+        -------
+        ancestors : list of ndarray of int64, one per cell id
+            Node ids (indices of the ``tree_`` arrays) of the leaf's parent,
+            its parent, ... up to the root (node 0, last). Empty for the
+            single cell of ``max_depth=0``.
+        """
+        check_is_fitted(self)
+        t = self.tree_
+        leaves = np.flatnonzero(t["cell"] >= 0)
+        leaves = leaves[np.argsort(t["cell"][leaves])]
+        return node_ancestors(t["left"], t["right"], leaves)

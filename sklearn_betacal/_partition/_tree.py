@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: MIT
+"""CalibrationTreePartitioner: a partition learned where miscalibration differs.
+
+An unsupervised kd-tree of a question embedding cuts at medians that have no
+reason to separate questions on which the model is miscalibrated differently;
+its cells are then as miscalibrated as the whole and beta-binning gains
+nothing over plain binning. This partitioner grows a regression tree on the
+partition features whose splits separate rows that a per-cell recalibration
+would treat differently.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._compat import Interval, StrOptions, _fit_context
+from .._kernels._scaling import to_logit
+from .._validation import check_binary_labels, check_confidence, check_weights
+from ._base import _map_to_cells, _PartitionerMixin, node_ancestors
+
+#: Default minimum leaf size when no ``points_per_bin`` reaches the
+#: partitioner: twice a typical ``b = 50``.
+DEFAULT_MIN_LEAF = 100
+
+
+def recalibration_scores(h, y, w):
+    """Per-row score of a global Platt recalibration, whitened (MOB criterion).
+
+    Fits ``p = sigma(a s + b)`` with ``s`` the data-aware clipped logit of
+    ``h`` on all rows, then returns ``G_i = (y_i - p_i) [1, s_i] L`` where
+    ``L L^T`` is the inverse of the Fisher information ``sum_i w_i p_i (1 -
+    p_i) x_i x_i^T / W`` of ``x = [1, s]``. For a set ``C`` of rows, ``W_C
+    ||mean_C G||^2`` is then the score (Lagrange multiplier) statistic for
+    giving ``C`` its own intercept and slope: the first-order likelihood gain
+    of recalibrating ``C`` separately (Zeileis, Hothorn and Hornik, "Model-based
+    recursive partitioning", JCGS 2008). A squared-error regression tree on
+    ``G`` maximises the sum of these statistics over its leaves.
+    """
+    from .._platt import PlattScaler
+
+    platt = PlattScaler(target_smoothing=True).fit(h, y, sample_weight=w)
+    s = to_logit(h, platt.logit_eps_)
+    p = platt.predict_proba(h)[:, 1]
+    x = np.column_stack([np.ones_like(s), s])
+    info = (x * (w * p * (1 - p))[:, None]).T @ x / np.sum(w)
+    info += 1e-12 * np.trace(info) * np.eye(2)  # a constant s: singular
+    chol = np.linalg.cholesky(np.linalg.inv(info))
+    return ((y - p)[:, None] * x) @ chol
+
+
+class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
+    """Partition grown where the confidence is miscalibrated differently.
+
+    A regression tree on the partition features (``X``) whose splits separate
+    rows that need different recalibrations. With the confidences (``fit(...,
+    confidence=h)``, which every group-conditional calibrator passes) the
+    tree is grown on the per-row scores of one global Platt recalibration
+    (``criterion="recalibration"``): a split is worth as much as giving each
+    side its own intercept and slope would gain in likelihood, to first order
+    (the score statistic of model-based recursive partitioning). Without
+    confidences it splits where accuracy differs.
+
+    Leaves hold at least ``min_samples_leaf`` rows -- by default twice the
+    calibrator's points per bin ``b``, so that, after the honest split, every
+    leaf has the ``b`` points Thm 3.1 needs for its own binning and no leaf
+    falls back.
+
+    Honesty. Thm 3.1 holds for a partition fixed before the labels it bins are
+    seen. A calibrator given this partitioner *unfitted* therefore splits its
+    calibration rows with :meth:`honest_split`: the tree is grown on a
+    ``honest_fraction`` of them and the calibrator bins only the others. Fitted
+    on a separate split and passed as ``FrozenEstimator(partitioner)``, it is
+    used as is, like the paper's kd-tree on its own 20%.
+
+    Read more in the :ref:`User Guide <partitioners>`.
+
+    Parameters
+    ----------
+    max_depth : int, default=3
+        Maximum depth of the tree; at most ``2**max_depth`` cells.
+    min_samples_leaf : int or "auto", default="auto"
+        Minimum rows per leaf. ``"auto"``: ``2 * points_per_bin`` when a
+        calibrator passes its ``points_per_bin`` to ``fit``, else 100.
+    criterion : {"recalibration", "residual"}, default="recalibration"
+        ``"recalibration"``: the whitened Platt scores above (differences in
+        offset *and* slope of the miscalibration). ``"residual"``: the
+        squared error of ``y - h`` (differences in average over- or
+        under-confidence only). Without ``confidence`` both split on ``y``.
+    honest_fraction : float in (0, 1), default=0.5
+        Share of a calibrator's rows used to grow the tree (see Honesty).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the honest split and the tree's tie-breaking among features.
+
+    Attributes
+    ----------
+    tree_ : sklearn.tree.DecisionTreeRegressor
+        The fitted tree (its ``tree_`` holds the node arrays).
+    leaf_nodes_ : ndarray of shape (n_cells_,)
+        Node id (in ``tree_.tree_``) of the leaf of each cell.
+    n_cells_ : int
+        Number of leaves.
+    leaf_n_samples_ : ndarray of shape (n_cells_,), float64
+        Fitted rows (total sample weight) per cell, each ``>=
+        min_samples_leaf_`` unless the tree is a single cell.
+    min_samples_leaf_ : int
+        The resolved minimum leaf size, in rows (total weight).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    KDTreePartitioner : the paper's unsupervised partition.
+    BetaBinningCalibrator : one binning per cell; falls back to the nearest
+        ancestor (:meth:`cell_ancestors`) for small cells.
+
+    Notes
+    -----
+    Why the Platt score and not the residual ``y - h``: a group that is
+    overconfident at high confidence and underconfident at low confidence has
+    a mean residual near zero, so a residual tree cannot see it, while its
+    score in the slope direction is large. The scores are whitened by the
+    global Fisher information so that the intercept and slope directions are
+    on one scale (the statistic is invariant to rescaling ``s``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import CalibrationTreePartitioner
+    >>> rng = np.random.default_rng(0)
+    >>> Z = rng.uniform(size=(4000, 2))
+    >>> h = rng.uniform(0.3, 1.0, size=4000)
+    >>> # overconfident where Z[:, 0] > 0.5, calibrated elsewhere
+    >>> acc = np.where(Z[:, 0] > 0.5, h - 0.25, h)
+    >>> y = (rng.uniform(size=4000) < acc).astype(int)
+    >>> part = CalibrationTreePartitioner(max_depth=1, random_state=0)
+    >>> part = part.fit(Z, y, confidence=h)
+    >>> part.n_cells_
+    2
+    >>> round(float(part.tree_.tree_.threshold[0]), 2), int(part.tree_.tree_.feature[0])
+    (0.5, 0)
+    """
+
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 0, None, closed="left")],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
+        "criterion": [StrOptions({"recalibration", "residual"})],
+        "honest_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        max_depth=3,
+        *,
+        min_samples_leaf="auto",
+        criterion="recalibration",
+        honest_fraction=0.5,
+        random_state=None,
+    ):
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.criterion = criterion
+        self.honest_fraction = honest_fraction
+        self.random_state = random_state
+
+    def honest_split(self, n_rows, random_state=None):
+        """Split ``n_rows`` calibration rows into rows that grow the tree and
+        rows that the calibrator bins (see Honesty).
+
+        Parameters
+        ----------
+        n_rows : int
+        random_state : int, RandomState instance or None, default=None
+            The calibrator's; ``None`` uses this partitioner's.
+
+        Returns
+        -------
+        grow, estimate : ndarray of int64
+            Sorted disjoint row positions; ``grow`` holds
+            ``round(honest_fraction * n_rows)`` of them.
+        """
+        rng = check_random_state(
+            self.random_state if random_state is None else random_state
+        )
+        perm = rng.permutation(n_rows)
+        cut = int(round(self.honest_fraction * n_rows))
+        return np.sort(perm[:cut]), np.sort(perm[cut:])
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(
+        self, X, y=None, *, confidence=None, sample_weight=None, points_per_bin=None
+    ):
+        """Grow the tree on the partition features ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Partition features (e.g. an embedding of question + answer).
+        y : array-like of shape (n_samples,)
+            1 if the answer was correct, else 0.
+        confidence : array-like of shape (n_samples,), default=None
+            The confidence ``h`` of each row, in ``[0, 1]``; calibrators pass
+            it. Without it the tree splits where the mean of ``y`` (the
+            accuracy) differs, and any numeric ``y`` is accepted.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights.
+        points_per_bin : int, default=None
+            The calibrator's ``b``; ``min_samples_leaf="auto"`` becomes
+            ``2 * b``.
+
+        Returns
+        -------
+        self : CalibrationTreePartitioner
+        """
+        if y is None:
+            raise ValueError(
+                "CalibrationTreePartitioner requires y to be passed, but the "
+                "target y is None: fit(X, y, confidence=h) needs the "
+                "correctness labels y."
+            )
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if confidence is not None:
+            y = check_binary_labels(y, name="y")
+        y = np.asarray(y, dtype=np.float64)
+        w = check_weights(sample_weight, X.shape[0])
+        if self.min_samples_leaf == "auto":
+            leaf = 2 * int(points_per_bin) if points_per_bin else DEFAULT_MIN_LEAF
+        else:
+            leaf = int(self.min_samples_leaf)
+        self.min_samples_leaf_ = leaf
+        if confidence is None:
+            target = (y - np.average(y, weights=w)).reshape(-1, 1)
+        else:
+            h = check_confidence(confidence, name="confidence")
+            if h.shape[0] != X.shape[0]:
+                raise ValueError(
+                    f"confidence has {h.shape[0]} rows but X has {X.shape[0]}; "
+                    "pass one confidence per row."
+                )
+            if self.criterion == "residual":
+                target = (y - h).reshape(-1, 1)
+            else:
+                target = recalibration_scores(h, y, w)
+        total = float(np.sum(w))
+        # the minimum is on the weight (a frequency weight is a repeated row)
+        tree = DecisionTreeRegressor(
+            max_depth=max(self.max_depth, 1),
+            min_weight_fraction_leaf=min(leaf / total, 0.5),
+            random_state=self.random_state,
+        )
+        if self.max_depth == 0 or total < 2 * leaf:
+            # a single cell: the root is the only leaf
+            tree.set_params(max_depth=1, min_weight_fraction_leaf=0.5)
+            target = np.zeros_like(target)  # nothing to split on
+        keep = w > 0  # a zero weight drops the row, thresholds included
+        tree.fit(X[keep], target[keep], sample_weight=w[keep])
+        self.tree_ = tree
+        nodes = tree.tree_
+        self.leaf_nodes_ = np.flatnonzero(nodes.children_left == -1).astype(np.int64)
+        self.n_cells_ = int(self.leaf_nodes_.shape[0])
+        counts = np.bincount(
+            _map_to_cells(tree.apply(X).astype(np.int64), self.leaf_nodes_),
+            weights=w,
+            minlength=self.n_cells_,
+        )
+        self.leaf_n_samples_ = counts
+        return self
+
+    def apply(self, X):
+        """Cell id of every row (leaves numbered 0 .. n_cells_ - 1 in node order).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        cells : ndarray of shape (n_samples,), int64
+            Every row reaches a leaf: no ``-1``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return _map_to_cells(self.tree_.apply(X).astype(np.int64), self.leaf_nodes_)
+
+    def cell_ancestors(self):
+        """Ancestor nodes of every cell, nearest first (for fallback).
+
+        Returns
+        -------
+        ancestors : list of ndarray of int64, one per cell id
+            Node ids of the leaf's parent, its parent, ... up to the root
+            (``0``, last). Node ids index the tree's node arrays
+            (``tree_.tree_``); cell ids and node ids are different numbers.
+        """
+        check_is_fitted(self)
+        nodes = self.tree_.tree_
+        return node_ancestors(
+            nodes.children_left, nodes.children_right, self.leaf_nodes_
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags

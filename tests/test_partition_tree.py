@@ -1,0 +1,339 @@
+# SPDX-License-Identifier: MIT
+"""CalibrationTreePartitioner and beta-binning's fallback (issue 10)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.frozen import FrozenEstimator
+
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    CalibrationTreePartitioner,
+    GroupColumnPartitioner,
+    HierarchicalLogisticScaler,
+    KDTreePartitioner,
+    ScalingBetaBinningCalibrator,
+    UMDBinner,
+)
+from sklearn_betacal._kernels._fallback import fallback_plan
+
+
+def _planted(seed, n=6000, kind="offset"):
+    """Z uniform in [0, 1]^3; rows with Z[:, 0] > 0.5 are miscalibrated.
+
+    ``offset``: accuracy h - 0.25 there (overconfident), h elsewhere.
+    ``slope``: accuracy 0.5 + 0.25 (h - 0.5) / 0.5 there -- over-confident
+    above 0.5 and under-confident below, with no average residual -- and h
+    elsewhere.
+    """
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(size=(n, 3))
+    h = rng.uniform(size=n)
+    group = Z[:, 0] > 0.5
+    if kind == "offset":
+        acc = np.where(group, h - 0.25, h)
+    else:
+        acc = np.where(group, 0.5 + 0.5 * (h - 0.5), h)
+    y = (rng.uniform(size=n) < np.clip(acc, 0, 1)).astype(int)
+    return Z, h, y, group
+
+
+@pytest.mark.parametrize("kind", ["offset", "slope"])
+def test_calibration_tree_recovers_planted_groups(kind):
+    Z, h, y, group = _planted(0, kind=kind)
+    part = CalibrationTreePartitioner(max_depth=1, random_state=0)
+    part.fit(Z, y, confidence=h)
+    nodes = part.tree_.tree_
+    assert part.n_cells_ == 2
+    assert nodes.feature[0] == 0
+    assert abs(nodes.threshold[0] - 0.5) < 0.05
+    cells = part.apply(Z)
+    # each cell is (almost) one planted group
+    purity = max(np.mean(group[cells == 0]), 1 - np.mean(group[cells == 0]))
+    assert purity > 0.95
+
+
+def test_calibration_tree_residual_criterion_misses_a_slope_difference():
+    """Why the default criterion is the Platt score: a group that is over-
+    and under-confident in equal measure has no mean residual to split on."""
+    Z, h, y, group = _planted(1, kind="slope")
+    found = []
+    for criterion in ("recalibration", "residual"):
+        part = CalibrationTreePartitioner(
+            max_depth=1, criterion=criterion, random_state=0
+        ).fit(Z, y, confidence=h)
+        nodes = part.tree_.tree_
+        found.append(nodes.feature[0] == 0 and abs(nodes.threshold[0] - 0.5) < 0.05)
+    assert found == [True, False]
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4, 6])
+@pytest.mark.parametrize("b", [10, 40, 150])
+def test_calibration_tree_never_makes_a_leaf_below_its_minimum(depth, b):
+    Z, h, y, _ = _planted(depth * 100 + b, n=3000)
+    part = CalibrationTreePartitioner(max_depth=depth, random_state=0)
+    part.fit(Z, y, confidence=h, points_per_bin=b)
+    assert part.min_samples_leaf_ == 2 * b
+    assert part.leaf_n_samples_.min() >= 2 * b
+    assert part.leaf_n_samples_.sum() == 3000
+    fixed = CalibrationTreePartitioner(max_depth=depth, min_samples_leaf=77)
+    assert fixed.fit(Z, y, confidence=h).leaf_n_samples_.min() >= 77
+    # fewer rows than two leaves of 2b: a single cell, never an undersized leaf
+    m = 4 * b - 1
+    tiny = CalibrationTreePartitioner(max_depth=depth).fit(
+        Z[:m], y[:m], confidence=h[:m], points_per_bin=b
+    )
+    assert tiny.n_cells_ == 1
+
+
+def test_calibration_tree_no_leaf_falls_back_under_defaults():
+    Z, h, y, group = _planted(2, n=8000)
+    X = np.column_stack([h, Z])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # in particular no fallback warning
+        bb = BetaBinningCalibrator(
+            CalibrationTreePartitioner(random_state=0), random_state=0
+        ).fit(X, y)
+    assert bb.n_cells_fallback_ == 0
+    assert bb.n_cells_fitted_ == bb.partitioner_.n_cells_ > 1
+    # and it found the planted split at the root
+    assert bb.partitioner_.tree_.tree_.feature[0] == 0
+
+
+def test_calibration_tree_in_bb_is_honest():
+    """The tree is grown on one half of the rows, the other half is binned."""
+    Z, h, y, _ = _planted(3, n=4000)
+    X = np.column_stack([h, Z])
+    part = CalibrationTreePartitioner(max_depth=2, random_state=0)
+    bb = BetaBinningCalibrator(part, points_per_bin=40, random_state=5).fit(X, y)
+    grow, rows = bb.partition_indices_, bb.binning_indices_
+    assert grow.size == rows.size == 2000
+    assert np.intersect1d(grow, rows).size == 0
+    # the same tree, grown by hand on the grow rows
+    ref = CalibrationTreePartitioner(max_depth=2, random_state=0).fit(
+        Z[grow], y[grow], confidence=h[grow], points_per_bin=40
+    )
+    assert_array_equal(bb.partitioner_.apply(Z), ref.apply(Z))
+    # the binning saw only the other rows: the root is UMD on them (same
+    # random stream: the honest split's permutation is drawn first)
+    rng = np.random.RandomState(5)
+    rng.permutation(4000)
+    umd_rows = UMDBinner(points_per_bin=40, random_state=rng).fit(h[rows], y[rows])
+    assert_allclose(bb.root_.values, umd_rows.bin_values_, rtol=0, atol=0)
+    assert_allclose(bb.root_.edges, umd_rows.bin_edges_, rtol=0, atol=0)
+    # frozen (fitted on a separate split): used as is, all rows binned
+    frozen = BetaBinningCalibrator(FrozenEstimator(ref), points_per_bin=40).fit(X, y)
+    assert not hasattr(frozen, "partition_indices_")
+    assert frozen.root_.values.size == 4000 // 40
+
+
+def test_calibration_tree_in_hls_and_sbb_gets_labels_and_confidences():
+    Z, h, y, _ = _planted(4, n=4000)
+    X = np.column_stack([h, Z])
+    part = CalibrationTreePartitioner(max_depth=1, random_state=0)
+    hls = HierarchicalLogisticScaler(partitioner=part).fit(X, y)
+    assert hls.partitioner_.tree_.tree_.feature[0] == 0
+    sbb = ScalingBetaBinningCalibrator(part, points_per_bin=40, random_state=0)
+    sbb.fit(X, y)
+    d1 = sbb.scaling_indices_
+    ref = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(
+        Z[d1], y[d1], confidence=h[d1], points_per_bin=40
+    )
+    assert_array_equal(sbb.partitioner_.apply(Z), ref.apply(Z))  # grown on D1
+
+
+def test_calibration_tree_without_confidence_splits_on_accuracy():
+    rng = np.random.default_rng(5)
+    Z = rng.uniform(size=(2000, 2))
+    y = (rng.uniform(size=2000) < np.where(Z[:, 1] > 0.3, 0.8, 0.2)).astype(int)
+    part = CalibrationTreePartitioner(max_depth=1).fit(Z, y)
+    assert part.tree_.tree_.feature[0] == 1
+    assert abs(part.tree_.tree_.threshold[0] - 0.3) < 0.05
+
+
+def test_calibration_tree_errors():
+    Z, h, y, _ = _planted(6, n=200)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        CalibrationTreePartitioner().fit(Z)
+    with pytest.raises(ValueError, match="one confidence per row"):
+        CalibrationTreePartitioner().fit(Z, y, confidence=h[:10])
+    with pytest.raises(ValueError):
+        CalibrationTreePartitioner().fit(Z, y, confidence=h + 1)
+
+
+def test_calibration_tree_cell_ancestors_and_honest_split():
+    Z, h, y, _ = _planted(7, n=4000)
+    part = CalibrationTreePartitioner(max_depth=2, min_samples_leaf=200).fit(
+        Z, y, confidence=h
+    )
+    nodes = part.tree_.tree_
+    for cell, chain in enumerate(part.cell_ancestors()):
+        leaf = part.leaf_nodes_[cell]
+        assert chain[-1] == 0
+        # each listed node is the parent of the one before it
+        for child, parent in zip([leaf, *chain[:-1]], chain, strict=True):
+            assert child in (nodes.children_left[parent], nodes.children_right[parent])
+    grow, rest = part.honest_split(10, random_state=0)
+    assert grow.size == 5 and np.union1d(grow, rest).tolist() == list(range(10))
+
+
+# -------------------------------------------------------------- fallback
+
+
+def test_fallback_plan_by_hand():
+    # a depth-3 binary tree: root 0; 1, 2; 3, 4, 5, 6; leaves 7 .. 14
+    # cells 0 .. 7 are the leaves; ancestors nearest first
+    ancestors = [
+        [3, 1, 0],
+        [3, 1, 0],
+        [4, 1, 0],
+        [4, 1, 0],
+        [5, 2, 0],
+        [5, 2, 0],
+        [6, 2, 0],
+        [6, 2, 0],
+    ]
+    weight = np.array([100, 100, 100, 100, 40, 40, 10, 10])
+    own, serving, members = fallback_plan(weight, 50, [np.array(a) for a in ancestors])
+    assert own.tolist() == [True] * 4 + [False] * 4
+    # 4, 5: parent 5 holds 80 >= 50; 6, 7: parent 6 holds 20, grandparent 2 holds
+    # 100 -> the nearest ancestor with enough points
+    assert serving[4:].tolist() == [5, 5, 2, 2]
+    assert members[5].tolist() == [4, 5] and members[2].tolist() == [4, 5, 6, 7]
+    # only the tree's root above: the root binning (-1)
+    weight = np.array([100, 100, 100, 100, 10, 10, 10, 10])
+    _, serving, members = fallback_plan(weight, 50, [np.array(a) for a in ancestors])
+    assert serving[4:].tolist() == [-1] * 4 and members == {}
+    # no hierarchy: the root
+    _, serving, _ = fallback_plan(np.array([100, 10]), 50, None)
+    assert serving.tolist() == [-1, -1]
+
+
+def test_beta_binning_ancestor_fallback_picks_the_nearest_ancestor():
+    # a frozen depth-3 kd-tree on [0, 1]: leaves are the eighths; calibration
+    # rows: 100 per eighth below 0.5, then 40, 40, 10, 10
+    part = KDTreePartitioner(max_depth=3).fit(np.linspace(0, 1, 801).reshape(-1, 1))
+    rng = np.random.default_rng(8)
+    sizes = [100, 100, 100, 100, 40, 40, 10, 10]
+    z = np.concatenate(
+        [
+            rng.uniform(k / 8 + 0.001, (k + 1) / 8 - 0.001, s)
+            for k, s in enumerate(sizes)
+        ]
+    )
+    h = rng.uniform(size=z.size)
+    y = (rng.uniform(size=z.size) < h).astype(int)
+    X = np.column_stack([h, z])
+    with pytest.warns(UserWarning) as record:
+        bb = BetaBinningCalibrator(
+            FrozenEstimator(part), points_per_bin=50, delta=0.0
+        ).fit(X, y)
+    (msg,) = [str(r.message) for r in record if "fewer than b=50" in str(r.message)]
+    assert "100 calibration rows in 4 of 8 cells" in msg
+    assert "100 rows in 4 cells use their nearest ancestor" in msg
+    assert "0 rows in 0 cells the root binning" in msg
+    cells = part.apply(z.reshape(-1, 1))
+    assert_array_equal(bb.fallback_cells_, [4, 5, 6, 7])
+    chains = part.cell_ancestors()
+    # cells 4, 5 -> their parent (80 rows); 6, 7 -> grandparent (100 rows)
+    assert_array_equal(bb.fallback_to_, [chains[4][0]] * 2 + [chains[6][1]] * 2)
+    assert chains[4][0] != chains[6][0] and chains[6][1] == chains[4][1]
+    # the ancestor's binning is UMD on the rows of the leaves below it
+    grid = np.linspace(0.01, 0.99, 25)
+    for cell, below in ((4, [4, 5]), (7, [4, 5, 6, 7])):
+        rows = np.isin(cells, below)
+        n = rows.sum()
+        umd = UMDBinner(n_bins=n // 50, delta=0.0).fit(h[rows], y[rows])
+        Xq = np.column_stack([grid, np.full(25, (cell + 0.5) / 8)])
+        assert_allclose(bb.predict_proba(Xq)[:, 1], umd.predict_proba(grid)[:, 1])
+
+
+def test_beta_binning_epsilon_per_cell_by_hand():
+    rng = np.random.default_rng(9)
+    g = np.repeat([0, 1, 2], [400, 400, 30])
+    h = rng.uniform(size=g.size)
+    y = (rng.uniform(size=g.size) < h).astype(int)
+    X = np.column_stack([h, g])
+    with pytest.warns(UserWarning, match="30 calibration rows in 1 of 3 cells"):
+        bb = BetaBinningCalibrator(
+            GroupColumnPartitioner(), points_per_bin=100, alpha=0.1
+        ).fit(X, y)
+    # tables: cells 0, 1 (4 bins of 100 points, 99 averaged labels each
+    # as the edge point is not counted), root (8 bins of 103 or 104 points)
+    n_bins = 4 + 4 + 8
+    m_root = int(bb.root_.counts.min()) + 1
+    assert m_root == 103
+    expected = [
+        np.sqrt(np.log(2 * n_bins / 0.1) / (2 * 99)),
+        np.sqrt(np.log(2 * n_bins / 0.1) / (2 * 99)),
+        np.sqrt(np.log(2 * n_bins / 0.1) / (2 * (m_root - 1))),
+    ]
+    assert [bb.cell_tables_[s].counts.min() for s in (0, 1)] == [99, 99]
+    assert_array_equal(bb.cells_, [0, 1, 2])
+    assert_allclose(bb.epsilon_, expected, rtol=1e-12)
+    assert_allclose(bb.epsilon_root_, expected[2], rtol=1e-12)
+
+
+def test_beta_binning_auto_never_silently_becomes_umd():
+    rng = np.random.default_rng(10)
+    g = np.repeat(np.arange(14), 100)
+    h = rng.uniform(size=g.size)
+    y = (rng.uniform(size=g.size) < h).astype(int)
+    X = np.column_stack([h, g])
+    auto = BetaBinningCalibrator(
+        GroupColumnPartitioner(), points_per_bin="auto", epsilon=0.1
+    )
+    with pytest.raises(ValueError, match="largest of the 14 cells has 100") as err:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            auto.fit(X, y)
+    assert "Raise epsilon" in str(err.value) and "plain UMD" in str(err.value)
+    # an epsilon that b <= 100 reaches keeps every cell
+    ok = auto.set_params(epsilon=0.25).fit(X, y)
+    assert ok.points_per_bin_ <= 100 and ok.n_cells_fallback_ == 0
+
+
+def test_beta_binning_auto_guarantee_coverage_with_cells():
+    """Thm 3.1 with b from "auto": in >= 1 - alpha of repeated calibrations
+    every bin of every cell is within epsilon of its true accuracy."""
+    alpha, eps = 0.1, 0.15
+    rng = np.random.default_rng(11)
+    held = 0
+    repeats = 40
+    for _ in range(repeats):
+        g = rng.integers(0, 4, size=6000)
+        h = rng.uniform(size=g.size)
+        acc = np.clip(h ** (0.5 + g / 2), 0, 1)  # a different curve per cell
+        y = (rng.uniform(size=g.size) < acc).astype(int)
+        X = np.column_stack([h, g])
+        bb = BetaBinningCalibrator(
+            GroupColumnPartitioner(),
+            points_per_bin="auto",
+            epsilon=eps,
+            alpha=alpha,
+            random_state=int(rng.integers(1 << 31)),
+        ).fit(X, y)
+        worst = 0.0
+        for s, table in bb.cell_tables_.items():
+            edges = np.r_[0.0, table.edges, 1.0]
+            for k, value in enumerate(table.values):
+                lo, hi = edges[k], edges[k + 1]
+                grid = np.linspace(lo, hi, 201)
+                true = np.mean(np.clip(grid ** (0.5 + s / 2), 0, 1))
+                worst = max(worst, abs(true - value))
+        held += worst <= bb.epsilon_.max()
+    assert held / repeats >= 1 - alpha
+
+
+def test_calibration_tree_zero_weight_is_drop():
+    Z, h, y, _ = _planted(12, n=3000)
+    w = np.ones(3000)
+    w[::3] = 0
+    part = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=100)
+    a = part.fit(Z, y, confidence=h, sample_weight=w).apply(Z)
+    keep = w > 0
+    b = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=100)
+    b = b.fit(Z[keep], y[keep], confidence=h[keep]).apply(Z)
+    assert_array_equal(a, b)
