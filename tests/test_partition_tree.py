@@ -337,3 +337,21 @@ def test_calibration_tree_zero_weight_is_drop():
     b = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=100)
     b = b.fit(Z[keep], y[keep], confidence=h[keep]).apply(Z)
     assert_array_equal(a, b)
+
+
+def test_beta_binning_fallback_when_the_last_cells_get_no_rows():
+    # a frozen depth-3 kd-tree on [0, 1] (cells are the eighths); calibration
+    # rows only below 0.65: cells 6 and 7 get none, cell 5 a few, which fall
+    # back to the region of cells 4 and 5
+    part = KDTreePartitioner(max_depth=3).fit(np.linspace(0, 1, 801).reshape(-1, 1))
+    rng = np.random.default_rng(13)
+    z = np.r_[rng.uniform(0, 0.625, 1000), rng.uniform(0.63, 0.65, 10)]
+    h = rng.uniform(size=z.size)
+    y = (rng.uniform(size=z.size) < h).astype(int)
+    with pytest.warns(UserWarning, match="10 calibration rows in 1 of 6 cells"):
+        bb = BetaBinningCalibrator(FrozenEstimator(part), points_per_bin=50).fit(
+            np.column_stack([h, z]), y
+        )
+    assert_array_equal(bb.cells_, np.arange(6))
+    assert_array_equal(bb.fallback_cells_, [5])
+    assert_array_equal(bb.fallback_to_, [part.cell_ancestors()[5][0]])

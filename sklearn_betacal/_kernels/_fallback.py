@@ -27,7 +27,8 @@ def fallback_plan(cell_weight, b, ancestors=None):
     ----------
     cell_weight : ndarray of shape (n_cells,), float64
         Total weight (row count) of each cell id ``0 .. n_cells - 1`` among
-        the calibration rows (0 for a cell that got no row).
+        the calibration rows (0 for a cell that got no row; missing trailing
+        cells of ``ancestors`` count 0).
     b : int
         Points per bin: a region needs ``>= b`` points for its own binning.
     ancestors : list of int ndarrays or None
@@ -47,6 +48,11 @@ def fallback_plan(cell_weight, b, ancestors=None):
         whose rows its binning is fitted on.
     """
     cell_weight = np.asarray(cell_weight, dtype=np.float64)
+    if ancestors is not None and len(ancestors) > cell_weight.shape[0]:
+        # cells of the partition that no calibration row reached: weight 0
+        cell_weight = np.r_[
+            cell_weight, np.zeros(len(ancestors) - cell_weight.shape[0])
+        ]
     n_cells = cell_weight.shape[0]
     own = cell_weight >= b
     serving = np.full(n_cells, ROOT, dtype=np.int64)
