@@ -55,6 +55,25 @@ def test_calibration_tree_recovers_planted_groups(kind):
     assert purity > 0.95
 
 
+def test_calibration_tree_does_not_split_noise():
+    """With the significance stop a calibrated sample stays one cell, in most
+    repetitions; without it the tree splits down to max_depth."""
+    single = 0
+    for seed in range(10):
+        rng = np.random.default_rng(100 + seed)
+        Z = rng.uniform(size=(3000, 5))
+        h = rng.uniform(size=3000)
+        y = (rng.uniform(size=3000) < h).astype(int)
+        part = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=50)
+        single += part.fit(Z, y, confidence=h).n_cells_ == 1
+        if seed == 0:
+            free = CalibrationTreePartitioner(
+                max_depth=3, min_samples_leaf=50, split_alpha=None
+            ).fit(Z, y, confidence=h)
+            assert free.n_cells_ > 2
+    assert single >= 9
+
+
 def test_calibration_tree_residual_criterion_misses_a_slope_difference():
     """Why the default criterion is the Platt score: a group that is over-
     and under-confident in equal measure has no mean residual to split on."""

@@ -92,6 +92,13 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         under-confidence only). Without ``confidence`` both split on ``y``.
     honest_fraction : float in (0, 1), default=0.5
         Share of a calibrator's rows used to grow the tree (see Honesty).
+    split_alpha : float in (0, 1) or None, default=0.05
+        A node is split only where the gain is significant: larger than the
+        ``1 - split_alpha / m`` quantile of its null distribution
+        (``sigma^2 chi^2_k``, ``k`` target columns, ``m = n_features *
+        n_rows`` candidate splits, Bonferroni), as model-based recursive
+        partitioning stops. ``None`` splits down to ``max_depth`` and the
+        leaf minimum whatever the gain.
     random_state : int, RandomState instance or None, default=None
         Seeds the honest split and the tree's tie-breaking among features.
 
@@ -152,6 +159,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         ],
         "criterion": [StrOptions({"recalibration", "residual"})],
         "honest_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "split_alpha": [Interval(Real, 0, 1, closed="neither"), None],
         "random_state": ["random_state"],
     }
 
@@ -162,12 +170,14 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         min_samples_leaf="auto",
         criterion="recalibration",
         honest_fraction=0.5,
+        split_alpha=0.05,
         random_state=None,
     ):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.criterion = criterion
         self.honest_fraction = honest_fraction
+        self.split_alpha = split_alpha
         self.random_state = random_state
 
     def honest_split(self, n_rows, random_state=None):
@@ -253,6 +263,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         tree = DecisionTreeRegressor(
             max_depth=max(self.max_depth, 1),
             min_weight_fraction_leaf=min(leaf / total, 0.5),
+            min_impurity_decrease=self._min_decrease(target, w, X.shape[1]),
             random_state=self.random_state,
         )
         if self.max_depth == 0 or total < 2 * leaf:
@@ -272,6 +283,29 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         )
         self.leaf_n_samples_ = counts
         return self
+
+    def _min_decrease(self, target, w, n_features):
+        """sklearn's ``min_impurity_decrease`` for a significant split.
+
+        A split's gain ``sum_c ||S_c||^2 / W_c - ||S||^2 / W`` (``S``: sums
+        of the ``k`` target columns) is, for one fixed split of rows with no
+        difference, about ``sigma^2 chi^2_k`` (``sigma^2 = 1`` for the
+        whitened scores). A split must beat the ``1 - split_alpha / m``
+        quantile, ``m = n_features * n_rows`` candidate splits (Bonferroni,
+        as model-based recursive partitioning corrects its tests). sklearn
+        measures the decrease as ``gain / (k W)``.
+        """
+        if self.split_alpha is None:
+            return 0.0
+        from scipy.stats import chi2
+
+        k = target.shape[1]
+        total = float(np.sum(w))
+        mean = np.average(target, axis=0, weights=w)
+        sigma2 = float(np.average((target - mean) ** 2, weights=w, axis=0).mean())
+        m = max(n_features * int(np.count_nonzero(w)), 1)
+        gain = chi2.isf(self.split_alpha / m, df=k) * sigma2
+        return float(gain / (k * total))
 
     def apply(self, X):
         """Cell id of every row (leaves numbered 0 .. n_cells_ - 1 in node order).
