@@ -50,22 +50,22 @@ def draw(rng, n):
 
 def regions(bb, tree, cells_truth):
     """(table, boolean mask of truth rows in its region, epsilon) per table."""
-    out = [(bb.root_, np.ones(cells_truth.shape[0], bool), bb.epsilon_root_)]
+    tables = bb.tables_
+    out = {0: (tables.table(0), np.ones(cells_truth.shape[0], bool), bb.epsilon_root_)}
     eps = dict(zip(bb.cells_.tolist(), bb.epsilon_.tolist(), strict=True))
-    for s, table in bb.cell_tables_.items():
-        out.append((table, cells_truth == s, eps[s]))
+    to = dict(zip(bb.fallback_cells_.tolist(), bb.fallback_to_.tolist(), strict=True))
     chains = tree.cell_ancestors()
-    for cell, node in zip(
-        bb.fallback_cells_.tolist(), bb.fallback_to_.tolist(), strict=True
-    ):
-        if node < 0:
+    route = zip(bb._route_cells.tolist(), bb._route_table.tolist(), strict=True)
+    for cell, j in route:
+        if j in out:
             continue
-        below = [c for c, ch in enumerate(chains) if node in ch.tolist()]
-        table = bb._node_tables[node]
-        from sklearn_betacal._kernels._binning import UMDTable
-
-        out.append((UMDTable(**table), np.isin(cells_truth, below), eps[cell]))
-    return out
+        if cell in to:  # an ancestor region: all leaves below the node
+            below = [c for c, ch in enumerate(chains) if to[cell] in ch.tolist()]
+            mask = np.isin(cells_truth, below)
+        else:
+            mask = cells_truth == cell
+        out[j] = (tables.table(j), mask, eps[cell])
+    return list(out.values())
 
 
 def covered(bb, tree, z_t, h_t, acc_t, cells_t):

@@ -116,7 +116,9 @@ def tune(make, grid, X, y, cal, tune_rows, g):
     return best
 
 
-def run_one(rows, column, seed):
+def run_one(
+    rows, column, seed, kinds=("tree", "kd-cycle", "kd-max_spread", "kd-pca", "kmeans")
+):
     h = rows[column].to_numpy(float)
     y = rows.correct_judge.to_numpy(int)
     g = pd.factorize(rows.dataset, sort=True)[0]  # evaluation beta: hidden
@@ -152,7 +154,7 @@ def run_one(rows, column, seed):
     record("S (Platt)", PlattScaler().fit(h[cal], y[cal]).predict_proba(h[test])[:, 1])
     iso = IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1).fit(h[cal], y[cal])
     record("isotonic", iso.predict(h[test]))
-    for kind in ("tree", "kd-cycle", "kd-max_spread", "kd-pca", "kmeans"):
+    for kind in kinds:
         parts = partitions(kind, Z[part], y[part], h[part], leaf, seed)
         grid = [
             {"partitioner": FrozenEstimator(pt), "points_per_bin": b}
@@ -189,6 +191,18 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument("--models", nargs="*", default=None)
     parser.add_argument(
+        "--partitions",
+        nargs="+",
+        default=["tree", "kd-cycle", "kd-max_spread", "kd-pca", "kmeans"],
+    )
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        default=None,
+        help="CSV of an earlier run (same seeds): its rows of the partitions not "
+        "recomputed are kept",
+    )
+    parser.add_argument(
         "--out", type=Path, default=HERE / "results" / "learned_partition.md"
     )
     args = parser.parse_args(argv)
@@ -206,7 +220,7 @@ def main(argv=None):
             for seed in range(args.seeds):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res = run_one(rows, col, seed)
+                    res = run_one(rows, col, seed, args.partitions)
                 for name, m in res.items():
                     records.append(
                         {
@@ -223,6 +237,16 @@ def main(argv=None):
                 flush=True,
             )
     R = pd.DataFrame(records)
+    if args.reuse is not None:
+        old = pd.read_csv(args.reuse)
+        redone = set(R.method)
+        R = pd.concat([old[~old.method.isin(redone)], R], ignore_index=True)
+        order = {m: i for i, m in enumerate(old.method.unique())}
+        R = R.sort_values(
+            ["model", "kind", "seed", "method"],
+            key=lambda c: c.map(order) if c.name == "method" else c,
+            kind="stable",
+        )
     R.to_csv(args.out.with_suffix(".csv"), index=False)
     text = report(R, args, time.perf_counter() - start, load_before)
     args.out.write_text(text)
