@@ -138,7 +138,7 @@ def main(argv=None):
             f"| cells served by the root (median) | {int(np.median(n_fb_root))} |",
             f"| coverage: every bin of every table within its epsilon_ | "
             f"**{cov:.2f}** (Thm 3.1: >= {1 - args.alpha:.2f}) |",
-            f"| worst |gap| / epsilon_ (median over repeats) | {np.median(ratios):.2f} |",
+            f"| worst gap / epsilon_ (median over repeats) | {np.median(ratios):.2f} |",
             "",
             "Each bin's truth is the mean of acc(z, h) over 10^6 independent draws "
             "in the table's region (its cell, the leaves below its ancestor node, "
