@@ -127,24 +127,21 @@ def test_calibration_tree_in_bb_is_honest():
     X = np.column_stack([h, Z])
     part = CalibrationTreePartitioner(max_depth=2, random_state=0)
     bb = BetaBinningCalibrator(part, points_per_bin=40, random_state=5).fit(X, y)
-    grow, rows = bb.partition_indices_, bb.binning_indices_
+    grow, rows = part.honest_split(4000, random_state=5)
     assert grow.size == rows.size == 2000
     assert np.intersect1d(grow, rows).size == 0
-    # the same tree, grown by hand on the grow rows
+    # the same tree, grown by hand on the grow rows (b reaches its leaf minimum)
     ref = CalibrationTreePartitioner(max_depth=2, random_state=0).fit(
         Z[grow], y[grow], confidence=h[grow], points_per_bin=40
     )
+    assert bb.partitioner_.min_samples_leaf_ == 80
     assert_array_equal(bb.partitioner_.apply(Z), ref.apply(Z))
-    # the binning saw only the other rows: the root is UMD on them (same
-    # random stream: the honest split's permutation is drawn first)
-    rng = np.random.RandomState(5)
-    rng.permutation(4000)
-    umd_rows = UMDBinner(points_per_bin=40, random_state=rng).fit(h[rows], y[rows])
+    # the binning saw only the other rows: the root is UMD on them
+    umd_rows = UMDBinner(points_per_bin=40, random_state=5).fit(h[rows], y[rows])
     assert_allclose(bb.root_.values, umd_rows.bin_values_, rtol=0, atol=0)
     assert_allclose(bb.root_.edges, umd_rows.bin_edges_, rtol=0, atol=0)
     # frozen (fitted on a separate split): used as is, all rows binned
     frozen = BetaBinningCalibrator(FrozenEstimator(ref), points_per_bin=40).fit(X, y)
-    assert not hasattr(frozen, "partition_indices_")
     assert frozen.root_.values.size == 4000 // 40
 
 
@@ -156,11 +153,11 @@ def test_calibration_tree_in_hls_and_sbb_gets_labels_and_confidences():
     assert hls.partitioner_.tree_.tree_.feature[0] == 0
     sbb = ScalingBetaBinningCalibrator(part, points_per_bin=40, random_state=0)
     sbb.fit(X, y)
-    d1 = sbb.scaling_indices_
+    grow, _ = part.honest_split(4000, random_state=0)
     ref = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(
-        Z[d1], y[d1], confidence=h[d1], points_per_bin=40
+        Z[grow], y[grow], confidence=h[grow], points_per_bin=40
     )
-    assert_array_equal(sbb.partitioner_.apply(Z), ref.apply(Z))  # grown on D1
+    assert_array_equal(sbb.partitioner_.apply(Z), ref.apply(Z))  # honest rows
 
 
 def test_calibration_tree_without_confidence_splits_on_accuracy():
