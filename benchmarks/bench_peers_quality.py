@@ -230,7 +230,7 @@ def _ours_conf(cls, **params):
 def _ours_grouped(cls, features, **params):
     def fit(h, y, F, seed):
         if features == "group":
-            part = sb.GroupColumnPartitioner(column=0)
+            part = sb.GroupColumnPartitioner(group_column=0)
         else:
             part = FrozenEstimator(F["kd_tree"])
         est = cls(partitioner=part, **params)
@@ -447,7 +447,7 @@ def features_for_seed(task, seed):
     t0 = time.perf_counter()
     if task.text is not None:
         emb = sb.TextEmbedder(
-            columns=["question", "answer"],
+            text_columns=["question", "answer"],
             n_components=N_COMPONENTS,
             random_state=seed,
         ).fit(task.text.iloc[part])

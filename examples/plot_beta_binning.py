@@ -68,7 +68,7 @@ print(f"{unlab.sum()} unlabeled / {cal.sum()} calibration / {test.sum()} test")
 # would fall back to the root binning.
 X_model = frame[["verbal_confidence", "model"]]
 bb_model = BetaBinningCalibrator(
-    GroupColumnPartitioner(column="model"),
+    GroupColumnPartitioner(group_column="model"),
     points_per_bin=50,
     confidence_column="verbal_confidence",
     random_state=0,
@@ -123,7 +123,9 @@ fig.tight_layout()
 # the search is scored on the same beta (``make_beta_calibration_error_scorer``).
 # Each candidate fits its own kd-tree of the searched depth on its training
 # folds; depth 0 is plain UMD.
-embedder = TextEmbedder(columns=["question", "answer"], n_components=8, random_state=0)
+embedder = TextEmbedder(
+    text_columns=["question", "answer"], n_components=8, random_state=0
+)
 embedder.fit(frame[unlab])
 E = embedder.transform(frame)
 beta = KDTreePartitioner(max_depth=3).fit(E[unlab])

@@ -40,7 +40,9 @@ unlab, cal, test = fold == 0, (fold >= 1) & (fold <= 3), fold == 4
 # standing in for a pre-trained encoder (the paper's DistilBERT): fitted on
 # the unlabeled fifth alone, held-out questions would bring unseen words and
 # drift away from the tree's cells.
-embedder = TextEmbedder(columns=["question", "answer"], n_components=32, random_state=0)
+embedder = TextEmbedder(
+    text_columns=["question", "answer"], n_components=32, random_state=0
+)
 E = embedder.fit(frame).transform(frame)
 print(f"embeddings: {E.shape}, {unlab.sum()} unlabeled rows build the tree")
 

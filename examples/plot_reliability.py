@@ -67,7 +67,9 @@ print(table[cols].round(3))
 # ``GroupColumnPartitioner`` on the model column learns one map per model.
 X = np.column_stack([h, model])
 umd = UMDBinner(random_state=0).fit(h[fit], y[fit])
-bb = BetaBinningCalibrator(partitioner=GroupColumnPartitioner(column=0), random_state=0)
+bb = BetaBinningCalibrator(
+    partitioner=GroupColumnPartitioner(group_column=0), random_state=0
+)
 bb.fit(X[fit], y[fit])
 confidences = {
     "verbalized": h[test],

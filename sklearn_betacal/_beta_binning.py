@@ -357,13 +357,13 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
     def __init__(
         self,
         partitioner=None,
+        *,
         points_per_bin=50,
         epsilon=None,
         alpha=0.1,
         confidence_column=0,
         delta=1e-10,
         random_state=None,
-        *,
         pos_label=None,
     ):
         self.partitioner = partitioner

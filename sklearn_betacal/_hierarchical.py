@@ -101,8 +101,10 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         or only 1s). :meth:`predict_proba` columns follow this order.
     fixed_effects_ : ndarray of shape (2,)
         ``(B0, B1)``: population intercept and slope.
-    intercept_, coef_ : float
-        ``B0`` and ``B1`` again, for convenience.
+    intercept_ : ndarray of shape (1,)
+        ``B0``, as ``LogisticRegression.intercept_`` (and ``PlattScaler``).
+    coef_ : ndarray of shape (1, 1)
+        ``B1``, as ``LogisticRegression.coef_`` (and ``PlattScaler``).
     logit_eps_ : ndarray of shape (2,)
         Only with ``covariate="logit"`` and probability input: the clips
         ``(low, high)`` of the confidence before its logit, the larger of
@@ -283,8 +285,9 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             self._fit_laplace(x, y, w, idx, n_cells)
         else:
             self._fit_statsmodels(x, y, idx, n_cells)
-        self.intercept_ = float(self.fixed_effects_[0])
-        self.coef_ = float(self.fixed_effects_[1])
+        # the shapes of LogisticRegression / PlattScaler
+        self.intercept_ = self.fixed_effects_[:1].copy()
+        self.coef_ = self.fixed_effects_[1:2].reshape(1, 1).copy()
         return self
 
     def _fit_laplace(self, x, y, w, idx, n_cells):

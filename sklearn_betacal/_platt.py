@@ -151,9 +151,9 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         input="probability",
+        *,
         target_smoothing=False,
         max_iter=100,
-        *,
         pos_label=None,
     ):
         self.input = input

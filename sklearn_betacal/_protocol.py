@@ -174,7 +174,7 @@ def _features(frame, config, fit_rows, seed):
     from sklearn_betacal import TextEmbedder
 
     embedder = TextEmbedder(
-        columns=list(config.text_columns),
+        text_columns=list(config.text_columns),
         n_components=config.n_components,
         random_state=seed,
     )

@@ -53,7 +53,7 @@ def _positive_proba(estimator, X):
 class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
     """Scaling-beta-binning (Alg. 3): a scaler's fitted values, then beta-binning.
 
-    The calibration rows are split at random into D1 (a ``split`` fraction)
+    The calibration rows are split at random into D1 (a ``scaler_fraction`` share)
     and D2. A scaler is fitted on D1; its fitted probabilities on D2 replace
     the labels of D2 as proxy ground truth (Def. 3.2); beta-binning (Alg. 1)
     is then run on D2 with those proxies, one UMD binning per partition cell
@@ -95,7 +95,7 @@ class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
         cell; S-BB). An estimator: cloned, fitted on
         the D1 rows of ``X`` and ``y`` (and ``sample_weight`` when given), and
         its ``predict_proba`` on the D2 rows of ``X`` gives the proxies.
-    split : float in (0, 1), default=0.5
+    scaler_fraction : float in (0, 1), default=0.5
         Fraction of the calibration rows in D1 (the paper splits equally).
     nu : float in [0, 1) or "auto", default="auto"
         Misspecification of the proxies (Def. 3.2) used by
@@ -192,7 +192,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             StrOptions({"hierarchical", "pooled"}),
             HasMethods(["fit", "predict_proba"]),
         ],
-        "split": [Interval(Real, 0, 1, closed="neither")],
+        "scaler_fraction": [Interval(Real, 0, 1, closed="neither")],
         "nu": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "covariate": [StrOptions({"confidence", "logit"})],
     }
@@ -200,6 +200,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
     def __init__(
         self,
         partitioner=None,
+        *,
         points_per_bin=50,
         epsilon=None,
         alpha=0.1,
@@ -207,10 +208,9 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         delta=1e-10,
         random_state=None,
         scaler="hierarchical",
-        split=0.5,
+        scaler_fraction=0.5,
         nu="auto",
         covariate="confidence",
-        *,
         pos_label=None,
     ):
         super().__init__(
@@ -224,7 +224,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             pos_label=pos_label,
         )
         self.scaler = scaler
-        self.split = split
+        self.scaler_fraction = scaler_fraction
         self.nu = nu
         self.covariate = covariate
 
@@ -269,12 +269,13 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         scaler on D1, beta-bin D2 on the scaler's proxies."""
         sw = sample_weight
         n = h.shape[0]
-        n1 = int(round(self.split * n))
+        n1 = int(round(self.scaler_fraction * n))
         if n1 < 1 or n - n1 < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least one row in D1 and two in "
-                f"D2; with {n} calibration rows and split={self.split} there "
-                f"are {n1} and {n - n1}. Pass more rows or change split."
+                f"D2; with {n} calibration rows and scaler_fraction="
+                f"{self.scaler_fraction} there "
+                f"are {n1} and {n - n1}. Pass more rows or change scaler_fraction."
             )
         rng = check_random_state(self.random_state)
         perm = rng.permutation(n)

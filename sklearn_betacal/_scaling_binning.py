@@ -178,13 +178,13 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
     def __init__(
         self,
         scaler=None,
+        *,
         n_bins=None,
         points_per_bin=None,
         scaler_fraction=0.5,
         delta=1e-10,
         input="probability",
         random_state=None,
-        *,
         pos_label=None,
     ):
         self.scaler = scaler

@@ -220,7 +220,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(
-        self, input="probability", temperature_bounds=(0.05, 20.0), *, pos_label=None
+        self, input="probability", *, temperature_bounds=(0.05, 20.0), pos_label=None
     ):
         self.input = input
         self.temperature_bounds = temperature_bounds

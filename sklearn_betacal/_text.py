@@ -144,7 +144,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     Parameters
     ----------
-    columns : sequence of str or int, default=None
+    text_columns : sequence of str or int, default=None
         Which columns of a DataFrame (names) or of a 2-D object array
         (positions) hold the text. ``None`` uses every column. Must be
         ``None`` for 1-D input.
@@ -211,7 +211,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     ...     "question": ["who wrote hamlet", "who wrote macbeth",
     ...                  "capital of france", "capital of spain"],
     ...     "answer": ["Shakespeare", "Shakespeare", "Paris", "Madrid"]})
-    >>> emb = TextEmbedder(columns=["question", "answer"], n_components=2,
+    >>> emb = TextEmbedder(text_columns=["question", "answer"], n_components=2,
     ...                    random_state=0).fit(X)
     >>> emb.transform(X).shape
     (4, 2)
@@ -220,7 +220,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     """
 
     _parameter_constraints = {
-        "columns": ["array-like", str, numbers.Integral, None],
+        "text_columns": ["array-like", str, numbers.Integral, None],
         "method": [StrOptions(set(METHODS))],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -229,14 +229,14 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def __init__(
         self,
-        columns=None,
+        text_columns=None,
         *,
         method="tfidf-svd",
         n_components=16,
         batch_size=64,
         random_state=None,
     ):
-        self.columns = columns
+        self.text_columns = text_columns
         self.method = method
         self.n_components = n_components
         self.batch_size = batch_size
@@ -259,7 +259,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 "Series, DataFrame or 2-D object array); got a single string. "
                 "Wrap it in a list."
             )
-        columns = self.columns
+        columns = self.text_columns
         if isinstance(columns, str | numbers.Integral):
             columns = [columns]
         if is_dataframe(X):  # pandas or polars
@@ -273,7 +273,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                     raise ValueError(
                         f"columns {missing} not found in X; X has the columns "
                         f"{names[:10]}{' ...' if len(names) > 10 else ''}. Set "
-                        "columns= to the names of the text columns."
+                        "text_columns= to the names of the text columns."
                     )
             if not selected:
                 raise ValueError("X has no columns to embed.")
@@ -287,14 +287,14 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             raise ValueError(
                 "TextEmbedder embeds text, but X has numeric dtype "
                 f"{X.dtype} (shape {X.shape}). Pass text: a list or 1-D array "
-                "of str, or a DataFrame with text columns selected by columns=."
+                "of str, or a DataFrame with text columns selected by text_columns=."
             )
         if X.ndim == 1:
             if columns is not None:
                 raise ValueError(
-                    f"columns={self.columns!r} selects columns of a DataFrame "
-                    "or 2-D array, but X is 1-D (one text per row). Use "
-                    "columns=None."
+                    f"text_columns={self.text_columns!r} selects columns of a "
+                    "DataFrame or 2-D array, but X is 1-D (one text per row). Use "
+                    "text_columns=None."
                 )
             return [_column_to_text(X, "0")], [0], None, X.shape[0]
         if X.ndim != 2:
@@ -305,7 +305,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         for c in positions:
             if not isinstance(c, numbers.Integral) or not 0 <= c < X.shape[1]:
                 raise ValueError(
-                    f"columns={self.columns!r}: for an array X give column "
+                    f"text_columns={self.text_columns!r}: for an array X give column "
                     f"positions in [0, {X.shape[1]}); use names only with a "
                     "DataFrame."
                 )
@@ -325,12 +325,12 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 del self.feature_names_in_
         elif names is not None and fitted_names is not None:
             # By-name selection tolerates extra or reordered columns; with
-            # columns=None every column is embedded, so they must match.
-            if self.columns is None and list(fitted_names) != names:
+            # text_columns=None every column is embedded, so they must match.
+            if self.text_columns is None and list(fitted_names) != names:
                 raise ValueError(
                     f"X has the columns {names[:10]}, but TextEmbedder was "
                     f"fitted on {list(fitted_names)[:10]}; pass the same text "
-                    "columns (or set columns= to select them by name)."
+                    "columns (or set text_columns= to select them by name)."
                 )
         elif n_cols != self.n_features_in_:
             raise ValueError(

@@ -160,11 +160,11 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         n_bins=None,
+        *,
         points_per_bin=None,
         delta=1e-10,
         input="probability",
         random_state=None,
-        *,
         pos_label=None,
     ):
         self.n_bins = n_bins

@@ -324,7 +324,7 @@ def test_beta_binning_dataframe_partition_features_keep_names():
     y = (rng.uniform(size=900) < np.where(topic == "law", h**2, h)).astype(int)
     df = pd.DataFrame({"conf": h, "topic": topic, "length": rng.uniform(size=900)})
     bb = BetaBinningCalibrator(
-        GroupColumnPartitioner(column="topic"),
+        GroupColumnPartitioner(group_column="topic"),
         points_per_bin=50,
         confidence_column="conf",
         random_state=0,
@@ -579,7 +579,11 @@ def _features():
     return ColumnTransformer(
         [
             ("conf", "passthrough", ["confidence"]),
-            ("text", TextEmbedder(columns=["question"], n_components=3), ["question"]),
+            (
+                "text",
+                TextEmbedder(text_columns=["question"], n_components=3),
+                ["question"],
+            ),
         ]
     )
 
@@ -617,7 +621,7 @@ def test_beta_binning_grid_search_over_pipeline_with_fixed_beta():
     # beta fitted once on (unlabeled) text, carried by the scorer: every
     # candidate is judged on the same partition
     beta = make_pipeline(
-        TextEmbedder(columns=["question"], n_components=3, random_state=0),
+        TextEmbedder(text_columns=["question"], n_components=3, random_state=0),
         KDTreePartitioner(max_depth=2),
     ).fit(frame)
     scoring = {

@@ -146,7 +146,7 @@ def test_calibrated_classifier_multiclass_on_dask():
     "part",
     [
         KDTreePartitioner(max_depth=3),
-        GroupColumnPartitioner(column=2),
+        GroupColumnPartitioner(group_column=2),
         ClusterPartitioner(random_state=0),
         CrossPartitioner(
             [
@@ -179,7 +179,9 @@ def test_text_embedder_transform_on_dask_frame():
             "answer": [" ".join(RNG.choice(words, 2)) for _ in range(400)],
         }
     )
-    emb = TextEmbedder(columns=["question", "answer"], n_components=3, random_state=0)
+    emb = TextEmbedder(
+        text_columns=["question", "answer"], n_components=3, random_state=0
+    )
     emb.fit(text)
     got = bdask.transform(emb, dd.from_pandas(text, npartitions=3)).compute()
     assert list(got.columns) == list(emb.get_feature_names_out())

@@ -426,7 +426,7 @@ def test_kdtree_transform_checks_feature_count():
 
 def test_group_column_maps_groups_to_sorted_cell_ids():
     X = np.array([[0.9, 3], [0.2, 7], [0.5, 3], [0.4, -1]])
-    part = GroupColumnPartitioner(column=1).fit(X)
+    part = GroupColumnPartitioner(group_column=1).fit(X)
     assert_array_equal(part.groups_, [-1, 3, 7])
     assert part.n_cells_ == 3
     # a user group labelled -1 is renumbered: never confused with "outside"
@@ -443,11 +443,11 @@ def test_group_column_unknown_error_names_the_groups():
 def test_group_column_dataframe_column_name_and_strings():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"topic": ["law", "art", "law", "sport"], "x": [1, 2, 3, 4]})
-    part = GroupColumnPartitioner(column="topic").fit(df)
+    part = GroupColumnPartitioner(group_column="topic").fit(df)
     assert part.groups_.tolist() == ["art", "law", "sport"]
     assert_array_equal(part.apply(df), [1, 0, 1, 2])
     with pytest.raises(ValueError, match="column='nope' is not a column"):
-        GroupColumnPartitioner(column="nope").fit(df)
+        GroupColumnPartitioner(group_column="nope").fit(df)
 
 
 def test_group_column_top_label_case():
@@ -469,7 +469,7 @@ def test_group_column_warns_on_continuous_values():
 
 def test_group_column_out_of_range_column():
     with pytest.raises(ValueError, match="out of range"):
-        GroupColumnPartitioner(column=3).fit(np.zeros((3, 2)))
+        GroupColumnPartitioner(group_column=3).fit(np.zeros((3, 2)))
 
 
 # --------------------------------------------------------------------------
@@ -553,7 +553,7 @@ def test_kdtree_on_real_qa_embeddings(influences_verb):
     "partitioner",
     [
         KDTreePartitioner(2, split_axis="pca", random_state=0),
-        GroupColumnPartitioner(column=0),
+        GroupColumnPartitioner(group_column=0),
         ClusterPartitioner(KMeans(3, n_init=1, random_state=0)),
     ],
     ids=["kdtree", "group", "cluster"],

@@ -202,7 +202,7 @@ def test_sbb_logit_covariate_reaches_the_scaler(scaler):
 
 def test_sbb_too_few_rows_raises():
     with pytest.raises(ValueError, match="at least one row in D1"):
-        ScalingBetaBinningCalibrator(GroupColumnPartitioner(), split=0.9).fit(
+        ScalingBetaBinningCalibrator(GroupColumnPartitioner(), scaler_fraction=0.9).fit(
             [[0.5, 0], [0.4, 1]], [0, 1]
         )
 

@@ -103,7 +103,7 @@ def test_text_embedder_api_checks(check):
 
 
 def test_text_embedder_fit_returns_self_and_keeps_params(frame):
-    emb = TextEmbedder(columns=["question"], n_components=3, random_state=0)
+    emb = TextEmbedder(text_columns=["question"], n_components=3, random_state=0)
     params = emb.get_params()
     assert emb.fit(frame) is emb
     assert emb.get_params() == params
@@ -159,7 +159,9 @@ def test_text_embedder_is_deterministic(frame):
 
 
 def test_text_embedder_fit_one_split_transform_another(frame):
-    emb = TextEmbedder(columns=["question", "answer"], n_components=3, random_state=0)
+    emb = TextEmbedder(
+        text_columns=["question", "answer"], n_components=3, random_state=0
+    )
     emb.fit(frame.iloc[:8])
     Xt = emb.transform(frame.iloc[8:])
     assert Xt.shape == (4, 3)
@@ -197,7 +199,7 @@ def test_text_embedder_missing_text_is_empty(frame):
 
 
 def test_text_embedder_get_feature_names_out(frame):
-    emb = TextEmbedder(columns=["question"], n_components=3).fit(frame)
+    emb = TextEmbedder(text_columns=["question"], n_components=3).fit(frame)
     assert emb.get_feature_names_out().tolist() == [
         "textembedder0",
         "textembedder1",
@@ -216,10 +218,10 @@ def test_text_embedder_get_feature_names_out(frame):
         ("who wrote hamlet", {}, "single string"),
         (["a b", 3.5, "c d"], {}, "non-text value"),
         (pd.DataFrame({"q": QUESTIONS, "n": range(12)}), {}, "non-text value"),
-        (pd.DataFrame({"q": QUESTIONS}), {"columns": ["question"]}, "not found"),
-        (QUESTIONS, {"columns": ["question"]}, "X is 1-D"),
-        (np.array([QUESTIONS]).T, {"columns": ["q"]}, "column positions"),
-        (np.array([QUESTIONS]).T, {"columns": [3]}, "column positions"),
+        (pd.DataFrame({"q": QUESTIONS}), {"text_columns": ["question"]}, "not found"),
+        (QUESTIONS, {"text_columns": ["question"]}, "X is 1-D"),
+        (np.array([QUESTIONS]).T, {"text_columns": ["q"]}, "column positions"),
+        (np.array([QUESTIONS]).T, {"text_columns": [3]}, "column positions"),
         (QUESTIONS, {"n_components": 500}, "vocabulary"),
         (["", " ", "!!"], {}, "no words"),
         ([], {}, "0 rows"),

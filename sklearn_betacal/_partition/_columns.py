@@ -27,7 +27,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
 
     Parameters
     ----------
-    column : int or str, default=0
+    group_column : int or str, default=0
         Position of the group column in ``X``, or its name when ``X`` is a
         DataFrame. Other columns are ignored.
     handle_unknown : {"outside", "error"}, default="outside"
@@ -75,31 +75,31 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "column": [Integral, str],
+        "group_column": [Integral, str],
         "handle_unknown": [StrOptions({"outside", "error"})],
     }
 
-    def __init__(self, column=0, *, handle_unknown="outside"):
-        self.column = column
+    def __init__(self, group_column=0, *, handle_unknown="outside"):
+        self.group_column = group_column
         self.handle_unknown = handle_unknown
 
     def _group_column(self, X, *, reset):
         X = validate_data(self, X, dtype=None, reset=reset)
-        if isinstance(self.column, str):
+        if isinstance(self.group_column, str):
             names = getattr(self, "feature_names_in_", None)
-            if names is None or self.column not in names:
+            if names is None or self.group_column not in names:
                 raise ValueError(
-                    f"column={self.column!r} is not a column of X; pass a "
+                    f"group_column={self.group_column!r} is not a column of X; pass a "
                     "DataFrame with that column or an integer position."
                 )
-            idx = int(np.flatnonzero(names == self.column)[0])
+            idx = int(np.flatnonzero(names == self.group_column)[0])
         else:
-            if not -X.shape[1] <= self.column < X.shape[1]:
+            if not -X.shape[1] <= self.group_column < X.shape[1]:
                 raise ValueError(
-                    f"column={self.column} is out of range for X with "
+                    f"group_column={self.group_column} is out of range for X with "
                     f"{X.shape[1]} column(s)."
                 )
-            idx = self.column
+            idx = self.group_column
         g = X[:, idx]
         if g.dtype.kind == "O":
             kinds = {type(v) for v in g}
@@ -118,7 +118,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Holds the group column at position/name ``column``.
+            Holds the group column at position/name ``group_column``.
         y : None
             Ignored; accepted for Pipeline compatibility.
 
