@@ -25,7 +25,7 @@ from ._base import (
     binary_proba,
     positive_index,
 )
-from ._compat import HasMethods, Interval, StrOptions
+from ._compat import HasMethods, Interval, StrOptions, fit_bayes_mixed_glm
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (
@@ -365,7 +365,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", SMConvergenceWarning)
                 seed = check_random_state(self.random_state).randint(2**31 - 1)
-                result = fit(rng=np.random.default_rng(seed))
+                result = fit_bayes_mixed_glm(fit, seed)
             converged = True
             for item in caught:
                 if issubclass(item.category, SMConvergenceWarning):

@@ -72,3 +72,14 @@ def influences_verb(influences_frame):
 @pytest.fixture(scope="session")
 def cifar_dir(shared_data):
     return _require(shared_data / "cifar")
+
+
+@pytest.fixture
+def sklearn_temperature():
+    """Skip unless scikit-learn has its own temperature scaling (1.8+), the
+    peer reference some tests compare with (the floors leg runs 1.7)."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    options = CalibratedClassifierCV._parameter_constraints["method"]
+    if not any("temperature" in getattr(c, "options", ()) for c in options):
+        pytest.skip("this scikit-learn has no method='temperature' to compare with")

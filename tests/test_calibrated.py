@@ -74,7 +74,7 @@ def test_calibrated_one_line_beta_equals_hand_written(binary_split):
     assert_array_equal(model.predict(Xt), np.where(expected[:, 1] > 0.5, "spam", "ham"))
 
 
-def test_calibrated_temperature_matches_sklearn(digits_split):
+def test_calibrated_temperature_matches_sklearn(digits_split, sklearn_temperature):
     # independent reference: scikit-learn's own temperature scaling
     clf, Xc, yc, Xt, _ = digits_split
     ref = CalibratedClassifierCV(FrozenEstimator(clf), method="temperature")

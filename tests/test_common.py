@@ -19,7 +19,6 @@ from _instances import INSTANCES, expected_failed_checks
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_betacal import (
     BetaBinningCalibrator,
@@ -31,6 +30,7 @@ from sklearn_betacal import (
     TemperatureScaler,
     UMDBinner,
 )
+from sklearn_betacal._compat import parametrize_with_checks
 
 
 @parametrize_with_checks(INSTANCES, expected_failed_checks=expected_failed_checks)

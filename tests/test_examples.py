@@ -12,6 +12,7 @@ import runpy
 from pathlib import Path
 
 import pytest
+
 from conftest import _require
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("plot_*.py"))

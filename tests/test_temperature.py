@@ -246,7 +246,7 @@ def test_temperature_chapter_bracket_width_after_80_iterations():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CIFAR_RECORDS)
 def test_temperature_cifar_multiclass_matches_golden_section_and_sklearn(
-    cifar_dir, name
+    cifar_dir, name, request
 ):
     P, y, cal, test = load_cifar(cifar_dir, name)
     if P.shape[1] > 10:
@@ -261,6 +261,7 @@ def test_temperature_cifar_multiclass_matches_golden_section_and_sklearn(
     assert nll_multiclass(Z[test], y[test], ts.temperature_) < nll_multiclass(
         Z[test], y[test], 1.0
     )
+    request.getfixturevalue("sklearn_temperature")  # skips on scikit-learn < 1.8
     # scikit-learn's CalibratedClassifierCV(method="temperature") on the same
     # logits (stored scores behind FrozenEstimator): beta_sk = 1 / tau.
     # Brent on log(beta) is accurate to ~1e-8 here; we state rtol=1e-6.
@@ -276,7 +277,7 @@ def test_temperature_cifar_multiclass_matches_golden_section_and_sklearn(
 
 @pytest.mark.parametrize("name", CIFAR_RECORDS)
 def test_temperature_cifar_top_label_binary_matches_golden_section_and_sklearn(
-    cifar_dir, name
+    cifar_dir, name, request
 ):
     P, y, cal, test = load_cifar(cifar_dir, name)
     conf = P.max(axis=1)
@@ -289,6 +290,7 @@ def test_temperature_cifar_top_label_binary_matches_golden_section_and_sklearn(
     assert nll_binary(s[test], correct[test], ts.temperature_) < nll_binary(
         s[test], correct[test], 1.0
     )
+    request.getfixturevalue("sklearn_temperature")  # skips on scikit-learn < 1.8
     # sklearn turns a 1-D decision_function s into logits (-s, s): sigma(2 beta s)
     clf = FrozenEstimator(_StoredScores().fit(s[cal], correct[cal]))
     sk = CalibratedClassifierCV(clf, method="temperature").fit(s[cal], correct[cal])
