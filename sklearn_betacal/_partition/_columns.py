@@ -411,7 +411,8 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         if not is_dataframe(X):
             for name, _, columns in self.partitioners:
                 try:
-                    np.empty((0, X.shape[1]))[:, columns]
+                    # one row: NumPy < 1.25 only warns on an empty array
+                    np.empty((1, X.shape[1]))[:, columns]
                 except IndexError:
                     raise ValueError(
                         f"X has {X.shape[1]} feature(s), but partitioner {name!r} "
