@@ -239,6 +239,44 @@ def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):
     assert f"tuned points per bin by 5-fold debiased beta-CE: {b} " in out
 
 
+def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
+    frame, tmp_path, capsys
+):
+    """The chosen b is the argmin of a by-hand 5-fold debiased ECE."""
+    from sklearn.model_selection import KFold
+
+    from sklearn_betacal import UMDBinner
+    from sklearn_betacal.cli._fit import TUNE_GRID
+    from sklearn_betacal.metrics import beta_calibration_error
+
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--method", "umd", "--tune",
+            "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    assert "by 5-fold debiased ECE" in capsys.readouterr().out
+    X = frame[["verbal_confidence"]]
+    y = frame["correct_judge"].to_numpy()
+    scores = {}
+    for b in TUNE_GRID:
+        errors = []
+        for train, test in KFold(5, shuffle=True, random_state=0).split(X):
+            est = UMDBinner(points_per_bin=b, random_state=0).fit(
+                X.iloc[train], y[train]
+            )
+            p = est.predict_proba(X.iloc[test])[:, 1]
+            errors.append(
+                beta_calibration_error(
+                    y[test], p, groups=np.zeros(len(test)), norm="l2_squared",
+                    debiased=True,
+                )
+            )  # fmt: skip
+        scores[b] = np.mean(errors)
+    assert model_io.load(model).points_per_bin == min(scores, key=scores.get)
+
+
 # ------------------------------------------------------------------ bad input
 
 
