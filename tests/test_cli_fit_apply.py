@@ -76,10 +76,18 @@ def test_fit_prints_cells_fallbacks_and_bounds(frame, tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0
     sizes = frame["model"].value_counts()
-    n_own = int((sizes >= 2000).sum())
-    assert f"cells: {n_own} with their own calibrator, {len(sizes) - n_own} too " in out
-    assert "| cell | group | rows | bins | UMD bound epsilon |" in out
-    assert "root (fallback)" in out
+    n_own = int((sizes >= 1000).sum())  # Thm 3.1's condition n_s >= b
+    assert 0 < n_own < len(sizes)
+    assert (
+        f"cells: {n_own} with their own calibrator, {len(sizes) - n_own} with " in out
+    )
+    assert "| cell | group | rows | served by | bins | epsilon |" in out
+    est = model_io.load(tmp_path / "m.skops")
+    for s, e in zip(est.cells_, est.epsilon_, strict=True):
+        group = est.partitioner_.groups_[s]
+        who = "own calibrator" if sizes[group] >= 1000 else "root"
+        assert f"| {s} | {group} | {sizes[group]} | {who} |" in out
+        assert f"| {e:.4f} |" in out
     assert f"rows: {len(frame)} used, 0 left out" in out
 
 

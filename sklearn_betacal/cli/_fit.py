@@ -8,7 +8,6 @@ on a DataFrame of exactly those columns, so its ``feature_names_in_`` names them
 too.
 """
 
-import math
 import sys
 import warnings
 from pathlib import Path
@@ -244,7 +243,7 @@ def _cell_labels(est):
 
 def summarize(est, X, args, out):
     """Print cells, fallbacks and the bound per cell of a fitted estimator."""
-    from ..bounds import beta_binning_epsilon, umd_epsilon
+    from ..bounds import umd_epsilon
 
     alpha = 0.1
     if hasattr(est, "n_bins_"):  # UMD, S-B
@@ -274,29 +273,37 @@ def summarize(est, X, args, out):
     if rows is not None:
         cells = cells[rows]
     ids, counts = np.unique(cells, return_counts=True)
-    n = int(cells.shape[0])
     b = est.points_per_bin_
     tables = est.cell_tables_
     labels = _cell_labels(est)
-    total_eps = beta_binning_epsilon(n, b, alpha=alpha) if n >= b else math.nan
+    # the estimator's own Thm 3.1 bounds: per cell, simultaneous over cells
+    eps = dict(zip(est.cells_.tolist(), est.epsilon_.tolist(), strict=True))
+    up = dict(
+        zip(est.fallback_cells_.tolist(), est.fallback_to_.tolist(), strict=True)
+    )
     print(
         f"cells: {est.n_cells_fitted_} with their own calibrator, "
-        f"{est.n_cells_fallback_} too small (fewer than {2 * b} rows) calibrated "
-        f"by the root; points per bin b = {b}; Thm 3.1 bound over all cells "
-        f"epsilon = {total_eps:.4f} (alpha {alpha})",
+        f"{est.n_cells_fallback_} with fewer than b = {b} rows (served by an "
+        f"ancestor region or the root); points per bin b = {b}; Thm 3.1 bound "
+        f"of the root epsilon = {est.epsilon_root_:.4f}, per cell below "
+        f"(simultaneous, alpha {est.alpha})",
         file=out,
     )
-    print("| cell | group | rows | bins | UMD bound epsilon |", file=out)
-    print("|---:|---|---:|---:|---:|", file=out)
+    print("| cell | group | rows | served by | bins | epsilon |", file=out)
+    print("|---:|---|---:|---|---:|---:|", file=out)
     for s, n_s in zip(ids.tolist(), counts.tolist(), strict=True):
-        table = tables.get(s)
-        if table is None:
-            kind = "outside" if s == -1 else "root (fallback)"
-            print(f"| {s} | {labels.get(s, '')} | {n_s} | {kind} | |", file=out)
+        name = labels.get(s, "")
+        if s == -1:
+            print(f"| -1 | (outside) | {n_s} | root | | |", file=out)
             continue
-        n_bins = int(table.values.shape[0])
-        eps = umd_epsilon(n_s, n_bins, alpha=alpha)
-        print(f"| {s} | {labels.get(s, '')} | {n_s} | {n_bins} | {eps:.4f} |", file=out)
+        table = tables.get(s)
+        if s in up:
+            who = f"ancestor region {up[s]}" if up[s] >= 0 else "root"
+        else:
+            who = "own calibrator"
+        n_bins = "" if table is None else int(table.values.shape[0])
+        e = eps.get(s, est.epsilon_root_)
+        print(f"| {s} | {name} | {n_s} | {who} | {n_bins} | {e:.4f} |", file=out)
 
 
 # --------------------------------------------------------------------------
