@@ -33,9 +33,9 @@ from ._kernels import _fallback
 from ._kernels._binning import (
     CellTables,
     UMDTable,
+    score_order,
     stack_tables,
     tie_break,
-    umd_fit,
     umd_fit_segments,
     umd_predict_segments,
 )
@@ -430,9 +430,21 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         n_root = resolve_n_bins(
             None, b, total, who=type(self).__name__, n_rows=h.shape[0]
         )
-        # stored as plain dicts (UMDTable._asdict()) so that the fitted state
-        # loads with skops; root_ and cell_tables_ are views of them
-        self._root_table = umd_fit(h, t, sample_weight, n_root, delta=delta)._asdict()
+        # One sort of the confidences serves the root and the cells; the
+        # root is the one-segment case of the fused kernel (the same numbers
+        # as umd_fit, without its searchsorted of every row into the edges).
+        # Stored as plain dicts so that the fitted state loads with skops.
+        order = score_order(h, sample_weight)
+        root = umd_fit_segments(
+            h,
+            t,
+            sample_weight,
+            np.zeros(h.shape[0], dtype=np.int64),
+            [n_root],
+            delta=delta,
+            order_of_scores=order,
+        )
+        self._root_table = root.table(0)._asdict()
 
         # Alg. 1, lines 3-8: one UMD per cell s with n_s >= b (Thm 3.1's
         # condition), B = floor(n_s / b); -1 is not a cell (those rows only
@@ -447,10 +459,18 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
         rows_s = n_rows[fit]
         cap = np.maximum(rows_s, MAX_DENSE_BINS * rows_s // max(h.shape[0], 1))
         n_bins = np.minimum((n_s[fit] // b).astype(np.int64), np.maximum(cap, 1))
-        parts = [self.root_]
+        parts = [root]
         if n_bins.shape[0]:
             parts.append(
-                umd_fit_segments(h, t, sample_weight, segment, n_bins, delta=delta)
+                umd_fit_segments(
+                    h,
+                    t,
+                    sample_weight,
+                    segment,
+                    n_bins,
+                    delta=delta,
+                    order_of_scores=order,
+                )
             )
         # ancestor regions: one more table each, on the rows of the leaves
         # below the node (rows are shared with their own cells' tables)
@@ -461,7 +481,18 @@ class BetaBinningCalibrator(_GroupCalibratorMixin, ClassifierMixin, BaseEstimato
             seg = np.where(rows, 0, -1)
             n_b = max(int(n_node // b), 1)
             n_b = min(n_b, max(int(rows.sum()), 1))
-            parts.append(umd_fit_segments(h, t, sample_weight, seg, [n_b], delta=delta))
+            parts.append(
+                umd_fit_segments(
+                    h,
+                    t,
+                    sample_weight,
+                    seg,
+                    [n_b],
+                    delta=delta,
+                    order_of_scores=order,
+                )
+            )
+        del order
         # a plain dict of arrays (loadable by skops); tables_ is a view of it
         self._tables = stack_tables(parts)._asdict()
         n_own = int(fit.sum())

@@ -727,7 +727,18 @@ def _segmented_cumsum(v, start, counts):
     return out
 
 
-def umd_fit_segments(h, t, sample_weight, segment, n_bins, *, delta=0.0):
+def score_order(h, sample_weight=None):
+    """The argsort of the scores that ``umd_fit_segments`` needs (its sort).
+
+    Stable when there are weights (their cumulative sums follow the order
+    of tied scores). Compute it once to share it between calls.
+    """
+    return np.argsort(h, kind="stable" if sample_weight is not None else None)
+
+
+def umd_fit_segments(
+    h, t, sample_weight, segment, n_bins, *, delta=0.0, order_of_scores=None
+):
     """Fit one UMD table (Alg. 4) per segment of rows, all at once.
 
     Table ``s`` is exactly ``umd_fit(h[rows], t[rows], w[rows], n_bins[s],
@@ -750,6 +761,9 @@ def umd_fit_segments(h, t, sample_weight, segment, n_bins, *, delta=0.0):
         row (of positive weight).
     delta : float
         Tie-breaking ``delta`` of the scores (as for ``umd_fit``).
+    order_of_scores : ndarray of shape (n,), int, or None
+        ``score_order(h, sample_weight)``, when the caller already has it
+        (e.g. to fit the root and the cells from one sort).
 
     Returns
     -------
@@ -776,7 +790,7 @@ def umd_fit_segments(h, t, sample_weight, segment, n_bins, *, delta=0.0):
     counts = np.bincount(key, minlength=S + 1)[:S]
     if np.any(counts == 0):
         raise ValueError("umd_fit_segments: every segment needs at least one row.")
-    o = np.argsort(h, kind="stable" if w is not None else None)
+    o = score_order(h, w) if order_of_scores is None else order_of_scores
     perm = _stable_argsort_small(key[o], S)
     del key
     order = o[perm]
@@ -970,6 +984,7 @@ __all__ = [
     "stack_tables",
     "tie_break",
     "umd_fit",
+    "score_order",
     "umd_fit_segments",
     "umd_predict",
     "umd_predict_segments",
