@@ -322,3 +322,20 @@ def test_prediction_in_blocks_equals_one_block(monkeypatch, frame):
     blocked = (bb.predict_proba(X), bb.predict(X), bb.apply(X))
     for a, b in zip(whole, blocked, strict=True):
         assert a.tobytes() == b.tobytes()
+
+
+def test_fused_fit_more_segments_than_16_bit_keys():
+    """70,000 segments: the two-digit radix sort by segment is exact too."""
+    rng = np.random.default_rng(11)
+    S = 70_000
+    seg = np.concatenate([np.arange(S), rng.integers(-1, S, size=140_000)])
+    h = rng.uniform(size=seg.shape[0])
+    t = (rng.uniform(size=seg.shape[0]) < h).astype(np.float64)
+    B = np.maximum(1, np.bincount(seg[seg >= 0], minlength=S) // 2)
+    fused = umd_fit_segments(h, t, None, seg, B, delta=0.0)
+    for s in rng.choice(S, size=300, replace=False):
+        rows = np.flatnonzero(seg == s)
+        want = umd_fit(h[rows], t[rows], None, int(B[s]))
+        got = fused.table(int(s))
+        for f in FIELDS[:3]:
+            assert _same(getattr(got, f), getattr(want, f))
