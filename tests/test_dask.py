@@ -59,12 +59,17 @@ def _two_d():
     Xg = np.column_stack([H, G])
     return [
         (
-            BetaBinningCalibrator(KDTreePartitioner(max_depth=2), 30, random_state=0),
+            BetaBinningCalibrator(
+                KDTreePartitioner(max_depth=2), points_per_bin=30, random_state=0
+            ),
             XBB,
         ),
         (
             ScalingBetaBinningCalibrator(
-                KDTreePartitioner(max_depth=1), 30, scaler="pooled", random_state=0
+                KDTreePartitioner(max_depth=1),
+                points_per_bin=30,
+                scaler="pooled",
+                random_state=0,
             ),
             XBB,
         ),

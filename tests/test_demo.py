@@ -5,6 +5,7 @@ import io
 
 import pytest
 
+from sklearn_betacal._protocol import CALIBRATORS
 from sklearn_betacal.cli import _demo, main
 
 
@@ -31,7 +32,8 @@ def test_demo_cli_writes_report_and_prints_table(small_demo, tmp_path, capsys):
     assert "debiased CE(h;β) on the 10% tuning" in (out / "report.md").read_text()
     for name in ("BB", "HS-BB", "S-BB", "S-B", "TS", "None"):
         assert f"| {name} |" in captured.out
-    assert "8/8" in captured.err  # the progress bar reached the end
+    n = len(CALIBRATORS)  # one seed, one kind: one step per calibrator
+    assert f"{n}/{n}" in captured.err  # the progress bar reached the end
     report = (out / "report.md").read_text()
     assert "## verbal confidence" in report
     assert "Chosen hyper-parameters" in report
