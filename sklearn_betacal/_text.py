@@ -409,6 +409,13 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                     f"vocabulary of the training text ({n_terms} terms); lower "
                     "n_components or fit on more text."
                 )
+            if k > tfidf.shape[0]:
+                # the SVD of n rows has at most n components: more would give
+                # fewer output columns than get_feature_names_out lists
+                raise ValueError(
+                    f"n_components={k} needs at least {k} training texts for "
+                    f'the SVD of method="tfidf-svd"; got {tfidf.shape[0]}.'
+                )
             self.svd_ = TruncatedSVD(n_components=k, random_state=rng).fit(tfidf)
             out = normalize(self.svd_.transform(tfidf))
         else:

@@ -313,3 +313,18 @@ def test_platt_logit_input_at_huge_scores_is_the_same_model(scale):
     assert_allclose(big.coef_[0, 0] * scale, ref.coef_[0, 0], rtol=1e-6)
     assert_allclose(big.intercept_, ref.intercept_, rtol=1e-6, atol=1e-9)
     assert_allclose(big.predict_proba(s * scale), ref.predict_proba(s), atol=1e-9)
+
+
+# ------------------------------------------------- item 7: TextEmbedder size
+
+
+def test_text_embedder_rejects_more_components_than_texts():
+    # n_components=2 on one text returned shape (1, 1) while
+    # get_feature_names_out listed two names
+    from sklearn_betacal import TextEmbedder
+
+    with pytest.raises(ValueError, match="n_components=2 needs at least 2"):
+        TextEmbedder(n_components=2).fit_transform(["hello world"])
+    emb = TextEmbedder(n_components=2, random_state=0)
+    out = emb.fit_transform(["hello world", "good morning sun", "hello sun"])
+    assert out.shape == (3, 2) == (3, len(emb.get_feature_names_out()))
