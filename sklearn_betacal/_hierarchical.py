@@ -309,6 +309,18 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             self.deviance_ = res["deviance"]
             self.converged_ = res["converged"]
             self.n_iter_ = res["n_iter"]
+        finite = all(
+            np.all(np.isfinite(a))
+            for a in (self.fixed_effects_, self.sigma_, self.random_effects_)
+        )
+        if not finite:
+            # the inner Newton overflowed (e.g. weights ~1e100 on separable
+            # data): report the pooled fit, which is finite, and say so
+            self.fixed_effects_ = beta0
+            self.sigma_ = np.zeros(2)
+            self.random_effects_ = np.zeros((n_cells, 2))
+            self.deviance_ = float("nan")
+            self.converged_ = False
         if _scaling.separable(x, y, w):
             # no finite maximum likelihood: the pooled slope or intercept runs
             # off to infinity and the variances are not identified
@@ -320,6 +332,14 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
                 "effects are infinite; the coefficients are where the solver "
                 "stopped and sigma_ is not identified. Use more data, or "
                 "PlattScaler(target_smoothing=True) for a finite fit.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif not finite:
+            warnings.warn(
+                "HierarchicalLogisticScaler: the Laplace fit overflowed (are the "
+                "sample weights huge?); the fixed effects are the pooled "
+                "logistic fit and sigma_ is set to 0. Rescale sample_weight.",
                 ConvergenceWarning,
                 stacklevel=3,
             )

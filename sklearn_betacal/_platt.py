@@ -20,6 +20,7 @@ from ._compat import Interval, StrOptions, _fit_context
 from ._kernels import _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (
+    MAX_COUNT_TOTAL,
     check_weights,
     require_labels,
     validate_confidence_data,
@@ -192,7 +193,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         """
         require_labels(self, y)
         h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
-        w = check_weights(sample_weight, h.shape[0], max_total=np.inf)
+        w = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
         s = self._scores(h, w)
         t = _scaling.platt_targets(y, w) if self.target_smoothing else y
         # scores beyond ~1e154 would overflow s**2 in the Hessian: fit on

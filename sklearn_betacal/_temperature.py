@@ -22,6 +22,7 @@ from ._compat import StrOptions, _fit_context
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._validation import (
+    MAX_COUNT_TOTAL,
     check_weights,
     require_labels,
     validate_confidence_data,
@@ -296,7 +297,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         s, _, y = self._validate(X, y, reset=True)
         sw = None
         if sample_weight is not None:
-            sw = check_weights(sample_weight, s.shape[0], max_total=np.inf)
+            sw = check_weights(sample_weight, s.shape[0], max_total=MAX_COUNT_TOTAL)
         if s.ndim == 1:  # classes_ set by validate_confidence_data
             t = _scaling.binary_margins(s, y)
             beta, n_iter, status = _scaling.fit_inverse_temperature_binary(

@@ -414,13 +414,14 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
     n_rows : int
     max_total : float or None, default=None
         Weights whose total exceeds ``max_total`` are divided by a power of
-        two (exact: every ratio is kept) so that it does not. Callers whose
-        result depends only on the ratios (metrics, Platt and temperature
-        scaling) pass ``np.inf``: only an overflowing total is rescaled.
-        Histogram binning counts copies on a cumulative axis and excludes one
-        copy per edge; near 2**53 float64 cannot hold unit positions, so it
-        passes ``MAX_COUNT_TOTAL = 2**43`` (the excluded copy is then below
-        2**-42 of the total either way). ``None`` (the mixed
+        two (exact: every ratio is kept) so that it does not. The metrics,
+        whose sums are bounded by the total weight, pass ``np.inf``: only an
+        overflowing total is rescaled. Fits pass ``MAX_COUNT_TOTAL = 2**43``:
+        histogram binning counts copies on a cumulative axis and excludes one
+        copy per edge, which float64 cannot place near 2**53 (the excluded
+        copy is then below 2**-42 of the total either way); Platt and
+        temperature scaling multiply the weights by per-row losses of up to
+        ~745, and their logit clip counts the total weight as rows. ``None`` (the mixed
         model, whose likelihood is not scale-free): an overflowing total is a
         ``ValueError``.
 

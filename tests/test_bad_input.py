@@ -328,3 +328,339 @@ def test_text_embedder_rejects_more_components_than_texts():
     emb = TextEmbedder(n_components=2, random_state=0)
     out = emb.fit_transform(["hello world", "good morning sun", "hello sun"])
     assert out.shape == (3, 2) == (3, len(emb.get_feature_names_out()))
+
+
+# ===================================================== property-based part
+#
+# The contract for any input: either a ValueError/TypeError raised by this
+# library (or by scikit-learn's declared validation, validate_data and
+# validate_params) whose message names the argument, or finite output in
+# range. Never NaN, never a traceback from inside NumPy, SciPy or pandas.
+
+import inspect  # noqa: E402
+import os  # noqa: E402
+import traceback  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from sklearn.base import BaseEstimator, is_classifier  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+
+import sklearn_betacal  # noqa: E402
+
+#: Modules whose frames may raise the error the user sees: ours, and
+#: scikit-learn's own input validation (which names the argument).
+_OWN = (
+    "sklearn_betacal",
+    "sklearn/utils/validation.py",
+    "sklearn/utils/_param_validation.py",
+)
+#: Where a raise means an unhelpful traceback.
+_FOREIGN = ("numpy", "scipy", "pandas")
+
+_SETTINGS = settings(
+    max_examples=int(os.environ.get("BETACAL_BAD_INPUT_EXAMPLES", 12)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def _public_estimators():
+    """Every estimator class exported by ``sklearn_betacal.__all__``."""
+    out = []
+    for name in sklearn_betacal.__all__:
+        obj = getattr(sklearn_betacal, name)
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+            out.append(obj)
+    return out
+
+
+def _build(cls):
+    """A default instance; required arguments get the simplest valid value."""
+    params = inspect.signature(cls.__init__).parameters
+    kwargs = {}
+    for p in params.values():
+        if p.name == "self" or p.default is not inspect.Parameter.empty:
+            continue
+        if p.name == "estimator":
+            kwargs["estimator"] = LogisticRegression()
+        elif p.name == "partitioners":
+            kwargs["partitioners"] = [
+                ("a", sklearn_betacal.KDTreePartitioner(max_depth=1), [0])
+            ]
+        else:  # a new required argument: the builder must learn it
+            raise AssertionError(f"{cls.__name__} needs {p.name}; teach _build")
+    if "random_state" in params:
+        kwargs["random_state"] = 0
+    return cls(**kwargs)
+
+
+def _family(est):
+    """How an estimator takes its input."""
+    params = est.get_params(deep=False)
+    if "estimator" in params:
+        return "meta"  # a classifier over features
+    if not is_classifier(est):
+        return "text" if type(est).__name__ == "TextEmbedder" else "features"
+    return "grouped" if "confidence_column" in params else "confidence"
+
+
+ESTIMATORS = [_build(cls) for cls in _public_estimators()]
+
+
+def test_every_public_estimator_is_covered():
+    # a new public estimator is discovered from __all__ and must build here
+    names = {type(e).__name__ for e in ESTIMATORS}
+    assert {"PlattScaler", "BetaBinningCalibrator", "KDTreePartitioner"} <= names
+    for est in ESTIMATORS:
+        assert _family(est) in {"meta", "text", "features", "grouped", "confidence"}
+
+
+def _raised_by_us(exc):
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = frames[-1].filename.replace("\\", "/")
+    foreign = any(f"/{m}/" in where for m in _FOREIGN) and not any(
+        o in where for o in _OWN
+    )
+    return not foreign and any(o in where for o in _OWN), where
+
+
+def _check_contract(call, names, *, lo=0.0, hi=1.0):
+    """Run ``call``: a clear error naming one of ``names``, or finite output."""
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore", (ConvergenceWarning, UserWarning, RuntimeWarning)
+        )
+        try:
+            out = call()
+        except (ValueError, TypeError) as exc:
+            ours, where = _raised_by_us(exc)
+            assert ours, f"{type(exc).__name__} raised inside {where}: {exc}"
+            msg = str(exc)
+            assert any(n in msg for n in names), f"message names none of {names}: {msg}"
+            return None
+        except Exception as exc:  # noqa: BLE001 - any other type breaks the contract
+            frames = traceback.extract_tb(exc.__traceback__)
+            raise AssertionError(
+                f"{type(exc).__name__} instead of ValueError/TypeError at "
+                f"{frames[-1].filename}:{frames[-1].lineno}: {exc}"
+            ) from exc
+    values = np.asarray(out, dtype=np.float64)
+    assert np.all(np.isfinite(values)), f"non-finite output {values}"
+    assert np.all((values >= lo) & (values <= hi)), f"output outside [{lo}, {hi}]"
+    return out
+
+
+# ------------------------------------------------------------- strategies
+
+_SPECIAL = [
+    np.nan,
+    np.inf,
+    -np.inf,
+    0.0,
+    -0.0,
+    1.0,
+    5e-324,
+    1e-300,
+    0.5,
+    1e300,
+    -1e300,
+    1.7976931348623157e308,
+    -1.0,
+    2.0,
+]
+_DTYPES = ["<f8", ">f8", "<f4", ">f4", "<f2", "<i8", ">i4", "u1", "?"]
+
+
+@st.composite
+def _confidences(draw, n):
+    """Mostly valid probabilities with a few special values, any dtype."""
+    base = draw(st.lists(st.floats(0, 1), min_size=n, max_size=n))
+    x = np.array(base)
+    n_special = draw(st.integers(0, 2))
+    for _ in range(n_special):
+        x[draw(st.integers(0, n - 1))] = draw(st.sampled_from(_SPECIAL))
+    dtype = draw(st.sampled_from(_DTYPES))
+    with np.errstate(all="ignore"):
+        if dtype[-2:] in ("i8", "i4", "u1") or dtype == "?":
+            x = np.nan_to_num(np.round(x), nan=0, posinf=1, neginf=0).clip(-3, 3)
+        return x.astype(dtype)
+
+
+@st.composite
+def _weights(draw, n):
+    kind = draw(st.sampled_from(["none", "scalar", "array"]))
+    if kind == "none":
+        return None
+    value = st.sampled_from(_SPECIAL + [3.0, 2.0**53, 1e200])
+    if kind == "scalar":
+        return draw(value)
+    w = np.array(draw(st.lists(st.floats(0, 5), min_size=n, max_size=n)))
+    if draw(st.booleans()):
+        w[draw(st.integers(0, n - 1))] = draw(value)
+    if draw(st.booleans()):
+        w = w * draw(st.sampled_from([1e-300, 1e100, 1e306]))
+    return w.astype(draw(st.sampled_from(["<f8", ">f8", "<f4"])))
+
+
+@st.composite
+def _labels(draw, n):
+    kind = draw(st.sampled_from(["mixed", "one_class", "bool"]))
+    if kind == "one_class":
+        return np.full(n, draw(st.integers(0, 1)))
+    y = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    return y.astype(bool) if kind == "bool" else y
+
+
+# ------------------------------------------------------------- estimators
+
+_N = st.integers(4, 30)
+
+
+def _fit_predict(est, X, y, w):
+    from sklearn.base import clone
+
+    fitted = clone(est).fit(X, y, sample_weight=w)
+    return fitted.predict_proba(X)
+
+
+_ARG_NAMES = (
+    "X",
+    "y",
+    "sample_weight",
+    "confidence",
+    "label",
+    "n_bins",
+    "points_per_bin",
+    "cell",
+    "weight",
+    "class",
+    "rows",
+)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [e for e in ESTIMATORS if _family(e) == "confidence"],
+    ids=lambda e: type(e).__name__,
+)
+@_SETTINGS
+@given(data=st.data())
+def test_confidence_calibrators_keep_the_contract(est, data):
+    n = data.draw(_N)
+    X = data.draw(_confidences(n))
+    y = data.draw(_labels(n))
+    w = data.draw(_weights(n))
+    _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
+    if est.get_params().get("input") == "probability":
+        logit = type(est)(**{**est.get_params(), "input": "logit"})
+        scores = np.asarray(X, dtype=np.float64) * data.draw(
+            st.sampled_from([1.0, 1e150, 1e300, -1e308])
+        )
+        _check_contract(lambda: _fit_predict(logit, scores, y, w), _ARG_NAMES)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [e for e in ESTIMATORS if _family(e) == "grouped"],
+    ids=lambda e: type(e).__name__,
+)
+@_SETTINGS
+@given(data=st.data())
+def test_grouped_calibrators_keep_the_contract(est, data):
+    n = data.draw(_N)
+    h = data.draw(_confidences(n)).astype(np.float64, copy=False)
+    kind = data.draw(st.sampled_from(["random", "constant", "one_per_row", "huge"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    Z = {
+        "random": rng.normal(size=(n, 2)),
+        "constant": np.zeros((n, 2)),
+        "one_per_row": np.column_stack([np.arange(n), np.arange(n)]) * 1.0,
+        "huge": rng.normal(size=(n, 2)) * 1e200,
+    }[kind]
+    X = np.column_stack([h, Z])
+    y = data.draw(_labels(n))
+    w = data.draw(_weights(n))
+    params = {"points_per_bin": 2} if "points_per_bin" in est.get_params() else {}
+    est = type(est)(**{**est.get_params(), **params})
+    _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [e for e in ESTIMATORS if _family(e) == "meta"],
+    ids=lambda e: type(e).__name__,
+)
+@_SETTINGS
+@given(data=st.data())
+def test_meta_classifiers_keep_the_contract(est, data):
+    n = data.draw(st.integers(12, 30))
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    X = rng.normal(size=(n, 2)) * data.draw(st.sampled_from([1.0, 1e-300, 1e150]))
+    y = np.arange(n) % 2
+    w = data.draw(_weights(n))
+    _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [e for e in ESTIMATORS if _family(e) == "features"],
+    ids=lambda e: type(e).__name__,
+)
+@_SETTINGS
+@given(data=st.data())
+def test_partitioners_keep_the_contract(est, data):
+    from sklearn.base import clone
+
+    n = data.draw(_N)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    Z = rng.normal(size=(n, 2)) * data.draw(
+        st.sampled_from([1.0, 1e-300, 1e155, 1e300])
+    )
+    if data.draw(st.booleans()):
+        Z[data.draw(st.integers(0, n - 1)), 0] = data.draw(st.sampled_from(_SPECIAL))
+    Z = Z.astype(data.draw(st.sampled_from(["<f8", ">f8"])))
+
+    def cells():
+        with np.errstate(all="ignore"):
+            ids = clone(est).fit(Z).transform(Z)
+        ids = np.asarray(ids)
+        assert ids.shape[0] == n and ids.dtype.kind in "iu"
+        return (ids >= -1).astype(float)
+
+    _check_contract(cells, _ARG_NAMES)
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def _metrics():
+    from sklearn_betacal import metrics as m
+
+    def bce(y, p, **kw):
+        return m.beta_calibration_error(y, p, groups=np.arange(len(p)) % 3, **kw)
+
+    return [
+        m.expected_calibration_error,
+        m.maximum_calibration_error,
+        m.area_under_accuracy_confidence,
+        bce,
+        lambda y, p, **kw: m.brier_decomposition(y, p, **kw).brier,
+        lambda y, p, **kw: m.reliability_table(y, p, **kw)["count"].to_numpy() * 0.0,
+    ]
+
+
+@pytest.mark.parametrize("metric", _metrics(), ids=range(len(_metrics())))
+@_SETTINGS
+@given(data=st.data())
+def test_metrics_keep_the_contract(metric, data):
+    n = data.draw(_N)
+    p = data.draw(_confidences(n))
+    y = data.draw(_labels(n))
+    w = data.draw(_weights(n))
+    names = ("y_true", "y_prob", "sample_weight", "groups", "n_bins")
+    _check_contract(lambda: metric(y, p, sample_weight=w), names)
+    n_bins = data.draw(st.sampled_from([True, 0, 1, 3, 10**12]))
+    if metric is not _metrics()[2]:
+        _check_contract(lambda: metric(y, np.linspace(0, 1, n), n_bins=n_bins), names)

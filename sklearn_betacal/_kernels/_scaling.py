@@ -79,6 +79,10 @@ def data_logit_eps(h, w=None):
     inner_high = 1.0 - h[keep & (h > 0)]
     low = max(floor, inner_low.min() / 2.0) if inner_low.size else floor
     high = max(floor, inner_high.min() / 2.0) if inner_high.size else floor
+    # 1 - high must stay below 1.0 (else the logit is inf): for total weights
+    # beyond ~1e16, or confidences within an ulp of 1, 1 / (W + 2) is not
+    info = np.finfo(np.float64)
+    low, high = max(low, float(info.tiny)), max(high, float(info.epsneg))
     return np.array([min(low, 0.5), min(high, 0.5)])
 
 
