@@ -664,3 +664,67 @@ def test_metrics_keep_the_contract(metric, data):
     n_bins = data.draw(st.sampled_from([True, 0, 1, 3, 10**12]))
     if metric is not _metrics()[2]:
         _check_contract(lambda: metric(y, np.linspace(0, 1, n), n_bins=n_bins), names)
+
+
+# -------------------------------------- items 8, 10, 12: partitioner inputs
+
+
+def _cross(cols=(0,)):
+    from sklearn_betacal import CrossPartitioner, KDTreePartitioner
+
+    return CrossPartitioner([("a", KDTreePartitioner(max_depth=2), list(cols))])
+
+
+def test_cross_partitioner_bad_input_gets_clear_errors():
+    # 1-D X, sparse X, an out-of-range column and names at fit / arrays at
+    # transform were IndexErrors; a malformed entry a TypeError
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        _cross().fit(X[:, 0])
+    with pytest.raises(TypeError, match="sparse"):
+        _cross().fit(sp.csr_matrix(X))
+    with pytest.raises(ValueError, match=r"selects column\(s\) \[7\], out of range"):
+        _cross((7,)).fit(X)
+    from sklearn_betacal import CrossPartitioner, KDTreePartitioner
+
+    for entry in [("a", KDTreePartitioner()), "a"]:
+        with pytest.raises(ValueError, match="list of .name, partitioner, columns"):
+            CrossPartitioner([entry]).fit(X)
+
+
+def test_cross_partitioner_records_and_checks_feature_names():
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    df = pd.DataFrame(X, columns=["x", "y", "z"])
+    part = _cross(("x",)).fit(df)
+    assert list(part.feature_names_in_) == ["x", "y", "z"]
+    with pytest.raises(ValueError, match="feature names"):
+        part.transform(df[["z", "y", "x"]])  # reordered columns
+    with pytest.raises(ValueError, match="by name"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        part.transform(X)
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e300, 1e-300])
+def test_kdtree_pca_is_scale_free(scale):
+    # LinAlgError at feature scales >= ~1e155 (the covariance overflowed)
+    from sklearn_betacal import KDTreePartitioner
+
+    Z = np.random.default_rng(0).normal(size=(400, 2))
+    ref = KDTreePartitioner(split_axis="pca").fit(Z).apply(Z)
+    got = KDTreePartitioner(split_axis="pca").fit(Z * scale).apply(Z * scale)
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_cluster_partitioner_on_fewer_rows_than_clusters():
+    from sklearn.cluster import KMeans
+
+    from sklearn_betacal import ClusterPartitioner
+
+    Z = np.random.default_rng(0).normal(size=(4, 2))
+    ids = ClusterPartitioner(random_state=0).fit(Z).apply(Z)
+    assert ids.shape == (4,) and ids.min() >= 0
+    with pytest.raises(ValueError, match="ClusterPartitioner: the clusterer KMeans"):
+        ClusterPartitioner(KMeans(n_clusters=9)).fit(Z)

@@ -307,10 +307,18 @@ def principal_axes(X, n_components):
     Eigen-decomposition of the covariance matrix; components sorted by
     decreasing variance, each with its largest-magnitude entry made positive
     so the result does not depend on the solver's sign convention.
+
+    The directions do not depend on the scale of ``X``, so it is first
+    brought to ``max |X| < 1`` by an exact power of two: at feature scales of
+    ~1e155 the squares in the covariance overflowed (``LinAlgError``).
     """
     X = np.asarray(X, dtype=np.float64)
-    mean = X.mean(axis=0)
-    Xc = X - mean
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    shift = int(np.frexp(top)[1]) if top > 0 else 0
+    Xs = np.ldexp(X, -shift)
+    mean_s = Xs.mean(axis=0)
+    mean = np.ldexp(mean_s, shift)
+    Xc = Xs - mean_s
     cov = Xc.T @ Xc
     _, vecs = np.linalg.eigh(cov)
     comps = vecs[:, ::-1][:, :n_components].T.copy()

@@ -6,6 +6,8 @@ every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
 ``(n, 1)`` column named ``"cell"``) and the tags.
 """
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -89,15 +91,43 @@ def _map_to_cells(values, cells):
     return np.where(found, idx, -1).astype(np.int64)
 
 
-def _select_columns(X, columns):
+def _select_columns(X, columns, *, who="partitioner"):
     """Columns of ``X`` by int positions, a slice, or DataFrame names.
 
     A DataFrame (pandas, polars) stays one, through scikit-learn's
-    ``_safe_indexing``.
+    ``_safe_indexing``. Bad selections (names on an array without column
+    names, a position out of range, an unknown name) are a ``ValueError``
+    that names ``who``.
     """
     from .._compat import _safe_indexing
     from .._validation import is_dataframe
 
-    if is_dataframe(X):
+    frame = is_dataframe(X)
+    by_name = not isinstance(columns, slice) and not all(
+        isinstance(c, Integral) for c in np.ravel(np.asarray(columns, dtype=object))
+    )
+    if by_name and not frame:
+        raise ValueError(
+            f"{who} selects columns by name ({columns!r}), but X has no column "
+            "names; pass a DataFrame with those columns, or select by position."
+        )
+    n_cols = X.shape[1]
+    if not by_name and not isinstance(columns, slice):
+        bad = [int(c) for c in np.ravel(columns) if not -n_cols <= int(c) < n_cols]
+        if bad:
+            raise ValueError(
+                f"{who} selects column(s) {bad}, out of range for X with "
+                f"{n_cols} column(s)."
+            )
+    if by_name:
+        names = list(X.columns)
+        wanted = np.ravel(np.asarray(columns, dtype=object))
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise ValueError(
+                f"{who} selects column(s) {missing} that X does not have; its "
+                f"columns are {names[:10]}."
+            )
+    if frame:
         return _safe_indexing(X, columns, axis=1)
     return np.asarray(X)[:, columns]

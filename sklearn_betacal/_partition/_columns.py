@@ -5,6 +5,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
@@ -195,9 +196,10 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         :class:`~sklearn.cluster.MiniBatchKMeans`,
         :class:`~sklearn.mixture.GaussianMixture`. It is cloned before
         fitting; pass ``FrozenEstimator(fitted)`` to use an already-fitted
-        one as is. ``None`` means ``KMeans(n_clusters=8)``. Clusterers
-        without ``predict`` (DBSCAN, AgglomerativeClustering) cannot label
-        new rows and are rejected.
+        one as is. ``None`` means ``KMeans(n_clusters=8)`` (one cluster
+        per row when ``X`` has fewer than 8 rows). Clusterers without
+        ``predict`` (DBSCAN, AgglomerativeClustering) cannot label new rows
+        and are rejected.
     random_state : int, RandomState instance or None, default=None
         Seed of the default KMeans; unused when ``clusterer`` is given
         (set the clusterer's own ``random_state``).
@@ -267,11 +269,18 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         if self.clusterer is None:
             rng = check_random_state(self.random_state)
-            est = KMeans(n_clusters=8, random_state=rng)
+            # 8 clusters, or one per row when there are fewer rows
+            est = KMeans(n_clusters=min(8, X.shape[0]), random_state=rng)
         else:
             est = clone(self.clusterer)
-        # y is passed positionally: FrozenEstimator.fit requires it.
-        self.clusterer_ = est.fit(X, None)
+        try:
+            # y is passed positionally: FrozenEstimator.fit requires it.
+            self.clusterer_ = est.fit(X, None)
+        except ValueError as exc:
+            raise ValueError(
+                f"ClusterPartitioner: the clusterer {type(est).__name__} could "
+                f"not be fitted on X with {X.shape[0]} row(s): {exc}"
+            ) from exc
         self.cluster_labels_ = np.unique(self._predict(X))
         self.n_cells_ = int(self.cluster_labels_.shape[0])
         return self
@@ -371,16 +380,41 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         warning) as scikit-learn sets them; a DataFrame (pandas, polars) is
         passed on as is, so that components can select columns by name; any
         other input becomes a 2-D array (of any dtype: the components check
-        their own columns)."""
+        their own columns). Sparse and 1-D X get a clear error."""
+        if sp.issparse(X):
+            raise TypeError(
+                "CrossPartitioner does not accept sparse X; pass a dense array "
+                "or a DataFrame (X.toarray())."
+            )
         if is_dataframe(X):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
+        if np.ndim(X) != 2:
+            raise ValueError(
+                f"X must be 2-D (rows x columns) for CrossPartitioner; got shape "
+                f"{np.shape(X)}. Reshape a single column with X.reshape(-1, 1)."
+            )
         return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
+
+    def _check_spec(self):
+        for entry in self.partitioners:
+            if not (isinstance(entry, tuple | list) and len(entry) == 3):
+                raise ValueError(
+                    "partitioners must be a list of (name, partitioner, columns) "
+                    f"tuples; got the entry {entry!r}."
+                )
+            name, part, _ = entry
+            if not hasattr(part, "transform"):
+                raise ValueError(
+                    f"partitioner {name!r} has no transform method: "
+                    f"{type(part).__name__}."
+                )
 
     def _component_ids(self, X, fitted):
         ids = []
         for name, part, columns in fitted:
-            cells = np.asarray(part.transform(_select_columns(X, columns)))
+            sel = _select_columns(X, columns, who=f"partitioner {name!r}")
+            cells = np.asarray(part.transform(sel))
             if cells.ndim == 2 and cells.shape[1] == 1:
                 cells = cells[:, 0]
             if cells.ndim != 1 or cells.dtype.kind not in "iu":
@@ -407,27 +441,13 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         """
         if not self.partitioners:
             raise ValueError("partitioners must name at least one partitioner.")
+        self._check_spec()
         X = self._validate(X, reset=True)
-        if not is_dataframe(X):
-            for name, _, columns in self.partitioners:
-                try:
-                    # one row: NumPy < 1.25 only warns on an empty array
-                    np.empty((1, X.shape[1]))[:, columns]
-                except IndexError:
-                    raise ValueError(
-                        f"X has {X.shape[1]} feature(s), but partitioner {name!r} "
-                        f"reads columns {columns!r}."
-                    ) from None
         fitted = []
         for name, part, columns in self.partitioners:
-            if not hasattr(part, "transform"):
-                raise ValueError(
-                    f"partitioner {name!r} has no transform method: "
-                    f"{type(part).__name__}."
-                )
             est = clone(part)
             # y positionally: FrozenEstimator.fit requires it.
-            est.fit(_select_columns(X, columns), None)
+            est.fit(_select_columns(X, columns, who=f"partitioner {name!r}"), None)
             fitted.append((name, est, columns))
         self.partitioners_ = fitted
         ids = self._component_ids(X, fitted)
