@@ -16,8 +16,10 @@ so a reader never sees a half-written file and nothing is left behind.
 """
 
 import contextlib
+import lzma
 import os
 import tempfile
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -28,6 +30,10 @@ _COMPRESSION_SUFFIXES = {".gz", ".bz2", ".xz", ".zip", ".zst"}
 
 class TableReadError(ValueError):
     """A table file that cannot be read: the message names the fix."""
+
+
+#: Name of the sentinel column that catches rows with an extra field.
+_EXTRA = "\x00betacal-extra-field"
 
 
 def _one_line(message):
@@ -59,7 +65,15 @@ CHUNK_ROWS = 250_000
 # UnicodeDecodeError are ValueErrors, a truncated .gz an EOFError, a corrupt
 # one OSError/zlib.error, a bad Parquet file ArrowInvalid (a ValueError), a
 # missing decompressor (zstandard for .zst) ImportError
-_READ_ERRORS = (ValueError, OSError, EOFError, zlib.error, ImportError)
+_READ_ERRORS = (
+    ValueError,
+    OSError,
+    EOFError,
+    zlib.error,
+    ImportError,
+    lzma.LZMAError,
+    zipfile.BadZipFile,
+)
 
 
 @contextlib.contextmanager
@@ -179,11 +193,38 @@ def read_table(path, columns, *, sep=None):
     import pandas as pd
 
     path = Path(path)
-    kind, sep, _ = _open_table(path, columns, sep)
+    kind, sep, available = _open_table(path, columns, sep)
     with _reading(path, kind):
         if kind == "parquet":
             return pd.read_parquet(path, columns=list(columns))
-        return pd.read_csv(path, sep=sep, usecols=list(columns))
+        # pandas drops the extra fields of a row silently when usecols is
+        # given; one sentinel column past the header catches them (two or
+        # more extra fields are a ParserError anyway). When no row has one,
+        # pandas refuses the sentinel ("Too many columns specified") and the
+        # plain read follows; low_memory=False makes that check see the whole
+        # file, not its first chunk.
+        try:
+            frame = pd.read_csv(
+                path,
+                sep=sep,
+                header=0,
+                names=[*available, _EXTRA],
+                usecols=[*columns, _EXTRA],
+                low_memory=False,
+            )
+        except pd.errors.ParserError as exc:
+            if "Too many columns specified" not in str(exc):
+                raise
+            return pd.read_csv(path, sep=sep, usecols=list(columns))
+        extra = frame[_EXTRA].notna().to_numpy()
+        if extra.any():
+            line = int(extra.argmax()) + 2  # 1-based, after the header line
+            raise TableReadError(
+                f"{path} line {line}: {int(extra.sum())} row(s) have more fields "
+                f"than the header ({len(available)}); fix the separator or the "
+                "quoting of those rows"
+            )
+        return frame[list(columns)]
 
 
 def iter_table_chunks(

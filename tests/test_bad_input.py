@@ -728,3 +728,214 @@ def test_cluster_partitioner_on_fewer_rows_than_clusters():
     assert ids.shape == (4,) and ids.min() >= 0
     with pytest.raises(ValueError, match="ClusterPartitioner: the clusterer KMeans"):
         ClusterPartitioner(KMeans(n_clusters=9)).fit(Z)
+
+
+# ------------------------------------------------------ items 9, 16: the CLI
+
+
+def _csv(tmp_path, name="good.csv", n=40, extra_row=None):
+    rng = np.random.default_rng(0)
+    lines = ["conf,ok,grp"]
+    for i in range(n):
+        lines.append(f"{rng.uniform():.4f},{int(rng.integers(0, 2))},{i % 3}")
+    if extra_row is not None:
+        lines[extra_row] += ",999"
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _cli(args, capsys):
+    from sklearn_betacal.cli import main
+
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def test_cli_rejects_rows_with_extra_fields(tmp_path, capsys):
+    # a CSV row with an extra field was accepted silently
+    path = _csv(tmp_path, extra_row=30)
+    status, _, err = _cli(
+        ["report", path, "--confidence", "conf", "--label", "ok"], capsys
+    )
+    assert status == 2
+    assert "line 31: 1 row(s) have more fields than the header (3)" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("bad.csv.xz", b"\xfd7zXZ\x00garbage"),
+        ("bad.csv.zip", b"PK\x03\x04garbage"),
+        ("bad.csv.gz", b"\x1f\x8bgarbage"),
+        ("bad.csv.bz2", b"BZh9garbage"),
+        ("bad.csv.zst", b"(\xb5/\xfd garbage"),  # also without zstandard
+        ("bad.csv", b"\xff\xfe\x00\x01"),
+    ],
+)
+def test_cli_corrupt_compressed_input_is_one_line(tmp_path, capsys, name, content):
+    # LZMAError / BadZipFile / ImportError tracebacks
+    path = tmp_path / name
+    path.write_bytes(content)
+    status, _, err = _cli(
+        ["report", path, "--confidence", "conf", "--label", "ok"], capsys
+    )
+    assert status == 2
+    assert err.startswith("betacal: error:") and err.count("\n") == 1
+
+
+def test_cli_n_bins_beyond_rows_is_one_line(tmp_path, capsys):
+    # betacal report --n-bins 1000000000000 printed a MemoryError traceback
+    path = _csv(tmp_path)
+    status, _, err = _cli(
+        [
+            "report",
+            path,
+            "--confidence",
+            "conf",
+            "--label",
+            "ok",
+            "--n-bins",
+            "1000000000000",
+        ],
+        capsys,
+    )
+    assert status == 2 and "n_bins=1000000000000 is out of range" in err
+
+
+def test_cli_unicode_column_names_under_ascii_output(tmp_path):
+    # UnicodeEncodeError after the work under PYTHONIOENCODING=ascii
+    import os
+    import subprocess
+    import sys
+
+    path = _csv(tmp_path)
+    path.write_text(path.read_text().replace("conf,", "confiança,", 1))
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    code = "import sys; from sklearn_betacal.cli import main; sys.exit(main())"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "report",
+            str(path),
+            "--confidence",
+            "confiança",
+            "--label",
+            "ok",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "confian\\xe7a" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_cli_demo_checks_out_before_the_work(tmp_path, capsys, monkeypatch):
+    # an unwritable --out was found only after the whole demo had run
+    from sklearn_betacal.cli import _demo
+
+    def boom(**kwargs):
+        raise AssertionError("the demo ran before --out was checked")
+
+    monkeypatch.setattr(_demo, "run_demo", boom)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (blocker, blocker / "report"):
+        status, _, err = _cli(["demo", "--out", out, "--seeds", "1"], capsys)
+        assert status == 2 and "--out" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_failed_write_leaves_no_temporary_file(tmp_path):
+    # a demo that failed while writing left .report.md.<pid>.tmp behind
+    from sklearn_betacal._io import atomic_write
+
+    def half_written(fh):
+        fh.write(b"partial")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(tmp_path / "report.md", half_written)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fetch_influences_data_home_that_is_a_file(tmp_path):
+    from sklearn_betacal.datasets import fetch_influences
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match="data_home=.* is a file, not a folder"):
+        fetch_influences(data_home=blocker)
+    with pytest.raises(ValueError, match="data_home=.* cannot be created"):
+        fetch_influences(data_home=blocker / "sub")
+
+
+_CLI_CONTENT = st.one_of(
+    st.binary(max_size=64),
+    st.lists(
+        st.sampled_from(
+            [
+                "conf,ok",
+                "0.5,1",
+                "0.2,0",
+                "nan,1",
+                "2,0",
+                "0.3,1,7",
+                '"0.4",1',
+                "inf,0",
+                "-1,1",
+                "0.9,x",
+                "",
+                ";",
+                "0.1;1",
+                "\x00",
+                "é,1",
+            ]
+        ),
+        max_size=8,
+    ).map(lambda rows: "\n".join(rows).encode("utf-8")),
+)
+
+
+@_SETTINGS
+@given(
+    content=_CLI_CONTENT,
+    suffix=st.sampled_from(
+        [
+            ".csv",
+            ".tsv",
+            ".csv.gz",
+            ".csv.xz",
+            ".csv.zip",
+            ".csv.bz2",
+            ".csv.zst",
+            ".parquet",
+        ]
+    ),
+)
+def test_cli_report_on_malformed_files_keeps_the_contract(content, suffix):
+    # exit 0 or 2, never a traceback, nothing left next to the input
+    import contextlib
+    import io
+    import tempfile
+    from pathlib import Path
+
+    from sklearn_betacal.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"in{suffix}"
+        path.write_bytes(content)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            status = main(
+                ["report", str(path), "--confidence", "conf", "--label", "ok"]
+            )
+        assert status in (0, 2), err.getvalue()
+        assert "Traceback" not in err.getvalue()
+        assert sorted(p.name for p in Path(tmp).iterdir()) == [path.name]

@@ -50,6 +50,21 @@ def _no_command(names):
     raise UsageError(f"choose a command: {names} (see 'betacal --help')")
 
 
+def _never_fail_on_encoding():
+    """Print what the terminal cannot encode as escapes instead of failing.
+
+    Under ``PYTHONIOENCODING=ascii`` (or a C locale) a column named
+    ``confiança`` made ``print`` raise ``UnicodeEncodeError`` after the work
+    was done.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
+
+
 def main(argv=None):
     """Run ``betacal`` with ``argv`` (default ``sys.argv[1:]``); return the status.
 
@@ -71,11 +86,15 @@ def main(argv=None):
     ...
     0
     """
+    _never_fail_on_encoding()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         return args.func(args)
-    except UsageError as exc:
+    except (UsageError, ValueError, OSError) as exc:
+        # UsageError: our own checks; ValueError: the library's input
+        # validation (e.g. --n-bins beyond the rows); OSError: a folder that
+        # cannot be read or written. One line, never a traceback.
         print(f"betacal: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exc:  # --help / --version

@@ -54,3 +54,29 @@ def check_output(output, input_path, force, *, name="--output"):
             f"a writable folder for {name}"
         ) from None
     return output
+
+
+def check_writable_folder(folder, flag):
+    """Fail before the work when ``folder`` could not be written later.
+
+    Probes the nearest existing ancestor with a temporary file (removed at
+    once; nothing is created when the check fails or passes): an ancestor
+    that is a file, a read-only or a missing mount all fail here, not after
+    a long run.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{flag} {folder} exists and is not a folder")
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UsageError(f"{flag} {folder}: {probe} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{flag} {folder} cannot be written ({exc.strerror or exc} in {probe})"
+        ) from None
+    return folder

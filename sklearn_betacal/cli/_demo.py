@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write
-from ._common import EXIT_OK, UsageError
+from ._common import EXIT_OK, UsageError, check_writable_folder
 
 
 class _Progress:
@@ -321,8 +321,7 @@ def _run_demo(args):
         raise UsageError(
             f"--n-jobs must be a positive integer or -1; got {args.n_jobs}"
         )
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} exists and is not a folder")
+    check_writable_folder(args.out, "--out")
     kinds = ("verbal", "token") if args.kind == "both" else (args.kind,)
     start = time.perf_counter()
     config = ProtocolConfig(group_column="model", tune_by=args.tune_by)

@@ -159,7 +159,18 @@ def get_data_home(data_home=None):
     if data_home is None:
         data_home = os.environ.get(DATA_HOME_ENV, "~/sklearn_betacal_data")
     path = Path(data_home).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise ValueError(
+            f"data_home={str(data_home)!r} is a file, not a folder; pass a folder "
+            f"for the cache (or unset {DATA_HOME_ENV})."
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(
+            f"data_home={str(data_home)!r} cannot be created as the cache folder: "
+            f"{exc.strerror or exc}; pass a writable folder."
+        ) from None
     return path
 
 
