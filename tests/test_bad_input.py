@@ -685,7 +685,9 @@ def test_cross_partitioner_bad_input_gets_clear_errors():
         _cross().fit(X[:, 0])
     with pytest.raises(TypeError, match="sparse"):
         _cross().fit(sp.csr_matrix(X))
-    with pytest.raises(ValueError, match=r"selects column\(s\) \[7\], out of range"):
+    with pytest.raises(
+        ValueError, match=r"selects column\(s\) \[7\], out of range: X has 3 feature"
+    ):
         _cross((7,)).fit(X)
     from sklearn_betacal import CrossPartitioner, KDTreePartitioner
 

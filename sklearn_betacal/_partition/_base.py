@@ -116,8 +116,8 @@ def _select_columns(X, columns, *, who="partitioner"):
         bad = [int(c) for c in np.ravel(columns) if not -n_cols <= int(c) < n_cols]
         if bad:
             raise ValueError(
-                f"{who} selects column(s) {bad}, out of range for X with "
-                f"{n_cols} column(s)."
+                f"{who} selects column(s) {bad}, out of range: X has "
+                f"{n_cols} feature(s)."
             )
     if by_name:
         names = list(X.columns)

@@ -389,10 +389,10 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         if is_dataframe(X):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
-        if np.ndim(X) != 2:
+        if getattr(X, "ndim", 2) != 2:  # lists: validate_data says it
             raise ValueError(
                 f"X must be 2-D (rows x columns) for CrossPartitioner; got shape "
-                f"{np.shape(X)}. Reshape a single column with X.reshape(-1, 1)."
+                f"{X.shape}. Reshape your data: a single column is X.reshape(-1, 1)."
             )
         return validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
 
