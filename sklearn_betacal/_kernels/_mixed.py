@@ -347,9 +347,11 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
     """
     k = covariate_exponent(x)
     x = np.ldexp(x, -k) if k else x
-    # the ML fit is unchanged by a common weight factor: bring the largest
-    # weight to [0.5, 1) by an exact power of two so the sums cannot overflow
-    if w.size and w.max() > 0:
+    # the ML fit is unchanged by a common weight factor: beyond 2**100 bring
+    # the largest weight to [0.5, 1) by an exact power of two so the sums
+    # cannot overflow (below, nothing changes: the start of the mixed fit and
+    # its weight = repetition invariance stay as they were)
+    if w.size and w.max() > 2.0**100:
         w = np.ldexp(w, -int(np.frexp(w.max())[1]))
     beta = np.zeros(2)
     for _ in range(max_iter):
