@@ -46,7 +46,8 @@ CALIBRATORS = ("BB", "BB-T", "HS-BB", "S-BB", "S-B", "S", "B", "TS", "None")
 #: What each abbreviation of the tables stands for (printed under them).
 METHOD_LEGEND = {
     "BB": "beta-binning: UMD histogram binning inside each kd-tree cell of "
-    "beta, root calibrator for small cells (Alg. 1-2)",
+    "beta; a cell with fewer than b points uses its nearest ancestor region "
+    "with b points, else the root calibrator (Alg. 1-2)",
     "BB-T": "beta-binning on a learned partition: CalibrationTreePartitioner "
     "grown on the partition split's labels and confidences where the "
     "miscalibration differs, frozen, then BB",
