@@ -106,17 +106,17 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     ----------
     tree_ : sklearn.tree.DecisionTreeRegressor
         The fitted tree (its ``tree_`` holds the node arrays).
-    leaf_nodes_ : ndarray of shape (n_cells_,)
+    leaf_nodes_ : ndarray of shape (`n_cells_`,)
         Node id (in ``tree_.tree_``) of the leaf of each cell.
     n_cells_ : int
         Number of leaves.
-    leaf_n_samples_ : ndarray of shape (n_cells_,), float64
+    leaf_n_samples_ : ndarray of shape (`n_cells_`,), float64
         Fitted rows (total sample weight) per cell, each ``>=
         min_samples_leaf_`` unless the tree is a single cell.
     min_samples_leaf_ : int
         The resolved minimum leaf size, in rows (total weight).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------
@@ -308,7 +308,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         return float(gain / (k * total))
 
     def apply(self, X):
-        """Cell id of every row (leaves numbered 0 .. n_cells_ - 1 in node order).
+        """Cell id of every row (leaves numbered ``0 .. n_cells_ - 1`` in node order).
 
         Parameters
         ----------
