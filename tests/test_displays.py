@@ -285,9 +285,12 @@ def test_beta_display_from_estimator_names_cells_and_marks_fallback(plt):
     codes = np.searchsorted(np.unique(g), g)
     X = np.column_stack([p, codes])
     bb = BetaBinningCalibrator(
-        partitioner=GroupColumnPartitioner(), points_per_bin=40, random_state=0
-    ).fit(X, y)
-    assert bb.n_cells_fallback_ == 1  # "tiny" has < 2b rows
+        partitioner=GroupColumnPartitioner(), points_per_bin=50, random_state=0
+    )
+    # "tiny" has 43 < b rows (Thm 3.1's condition), so it falls back to the root
+    with pytest.warns(UserWarning, match="43 calibration rows in 1 of 3 cells"):
+        bb.fit(X, y)
+    assert bb.n_cells_fallback_ == 1
     disp = BetaCalibrationDisplay.from_estimator(
         bb, X, y, min_count=1, n_resamples=10, random_state=0
     )
