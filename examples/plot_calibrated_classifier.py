@@ -163,13 +163,11 @@ class StoredSoftmax(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(X, axis=1)]
 
 
-try:
-    here = Path(__file__).resolve().parent
-except NameError:  # sphinx-gallery may run the cells without __file__
-    here = Path.cwd()
-shared = Path(os.environ.get("BETACAL_SHARED_DATA", here.parent.parent / "shared/data"))
-record_path = shared / "cifar" / "wideresnet-16-4-cifar-10.npz"
-if record_path.exists():
+data_folder = os.environ.get("BETACAL_SHARED_DATA")
+record_path = None
+if data_folder:
+    record_path = Path(data_folder) / "cifar" / "wideresnet-16-4-cifar-10.npz"
+if record_path is not None and record_path.exists():
     record = np.load(record_path)
     P = record["predictions"].astype(np.float64)
     labels = record["ground_truth"].astype(np.int64).ravel()
@@ -188,8 +186,11 @@ if record_path.exists():
         )
         print(f"CIFAR-10 {name:24s} top-label ECE {ece:.3f}")
 elif os.environ.get("CI", "").lower() == "true":
-    raise FileNotFoundError(f"{record_path} must be present under CI=true")
+    raise FileNotFoundError(
+        f"CIFAR-10 record {record_path} must be present under CI=true "
+        "(set BETACAL_SHARED_DATA)"
+    )
 else:
-    print(f"CIFAR-10 records not found at {record_path}; skipped")
+    print("CIFAR-10 record not found: set BETACAL_SHARED_DATA to the data folder")
 
 plt.show()

@@ -56,7 +56,7 @@ FIRST_FEATURE_ONLY = (
 )
 PROBABILITY_COLUMN = (
     "the check feeds confidences outside [0, 1] (make_blobs, iris, ...); the "
-    "confidence column must be a probability by design (DESIGN.md). The check "
+    "confidence column must be a probability by design (data conventions). The check "
     "passes for _AnyScoreBB, which only lifts that range check"
 )
 LOGIT_MATRIX_LABELS = (

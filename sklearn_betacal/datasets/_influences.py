@@ -48,7 +48,7 @@ DEFAULT_BASE_URL = (
 MANIFEST_FILE = "influences_manifest.csv"
 MANIFEST_SHA256 = "6957913fd0abcb09dc79ef6b264da2731d0e8b16fcdf765c31cba85b6dcb0017"
 #: sha256 of ``influences_llm_calibration_all.parquet`` (273,744 rows), the
-#: assembled copy in the project's ``../shared/data/influences/``.
+#: assembled copy of the whole study, verified when a local copy is used.
 SHARED_PARQUET_SHA256 = (
     "56cd43edc17dff6bee27bd6aa25ab54ffb5ed2b67120212c784c0d331ce7793e"
 )
