@@ -54,7 +54,7 @@ def load_verb(data_dir):
     return A
 
 
-def configurations(A, kinds, datasets, pooled=True, per_model=True):
+def configurations(A, kinds, datasets, pooled=True, per_model=True, models=None):
     for dataset in datasets:
         D = A[A.dataset == dataset]
         for kind in kinds:
@@ -62,6 +62,8 @@ def configurations(A, kinds, datasets, pooled=True, per_model=True):
             ok = D[col].between(0, 1) & D.correct_judge.isin([0, 1])
             if per_model:
                 for model in sorted(D.model.unique()):
+                    if models is not None and model not in models:
+                        continue
                     rows = D[ok & (D.model == model)]
                     yield (dataset, model, kind), rows, None
             if pooled:
@@ -91,6 +93,22 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="run seeds first-seed .. first-seed + seeds - 1 (to add seeds to "
+        "a recorded run: a seed's results do not depend on the others)",
+    )
+    parser.add_argument("--models", nargs="+", default=None)
+    parser.add_argument("--no-pooled", action="store_true")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        default=None,
+        help="CSV of an earlier run of the same code: its rows of other seeds "
+        "are added before the table is written",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
         "--datasets", nargs="+", default=["nq", "sciq", "triviaqa", "wikiqa"]
@@ -106,15 +124,21 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     A = load_verb(args.data)
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     base = {
         "depths": tuple(args.depths),
         "points_per_bin": tuple(args.points_per_bin),
         "tune_by": args.tune_by,
     }
     tasks = [
-        (key, rows, group, list(range(args.seeds)), base)
+        (key, rows, group, seeds, base)
         for key, rows, group in configurations(
-            A, args.kinds, args.datasets, per_model=not args.no_per_model
+            A,
+            args.kinds,
+            args.datasets,
+            pooled=not args.no_pooled,
+            per_model=not args.no_per_model,
+            models=args.models,
         )
     ]
     print(f"{len(tasks)} configurations x {args.seeds} seeds", file=sys.stderr)
@@ -132,6 +156,11 @@ def main(argv=None):
                 file=sys.stderr,
             )
     results = pd.concat(frames, ignore_index=True)
+    if args.merge is not None:
+        old = pd.read_csv(args.merge)
+        old = old[~old.seed.isin(seeds)]
+        results = pd.concat([old, results], ignore_index=True)
+    n_seeds = results.seed.nunique()
     keys = ("dataset", "model", "kind", "calibrator")
     summary = summarize(results, by=keys)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +169,7 @@ def main(argv=None):
     text = [
         "# The paper's experiment on the Influences-on-LLM-Calibration data",
         "",
-        f"Seeds: {args.seeds}. Runtime: {time.perf_counter() - start:.0f} s on "
+        f"Seeds: {n_seeds}. Runtime: {time.perf_counter() - start:.0f} s on "
         f"{os.cpu_count()} cores. Mean ± 95% t-interval over seeds. "
         f"Grid: kd-tree depth {args.depths} x points per bin "
         f"{args.points_per_bin}, tuned by "

@@ -106,11 +106,12 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     ----------
     input : {"probability", "logit"}, default="probability"
         What ``X`` holds. ``"probability"``: values in ``[0, 1]``. One column
-        is converted to ``s = log(p / (1 - p))`` and an ``(n, K)`` matrix of
-        softmax rows to ``z = log(p)``, both after clipping ``p`` to
-        ``[1e-12, 1 - 1e-12]`` (``[1e-12, 1]`` for the matrix), so ``0`` and
-        ``1`` give finite logits of magnitude at most 27.6. ``"logit"``: any
-        finite real scores, used as they are.
+        is converted to ``s = log(p / (1 - p))`` after clipping ``p`` at a
+        data-aware level (see ``logit_eps_``), so that a confidence of
+        exactly 0 or 1 gets a logit just beyond the closest fitted
+        confidence, not -/+27.6; an ``(n, K)`` matrix of softmax rows is
+        converted to ``z = log(p)`` after clipping ``p`` to ``[1e-12, 1]``.
+        ``"logit"``: any finite real scores, used as they are.
     temperature_bounds : tuple of two floats, default=(0.05, 20.0)
         Bracket ``(tau_min, tau_max)`` of the search (chapter 000 uses
         ``[0.05, 20]``). When the NLL keeps decreasing beyond a bound,
@@ -128,6 +129,16 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         model, ``< 1`` sharpens an underconfident one).
     n_iter_ : int
         Number of derivative evaluations (passes over the data) of the fit.
+    logit_eps_ : ndarray of shape (2,)
+        Only for one probability per row (``input="probability"``):
+        confidences are clipped to ``[logit_eps_[0], 1 - logit_eps_[1]]``
+        before the logit, each side half the distance from the boundary to
+        the closest fitted confidence strictly inside ``(0, 1)`` (``1 / (W +
+        2)``, ``W`` the total fitted weight, on a side without one). A
+        verbalized 1.0 next to a largest 0.95 maps to 0.975: one step of the
+        model's scale above it. Unlike :class:`PlattScaler`'s clip there is
+        no ``1 / (W + 2)`` floor, so no two distinct fitted confidences share
+        a logit and the fitted data's ranking is kept.
     classes_ : ndarray
         The two sorted labels of ``y`` for one confidence per row (any two
         classes; see ``pos_label``). For an ``(n, K)`` matrix:
@@ -177,9 +188,10 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     accuracy are exactly those of the input. For a matrix, every row's argmax
     is exactly the input's argmax (a top entry merged by rounding with a
     runner-up is kept one ulp above it). The stable argsort and the AUC are
-    bit-identical unless float64 rounding merges two distinct inputs: this
-    can only happen (a) in the clip above (probabilities within ``1e-12`` of
-    0 or 1), (b) in ``sigma``'s upper tail, when ``tau < 1`` pushes
+    bit-identical unless two distinct inputs merge: this can only happen
+    (a) in the clip above (binary: probabilities closer to 0 or 1 than
+    ``logit_eps_``, which no fitted confidence is; matrix: within ``1e-12``
+    of 0), (b) in ``sigma``'s upper tail, when ``tau < 1`` pushes
     ``z = s / tau`` high: doubles near 1 are ``1.1e-16`` apart, so scores
     closer than about ``1e-16 * exp(z)`` merge (``z > 20``), and from
     ``z ~ 37`` on every probability is exactly 1.0 (likewise 0.0 below
@@ -254,7 +266,8 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         if not multiclass:
             out = validate_confidence_data(self, X, y, reset=reset, input=self.input)
             h, y = out if y is not None else (out, None)
-            s = h if self.input == "logit" else to_logit(h)
+            # probabilities: the logit needs the fitted clip (see fit)
+            s = h if self.input == "logit" or reset else to_logit(h, self.logit_eps_)
             return s, h, y
         kwargs = {
             "reset": reset,
@@ -299,6 +312,11 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             sw = check_weights(sample_weight, s.shape[0], max_total=MAX_COUNT_TOTAL)
         if s.ndim == 1:  # classes_ set by validate_confidence_data
+            if self.input == "probability":
+                # clip beside the closest fitted confidence, not at 1e-12 (a
+                # 1.0 would become 27.6); no labels' floor, to keep rankings
+                self.logit_eps_ = _scaling.data_logit_eps(s, sw, label_floor=False)
+                s = to_logit(s, self.logit_eps_)
             t = _scaling.binary_margins(s, y)
             beta, n_iter, status = _scaling.fit_inverse_temperature_binary(
                 t, sw, lo, hi

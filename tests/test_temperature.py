@@ -207,9 +207,52 @@ def test_temperature_probability_clip_endpoints_finite():
     ts = TemperatureScaler().fit(h, y)
     p = ts.predict_proba(h)[:, 1]
     assert np.all(np.isfinite(p))
-    # the documented clip: 0 and 1e-300 share logit(1e-12)
-    assert p[0] == p[1]
-    assert_allclose(to_logit(np.array([0.0, 1.0])), [-27.631, 27.631], atol=1e-3)
+    assert np.all(np.diff(p) >= 0)  # the order of h is kept
+    # the documented clip: half-way to the closest inner confidence, but at
+    # least an ulp below 1 so that 1.0 keeps a finite logit
+    assert_allclose(ts.logit_eps_, [5e-301, np.finfo(np.float64).epsneg])
+
+
+def test_temperature_clip_beside_closest_confidence():
+    # a verbalized scale: 1.0 is one step above 0.95, not a logit of 27.6
+    h = np.repeat([0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0], 20)
+    y = (np.arange(h.size) % 3 > 0).astype(int)
+    ts = TemperatureScaler().fit(h, y)
+    assert_allclose(ts.logit_eps_, [0.25, 0.025])
+    p_one = ts.predict_proba([1.0])[0, 1]
+    expected = 1 / (1 + np.exp(-to_logit(0.975) / ts.temperature_))
+    assert_allclose(p_one, expected, rtol=1e-12)
+
+
+def test_temperature_clip_keeps_fitted_ranking():
+    # token-style confidences crowding 1 (and some exactly 1.0): Platt's
+    # 1 / (W + 2) floor would merge every h above 1 - 1/502; this clip
+    # keeps every distinct fitted confidence distinct
+    rng = np.random.default_rng(0)
+    h = np.r_[1 - 10 ** -rng.uniform(1, 8, size=400), rng.uniform(size=90), [1.0] * 10]
+    y = (rng.uniform(size=h.size) < 0.7).astype(int)
+    ts = TemperatureScaler().fit(h, y)
+    p = ts.predict_proba(h)[:, 1]
+    assert len(np.unique(p)) == len(np.unique(h))
+    assert_array_equal(np.argsort(p, kind="stable"), np.argsort(h, kind="stable"))
+
+
+def test_temperature_clip_fixes_overconfident_ones():
+    # 17 % of the answers say exactly 1.0 (truth about 0.86): with a 1e-12
+    # clip those rows have logit 27.6 and force a huge temperature that
+    # flattens everything else; the data-aware clip recovers the truth
+    rng = np.random.default_rng(1)
+    levels = np.array([0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0])
+    weights = np.array([0.05, 0.08, 0.12, 0.2, 0.13, 0.15, 0.1, 0.17])
+    h = rng.choice(levels, size=4000, p=weights)
+    truth = 1 / (1 + np.exp(-to_logit(np.minimum(h, 0.99)) / 2.5))
+    y = (rng.uniform(size=h.size) < truth).astype(int)
+    new = TemperatureScaler().fit(h, y).predict_proba(h)[:, 1]
+    old_logits = to_logit(h, 1e-12)
+    old = TemperatureScaler(input="logit").fit(old_logits, y)
+    old = old.predict_proba(old_logits)[:, 1]
+    assert np.mean(np.abs(new - truth)) < 0.03
+    assert np.mean(np.abs(old - truth)) > 0.06
 
 
 # --------------------------------------------------------------------------
@@ -283,7 +326,7 @@ def test_temperature_cifar_top_label_binary_matches_golden_section_and_sklearn(
     conf = P.max(axis=1)
     correct = (P.argmax(axis=1) == y).astype(int)
     ts = TemperatureScaler().fit(conf[cal], correct[cal])
-    s = to_logit(conf)
+    s = to_logit(conf, ts.logit_eps_)  # the fitted clip (some conf are 1.0)
     tau_gs = golden_section_tau(lambda t: nll_binary(s[cal], correct[cal], t))
     assert_allclose(ts.temperature_, tau_gs, rtol=1e-6)
     assert ts.temperature_ > 1.0  # these networks are overconfident

@@ -52,7 +52,7 @@ CONVERGED, AT_LOWER, AT_UPPER, FLAT, MAX_ITER = (
 )
 
 
-def data_logit_eps(h, w=None):
+def data_logit_eps(h, w=None, *, label_floor=True):
     """Data-aware clips ``(low, high)`` for logits of the probabilities ``h``.
 
     ``h`` is clipped to ``[low, 1 - high]`` before the logit, each side at
@@ -69,6 +69,11 @@ def data_logit_eps(h, w=None):
     A confidence of exactly 1.0 thus gets a logit of a few units (3.7 in the
     example above; at most ``log(W + 1)``) instead of 27.6, and a handful of
     such rows can no longer flatten a fitted slope by their leverage.
+
+    ``label_floor=False`` drops the labels' resolution (a side without any
+    inner confidence still uses it): every distinct fitted confidence then
+    keeps a distinct logit, which temperature scaling needs to keep every
+    ranking of the data it was fitted on.
     Returns an ndarray ``[low, high]``.
     """
     total = h.shape[0] if w is None else float(np.sum(w))
@@ -77,8 +82,9 @@ def data_logit_eps(h, w=None):
     inner_low = h[keep & (h < 1)]
     keep = h < 1 if w is None else (h < 1) & (w > 0)
     inner_high = 1.0 - h[keep & (h > 0)]
-    low = max(floor, inner_low.min() / 2.0) if inner_low.size else floor
-    high = max(floor, inner_high.min() / 2.0) if inner_high.size else floor
+    least = floor if label_floor else 0.0
+    low = max(least, inner_low.min() / 2.0) if inner_low.size else floor
+    high = max(least, inner_high.min() / 2.0) if inner_high.size else floor
     # 1 - high must stay below 1.0 (else the logit is inf): for total weights
     # beyond ~1e16, or confidences within an ulp of 1, 1 / (W + 2) is not
     info = np.finfo(np.float64)
