@@ -201,10 +201,12 @@ def _partitioner(depth, n_features, config):
     if config.group_column is None:
         return KDTreePartitioner(max_depth=depth)
     n_text = n_features - 1
+    # the group first: a small (group, leaf) cell falls back within its group
+    # (CrossPartitioner.cell_ancestors), not to the other groups' rows
     return CrossPartitioner(
         [
-            ("text", KDTreePartitioner(max_depth=depth), slice(0, n_text)),
             ("group", GroupColumnPartitioner(), [n_text]),
+            ("text", KDTreePartitioner(max_depth=depth), slice(0, n_text)),
         ]
     )
 

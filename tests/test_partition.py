@@ -617,6 +617,79 @@ def test_cross_partitioner_outside_or_unseen_is_minus_one():
     assert cross.transform(new).shape == (4, 1)
 
 
+def test_cross_partitioner_cell_ancestors_coarsen_the_last_component_first():
+    # model (first, coarsest) x depth-2 kd-tree on the text (last)
+    Z = np.column_stack([np.tile(np.linspace(0, 1, 8), 2), np.repeat([0, 1], 8)])
+    cross = CrossPartitioner(
+        [
+            ("model", GroupColumnPartitioner(), [1]),
+            (
+                "text",
+                FrozenEstimator(KDTreePartitioner(max_depth=2).fit(Z[:, [0]])),
+                [0],
+            ),
+        ]
+    ).fit(Z)
+    assert cross.n_cells_ == 8
+    chains = cross.cell_ancestors()
+    assert len(chains) == 8 and all(len(c) == 3 for c in chains)
+    codes = cross.cell_codes_.tolist()  # [model, leaf], lexicographic
+    cell = {tuple(c): i for i, c in enumerate(codes)}
+    # kd leaves 0, 1 are siblings (left half), 2, 3 the right half
+    a, b, c = chains[cell[0, 0]], chains[cell[0, 1]], chains[cell[0, 2]]
+    assert a[0] == b[0] != c[0]  # the parent region, within model 0
+    assert a[1] == c[1]  # all of model 0
+    other = chains[cell[1, 0]]
+    assert other[0] != a[0] and other[1] != a[1]  # model 1's regions differ
+    assert len({ch[-1] for ch in chains}) == 1  # one shared root
+    # a crossing of flat partitions: (g, t) -> (g, all) -> root
+    flat = CrossPartitioner(
+        [
+            ("g", GroupColumnPartitioner(), [1]),
+            ("t", GroupColumnPartitioner(), [0]),
+        ]
+    ).fit(np.column_stack([np.tile(np.arange(4), 4), np.repeat([0, 1], 8)]))
+    chains = flat.cell_ancestors()
+    assert all(len(ch) == 2 for ch in chains)
+    per_group = {}
+    for code, ch in zip(flat.cell_codes_.tolist(), chains, strict=True):
+        per_group.setdefault(code[0], set()).add(int(ch[0]))
+    assert [len(v) for v in per_group.values()] == [1, 1]
+
+
+def test_cross_partitioner_small_cell_falls_back_within_its_group():
+    from sklearn_betacal import BetaBinningCalibrator, UMDBinner
+
+    # group 1's right-hand text leaf has 10 rows: it falls back to the
+    # group-1 region of its kd-parent (both right leaves), not to the root
+    part = KDTreePartitioner(max_depth=1).fit(np.linspace(0, 1, 101).reshape(-1, 1))
+    rng = np.random.default_rng(3)
+    g = np.repeat([0, 0, 1, 1], [150, 150, 150, 10])
+    z = np.r_[
+        rng.uniform(0, 0.49, 150),
+        rng.uniform(0.51, 1, 150),
+        rng.uniform(0, 0.49, 150),
+        rng.uniform(0.51, 1, 10),
+    ]
+    h = rng.uniform(size=g.size)
+    y = (rng.uniform(size=g.size) < np.where(g == 1, h**2, h)).astype(int)
+    X = np.column_stack([h, z, g])
+    cross = CrossPartitioner(
+        [("model", GroupColumnPartitioner(), [1]), ("text", FrozenEstimator(part), [0])]
+    )
+    with pytest.warns(UserWarning, match="10 rows in 1 cells use their nearest"):
+        bb = BetaBinningCalibrator(cross, points_per_bin=50, delta=0.0).fit(X, y)
+    (small,) = bb.fallback_cells_
+    assert bb.partitioner_.cell_codes_[small].tolist() == [1, 1]
+    assert bb.fallback_to_[0] == bb.partitioner_.cell_ancestors()[small][0]
+    # its binning is UMD on all of group 1's rows (the region below the node)
+    rows = g == 1
+    umd = UMDBinner(n_bins=int(rows.sum()) // 50, delta=0.0).fit(h[rows], y[rows])
+    grid = np.linspace(0.01, 0.99, 25)
+    Xq = np.column_stack([grid, np.full(25, 0.9), np.ones(25)])
+    assert_allclose(bb.predict_proba(Xq)[:, 1], umd.predict_proba(grid)[:, 1])
+
+
 def test_cross_partitioner_works_inside_beta_binning():
     from sklearn_betacal import BetaBinningCalibrator
 

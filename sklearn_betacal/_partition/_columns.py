@@ -456,6 +456,49 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         self.n_cells_ = int(self.cell_codes_.shape[0])
         return self
 
+    def cell_ancestors(self):
+        """Ancestor regions of every crossed cell, nearest first (for fallback).
+
+        The components form a hierarchy in the order they are listed, the
+        first the coarsest: a crossed cell ``(a, g)`` is coarsened one step
+        at a time in its **last** component first -- up that component's own
+        hierarchy when it has one (a ``cell_ancestors()`` method, e.g. a
+        kd-tree), else straight to "all of it" -- then in the one before.
+        With ``[("model", GroupColumnPartitioner(), ...), ("text",
+        KDTreePartitioner(), ...)]`` a small (model, text leaf) cell falls
+        back to the leaf's parent region *within the same model*, then to the
+        whole of that model's rows, and only then to the root.
+
+        Returns
+        -------
+        ancestors : list of ndarray of int64, one per cell id
+            Region ids, nearest first; the last is the root (every
+            component at "all"), shared by every cell. Region ids are
+            numbered in order of first appearance; they are not cell ids.
+        """
+        check_is_fitted(self)
+        n_comp = len(self.partitioners_)
+        steps = []  # per component: per component cell id, its coarsenings
+        for _, part, _ in self.partitioners_:
+            get = getattr(part, "cell_ancestors", None)
+            chains = get() if callable(get) else None
+            steps.append(chains)
+        ids, out = {}, []
+        for codes in self.cell_codes_.tolist():
+            state = [("cell", c) for c in codes]
+            chain = []
+            for k in range(n_comp - 1, -1, -1):
+                chains = steps[k]
+                up = ()
+                if chains is not None and codes[k] < len(chains):
+                    # the component's root (last) is "all of it" below
+                    up = [("node", int(v)) for v in chains[codes[k]][:-1]]
+                for level in [*up, ("all",)]:
+                    state[k] = level
+                    chain.append(ids.setdefault(tuple(state), len(ids)))
+            out.append(np.asarray(chain, dtype=np.int64))
+        return out
+
     def apply(self, X):
         """Crossed cell id of every row (``-1``: outside or unseen combination).
 
