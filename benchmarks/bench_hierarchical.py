@@ -18,10 +18,20 @@ probabilities, and peak memory (tracemalloc peak for the Python solvers, max
 RSS of the R process).
 
 Usage: ``python benchmarks/bench_hierarchical.py [--runs 5] [--sm-runs 1]``
+
+``--scale`` times instead the estimator the way a user calls it,
+``HierarchicalLogisticScaler(partitioner="precomputed").fit(X, y)`` at
+N = 1,000,000 rows and G = 4,096 cells (issue 15's goal: <= 2 s), against a
+NumPy floor in the same process: a textbook pooled logistic regression (six
+IRLS iterations on the ``(N, 2)`` design, no random effects). Wall and CPU
+seconds, the load average before and after, and the fitted parameters (so
+that a faster version can be checked to fit the same model):
+``python benchmarks/bench_hierarchical.py --scale [--n 1000000] [--cells 4096]``
 """
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -130,10 +140,85 @@ def run_r(csv, runs, tmp):
     return float(np.median(res["times"])), float(np.median(res["cpu"])), rss_mb, res
 
 
+def numpy_floor(h, y):
+    """Six IRLS iterations of a pooled logistic regression, textbook NumPy."""
+    X = np.column_stack([np.ones_like(h), h])
+    beta = np.zeros(2)
+    for _ in range(6):
+        mu = 1 / (1 + np.exp(-(X @ beta)))
+        W = mu * (1 - mu)
+        beta = beta + np.linalg.solve(X.T @ (W[:, None] * X), X.T @ (y - mu))
+    return beta
+
+
+def estimator_fit(X, y):
+    from sklearn_betacal import HierarchicalLogisticScaler
+
+    return HierarchicalLogisticScaler(partitioner="precomputed").fit(X, y)
+
+
+def scale(n, n_cells, runs):
+    """The estimator at ``n`` rows and ``n_cells`` cells against the floor."""
+    import sklearn_betacal
+
+    h, idx, y = simulate(n, n_cells, seed=n_cells)
+    X = np.column_stack([h, idx])
+    print(
+        f"sklearn_betacal from {Path(sklearn_betacal.__file__).parent}; python "
+        f"{platform.python_version()}, numpy {np.__version__}, scipy "
+        f"{scipy.__version__}; nproc {os.cpu_count()}"
+    )
+    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"N = {n:,}, G = {n_cells:,}; medians of {runs} runs, interleaved\n")
+    fit_wall, fit_cpu, floor_wall, floor_cpu = [], [], [], []
+    for _ in range(runs):
+        for func, args, wall, cpu in (
+            (estimator_fit, (X, y), fit_wall, fit_cpu),
+            (numpy_floor, (h, y), floor_wall, floor_cpu),
+        ):
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = func(*args)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+            if func is estimator_fit:
+                model = out
+    med = {
+        k: float(np.median(v))
+        for k, v in {
+            "fit_wall": fit_wall,
+            "fit_cpu": fit_cpu,
+            "floor_wall": floor_wall,
+            "floor_cpu": floor_cpu,
+        }.items()
+    }
+    print("| step | wall s | CPU s | CPU x floor |")
+    print("|---|---:|---:|---:|")
+    print(
+        f"| floor: pooled logistic, 6 IRLS iterations | {med['floor_wall']:.3f} | "
+        f"{med['floor_cpu']:.3f} | 1.0 |"
+    )
+    print(
+        f"| HierarchicalLogisticScaler.fit | {med['fit_wall']:.3f} | "
+        f"{med['fit_cpu']:.3f} | {med['fit_cpu'] / med['floor_cpu']:.1f} |"
+    )
+    print(f"\nload average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(
+        f"fixed_effects_ {model.fixed_effects_}, sigma_ {model.sigma_}, "
+        f"deviance_ {model.deviance_:.6f}, n_iter_ {model.n_iter_}, "
+        f"converged_ {model.converged_}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--cells", type=int, nargs="+", default=[16, 128, 1024])
+    parser.add_argument("--n", type=int, default=None)
+    parser.add_argument("--cells", type=int, nargs="+", default=None)
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="time HierarchicalLogisticScaler.fit at N = 1e6, G = 4096 (or "
+        "--n, --cells) against a NumPy floor",
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
         "--sm-runs",
@@ -150,6 +235,11 @@ def main():
         help="run statsmodels only for these G (default: all)",
     )
     args = parser.parse_args()
+    if args.scale:
+        scale(args.n or 1_000_000, (args.cells or [4096])[0], args.runs)
+        return
+    args.n = args.n or 100_000
+    args.cells = args.cells or [16, 128, 1024]
     have_r = shutil.which("Rscript") is not None
 
     print(

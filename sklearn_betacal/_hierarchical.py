@@ -28,6 +28,7 @@ from ._base import (
 from ._compat import HasMethods, Interval, StrOptions, fit_bayes_mixed_glm
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
+from ._partition._base import _map_to_cells
 from ._validation import (
     check_cell_ids,
 )
@@ -273,13 +274,11 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         w = np.ones(h.shape[0]) if sample_weight is None else sample_weight
         x = self._covariate(h, w)
 
-        seen = np.unique(ids[ids >= 0])
+        seen = np.unique(ids if ids.min(initial=0) >= 0 else ids[ids >= 0])
         self.cells_ = seen
         n_cells = seen.shape[0]
-        pos = np.searchsorted(seen, ids)
-        in_cell = (ids >= 0) & (pos < n_cells)
-        in_cell[in_cell] = seen[pos[in_cell]] == ids[in_cell]
-        idx = np.where(in_cell, pos, n_cells).astype(np.int64)
+        idx = _map_to_cells(ids, seen)
+        idx[idx < 0] = n_cells  # rows in no cell: fixed effects only
 
         if self.solver == "laplace":
             self._fit_laplace(x, y, w, idx, n_cells)
@@ -424,15 +423,11 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         h, Z = self._split_X(X, reset=False)
         ids = self._cells(Z)
         x = self._covariate(h)
-        re = np.zeros((h.shape[0], 2))
-        n_cells = self.cells_.shape[0]
-        if n_cells:
-            pos = np.searchsorted(self.cells_, ids)
-            pos_c = np.minimum(pos, n_cells - 1)
-            hit = (ids >= 0) & (self.cells_[pos_c] == ids)
-            re[hit] = self.random_effects_[pos_c[hit]]
+        # the last row (position -1) serves cell -1 and unseen cells
         b0, b1 = self.fixed_effects_
-        return b0 + re[:, 0] + (b1 + re[:, 1]) * x
+        coef = np.vstack([self.random_effects_, np.zeros((1, 2))]) + [b0, b1]
+        pos = _map_to_cells(ids, self.cells_)
+        return coef[pos, 0] + coef[pos, 1] * x
 
     def predict_proba(self, X):
         """Calibrated probability of each class.

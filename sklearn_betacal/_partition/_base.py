@@ -84,7 +84,25 @@ def node_ancestors(left, right, leaves):
 
 
 def _map_to_cells(values, cells):
-    """Index of every value in the sorted array ``cells``; -1 if absent."""
+    """Index of every value in the sorted array ``cells``; -1 if absent.
+
+    Non-negative integer cells that are not much sparser than the rows go
+    through a lookup array (one gather, no binary search per row).
+    """
+    if cells.shape[0] == 0:
+        return np.full(values.shape[0], -1, dtype=np.int64)
+    if (
+        values.dtype.kind in "iu"
+        and cells.dtype.kind in "iu"
+        and cells[0] >= 0
+        and cells[-1] < 4 * values.shape[0] + 1024
+    ):
+        hi = int(cells[-1])
+        lut = np.full(hi + 2, -1, dtype=np.int64)  # lut[-1]: out of range
+        lut[cells] = np.arange(cells.shape[0])
+        if values.shape[0] and values.min() >= 0 and values.max() <= hi:
+            return lut[values]
+        return lut[np.where((values >= 0) & (values <= hi), values, -1)]
     idx = np.searchsorted(cells, values)
     idx = np.minimum(idx, cells.shape[0] - 1)
     found = cells[idx] == values
