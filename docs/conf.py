@@ -60,14 +60,26 @@ sphinx_gallery_conf = {
 html_theme = "alabaster"
 
 
-def _skip_metadata_request_methods(app, what, name, obj, skip, options):
+def _skip_members_documented_elsewhere(app, what, name, obj, skip, options):
     # scikit-learn generates set_<method>_request on every estimator that takes
     # sample_weight; they are documented (with their cross-references) in
     # scikit-learn's metadata-routing guide, not repeated on each class page.
     if re.fullmatch(r"set_\w+_request", name):
         return True
+    # class pages list inherited members (docs/_templates/autosummary): keep
+    # those defined in this package (its private bases), not scikit-learn's
+    # (get_params, score, fit_transform, ...)
+    if what == "class":
+        target = obj.fget if isinstance(obj, property) else obj
+        # a method of a builtin base (tuple.count of a NamedTuple) has no
+        # __module__ but the class that defines it
+        module = getattr(target, "__module__", None) or getattr(
+            getattr(target, "__objclass__", None), "__module__", None
+        )
+        if isinstance(module, str) and not module.startswith("sklearn_betacal"):
+            return True
     return None
 
 
 def setup(app):
-    app.connect("autodoc-skip-member", _skip_metadata_request_methods)
+    app.connect("autodoc-skip-member", _skip_members_documented_elsewhere)

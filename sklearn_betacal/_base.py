@@ -7,7 +7,10 @@
 - :class:`_GroupCalibratorMixin`: the template ``fit`` of every calibrator on
   ``X = [confidence | partition features]`` (BetaBinningCalibrator,
   ScalingBetaBinningCalibrator, HierarchicalLogisticScaler);
-- :func:`resolve_n_bins`: the bin-count rule every binning calibrator shares.
+- :func:`resolve_n_bins`: the bin-count rule every binning calibrator shares;
+- :func:`calibrator_input` and :func:`smooth_proba`: what a meta-estimator
+  (``CalibratedClassifier``) needs to know about a calibrator, declared by
+  the calibrator's class rather than looked up in a list of classes.
 """
 
 import warnings
@@ -67,6 +70,30 @@ def binary_predict(estimator, p):
     return estimator.classes_[np.where(p > 0.5, pos, 1 - pos)]
 
 
+def calibrator_input(estimator):
+    """What ``X`` a calibrator takes: ``"confidence"``, ``"group"`` or None.
+
+    Declared by the calibrator's class in ``_calibrator_input``:
+    ``"confidence"`` -- one confidence (or score) per row; ``"group"`` --
+    ``X = [confidence | partition features]``, with a ``confidence_column``
+    parameter. ``None``: not a calibrator of this package's kind (e.g. a
+    plain classifier). Read from the class, so that a ``FrozenEstimator``,
+    which forwards attribute lookups, is not taken for the calibrator it
+    wraps.
+    """
+    return getattr(type(estimator), "_calibrator_input", None)
+
+
+def smooth_proba(estimator):
+    """Whether a calibrator's probabilities are smooth in its input.
+
+    Declared by the class in ``_smooth_proba``: true for the scalers, whose
+    log-odds are finite; a binning calibrator's probabilities are piecewise
+    constant and often exactly 0 or 1.
+    """
+    return bool(getattr(type(estimator), "_smooth_proba", False))
+
+
 class _BinaryCalibratorMixin:
     """``predict_proba`` / ``predict`` from a ``_calibrated(X)`` method.
 
@@ -74,6 +101,10 @@ class _BinaryCalibratorMixin:
     the positive class (``pos_label``, by default ``classes_[1]``: "the
     answer is correct"), one value per row of ``X`` (validated there).
     """
+
+    #: see :func:`calibrator_input` and :func:`smooth_proba`
+    _calibrator_input = "confidence"
+    _smooth_proba = False
 
     def predict_proba(self, X):
         """Calibrated probability of each class.
@@ -232,6 +263,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
       they bin are looked at (Thm 3.1 conditions on the partition).
     """
 
+    _calibrator_input = "group"  # see calibrator_input
     #: ``max_total`` passed to :func:`check_weights` (binning counts copies).
     _weights_max_total = None
     #: ``dtype`` of ``validate_data`` for a 2-D array ``X`` (a DataFrame

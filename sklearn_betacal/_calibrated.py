@@ -36,6 +36,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
+from ._base import calibrator_input, smooth_proba
 from ._compat import (
     HasMethods,
     StrOptions,
@@ -45,24 +46,19 @@ from ._compat import (
     _routing_enabled,
     _safe_indexing,
 )
+from ._defaults import default_calibrator
 from ._kernels._scaling import LOGIT_EPS, to_logit
 
 _MULTICLASS = ("auto", "top-label", "top-label-by-class", "one-vs-rest", "native")
 
 
-def _calibrator_families():
-    """``(confidence_only, group, native_multiclass)`` calibrator classes."""
-    from ._beta_binning import BetaBinningCalibrator
-    from ._hierarchical import HierarchicalLogisticScaler
-    from ._platt import PlattScaler
-    from ._scaling_binning import ScalingBinningCalibrator
-    from ._temperature import TemperatureScaler
-    from ._umd import UMDBinner
+def _native_multiclass(calibrator):
+    """Whether the calibrator takes the ``(n, K)`` score matrix itself.
 
-    confidence = (TemperatureScaler, PlattScaler, UMDBinner, ScalingBinningCalibrator)
-    # ScalingBetaBinningCalibrator subclasses BetaBinningCalibrator
-    group = (BetaBinningCalibrator, HierarchicalLogisticScaler)
-    return confidence, group, (TemperatureScaler,)
+    scikit-learn's own marker: a calibrator of this package that fits more
+    than two classes (``TemperatureScaler``) does so on the whole matrix.
+    """
+    return get_tags(calibrator).classifier_tags.multi_class
 
 
 def _softmax(Z):
@@ -303,9 +299,7 @@ default=None
     # ------------------------------------------------------------ checking
     def _get_calibrator(self):
         if self.calibrator is None:
-            from ._umd import UMDBinner
-
-            return UMDBinner()
+            return default_calibrator()
         return self.calibrator
 
     def _check_setup(self):
@@ -319,12 +313,9 @@ default=None
                 "HistGradientBoostingClassifier)."
             )
         cal = self._get_calibrator()
-        confidence, group, _ = _calibrator_families()
-        if isinstance(cal, group):
-            kind = "group"
-        elif isinstance(cal, confidence):
-            kind = "confidence"
-        else:
+        # declared by the calibrator's class (see _base.calibrator_input)
+        kind = calibrator_input(cal)
+        if kind not in ("confidence", "group"):
             raise TypeError(
                 f"calibrator must be one of sklearn_betacal's calibrators "
                 "(TemperatureScaler, PlattScaler, UMDBinner, "
@@ -344,13 +335,13 @@ default=None
 
     def _resolve_multiclass(self, n_classes):
         cal = self._get_calibrator()
-        _, _, native = _calibrator_families()
         if n_classes == 2:
             return "binary"
+        native = _native_multiclass(cal)
         mode = self.multiclass
         if mode == "auto":
-            mode = "native" if isinstance(cal, native) else "top-label"
-        if mode == "native" and not isinstance(cal, native):
+            mode = "native" if native else "top-label"
+        if mode == "native" and not native:
             raise ValueError(
                 f"multiclass='native' needs a calibrator that takes the (n, K) "
                 f"matrix (TemperatureScaler); {type(cal).__name__} calibrates one "
@@ -725,12 +716,7 @@ default=None
 
     def _outputs_scores(self):
         """True for the scaling calibrators, whose probabilities are smooth."""
-        from ._hierarchical import HierarchicalLogisticScaler
-        from ._platt import PlattScaler
-        from ._temperature import TemperatureScaler
-
-        scalers = (TemperatureScaler, PlattScaler, HierarchicalLogisticScaler)
-        return isinstance(self._get_calibrator(), scalers)
+        return smooth_proba(self._get_calibrator())
 
     @available_if(_outputs_scores)
     def decision_function(self, X):
@@ -791,9 +777,9 @@ default=None
         tags = super().__sklearn_tags__()
         est_tags = get_tags(self.estimator)
         # group calibrators read X itself as partition features
-        reads_X = isinstance(
-            self.calibrator, _calibrator_families()[1]
-        ) and not hasattr(self.partition_features, "transform")
+        reads_X = calibrator_input(self.calibrator) == "group" and not hasattr(
+            self.partition_features, "transform"
+        )
         tags.input_tags.sparse = est_tags.input_tags.sparse and not reads_X
         tags.input_tags.allow_nan = est_tags.input_tags.allow_nan and not reads_X
         return tags

@@ -198,6 +198,8 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
     array([0.69, 0.38, 0.73])
     """
 
+    _smooth_proba = True  # see sklearn_betacal._base.smooth_proba
+
     _parameter_constraints = {
         "partitioner": [
             HasMethods(["fit", "transform"]),

@@ -142,6 +142,8 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
            [0.331, 0.669]])
     """
 
+    _smooth_proba = True  # see sklearn_betacal._base.smooth_proba
+
     _parameter_constraints: dict = {
         "pos_label": "no_validation",  # checked against y in fit
         "input": [StrOptions({"probability", "logit"})],

@@ -5,9 +5,10 @@
 D2, fits a scaler on D1 (the hierarchical logistic model of Eq. 5 for HS-BB,
 one pooled logistic regression for S-BB, or any probabilistic estimator),
 replaces the labels of D2 by the scaler's fitted values (proxy ground truth,
-Def. 3.2) and runs beta-binning (Alg. 1) on D2 with those proxies. It
-subclasses :class:`~sklearn_betacal.BetaBinningCalibrator` and reuses its
-partitioner, binning and prediction (Alg. 2) code.
+Def. 3.2) and runs beta-binning (Alg. 1) on D2 with those proxies. The
+partitioner, binning and prediction (Alg. 2) are those of
+:class:`~sklearn_betacal.BetaBinningCalibrator`, from their shared base in
+``_group_binning``; the scalers are built by ``_defaults``.
 
 :func:`estimate_misspecification` estimates the ``nu`` of Def. 3.2 on a
 hold-out set with true labels, for use with :mod:`sklearn_betacal.bounds`.
@@ -20,7 +21,6 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._beta_binning import BetaBinningCalibrator
 from ._compat import (
     HasMethods,
     Interval,
@@ -28,6 +28,8 @@ from ._compat import (
     _safe_indexing,
     validate_params,
 )
+from ._defaults import hierarchical_scaler, platt_scaler
+from ._group_binning import _GroupBinningBase
 from ._validation import (
     check_binary_labels,
     check_confidence,
@@ -50,7 +52,7 @@ def _positive_proba(estimator, X):
     return np.asarray(proba[:, hits[0]], dtype=np.float64)
 
 
-class ScalingBetaBinningCalibrator(BetaBinningCalibrator):
+class ScalingBetaBinningCalibrator(_GroupBinningBase):
     """Scaling-beta-binning (Alg. 3): a scaler's fitted values, then beta-binning.
 
     The calibration rows are split at random into D1 (a ``scaler_fraction`` share)
@@ -187,7 +189,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
 
     _parameter_constraints: dict = {
         "pos_label": "no_validation",  # checked against y in fit
-        **BetaBinningCalibrator._parameter_constraints,
+        **_GroupBinningBase._parameter_constraints,
         "scaler": [
             StrOptions({"hierarchical", "pooled"}),
             HasMethods(["fit", "predict_proba"]),
@@ -232,19 +234,13 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
         if self.scaler == "hierarchical":
-            from ._hierarchical import HierarchicalLogisticScaler
-
-            scaler = HierarchicalLogisticScaler(
-                partitioner="precomputed", covariate=self.covariate
-            )
+            scaler = hierarchical_scaler(self.covariate)
             X1 = np.column_stack([h[d1], cells[d1]])
             X2 = np.column_stack([h[d2], cells[d2]])
         elif self.scaler == "pooled":
-            from ._platt import PlattScaler
-
             # Eq. (5) with one cell: expit(B0 + B1 x), x = h or its logit
-            scaler = PlattScaler(
-                input="logit" if self.covariate == "confidence" else "probability"
+            scaler = platt_scaler(
+                "logit" if self.covariate == "confidence" else "probability"
             )
             X1, X2 = h[d1], h[d2]
         else:

@@ -18,6 +18,7 @@ from sklearn.utils.validation import has_fit_parameter
 
 from ._base import _BinaryCalibratorMixin, resolve_n_bins
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
+from ._defaults import platt_scaler
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
     MAX_COUNT_TOTAL,
@@ -229,9 +230,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         rng = check_random_state(self.random_state)
 
         if self.scaler is None:
-            from ._platt import PlattScaler
-
-            scaler = PlattScaler(input=self.input)
+            scaler = platt_scaler(self.input)
         else:
             scaler = clone(self.scaler)
         frozen = isinstance(scaler, FrozenEstimator)

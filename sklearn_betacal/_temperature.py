@@ -226,6 +226,10 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
            [0.104, 0.896]])
     """
 
+    #: see sklearn_betacal._base.calibrator_input and smooth_proba
+    _calibrator_input = "confidence"
+    _smooth_proba = True
+
     _parameter_constraints: dict = {
         "pos_label": "no_validation",  # checked against y in fit
         "input": [StrOptions({"probability", "logit"})],

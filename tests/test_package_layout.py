@@ -6,8 +6,10 @@
   ``sklearn.utils._param_validation``): one place to adapt when scikit-learn
   changes them;
 - no library module chooses a matplotlib backend;
-- no calibrator module imports another calibrator's module: shared glue lives
-  in ``_base.py``, ``_validation.py`` and ``_kernels/``.
+- no calibrator module imports another calibrator's module, not even its
+  public class: shared glue lives in private bases (``_base.py``,
+  ``_group_binning.py``), ``_validation.py`` and ``_kernels/``, and default
+  inner estimators come from ``_defaults.py``.
 """
 
 import ast
@@ -85,7 +87,12 @@ def test_library_never_chooses_a_matplotlib_backend():
     assert offenders == []
 
 
-#: Modules that define a calibrator (the classes users fit on labels).
+#: Modules that define a calibrator (the classes users fit on labels) or the
+#: meta-estimator that drives them. None of them imports another: shared
+#: machinery lives in private bases (``_base``, ``_group_binning``), helpers
+#: in ``_validation`` and ``_kernels``, and an estimator built from another
+#: (S-B's Platt scaler, S-BB's scalers, CalibratedClassifier's default) comes
+#: from the factory ``_defaults``.
 CALIBRATOR_MODULES = {
     "sklearn_betacal._temperature",
     "sklearn_betacal._platt",
@@ -94,45 +101,93 @@ CALIBRATOR_MODULES = {
     "sklearn_betacal._beta_binning",
     "sklearn_betacal._hierarchical",
     "sklearn_betacal._scaling_beta_binning",
+    "sklearn_betacal._calibrated",
 }
 
 
-def _imported_modules(path):
-    """Absolute names of the package modules that ``path`` imports."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = _name(path).rsplit(".", 1)[0]
-    if path.name == "__init__.py":
-        package = _name(path).removesuffix(".__init__")
+def _import_targets(tree, module):
+    """Absolute dotted names that the code of ``module`` imports.
+
+    Every import statement counts, also the ones inside functions: ``from
+    .m import a`` gives ``pkg.m`` and ``pkg.m.a``, ``from . import m`` gives
+    ``pkg.m``, ``import pkg.m`` gives ``pkg.m``.
+    """
+    package = module.rsplit(".", 1)[0]
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = package.split(".")
-            base = base[: len(base) - (node.level - 1)]
-            mod = ".".join(base + ([node.module] if node.module else []))
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module
             out.add(mod)
-            for alias in node.names:
-                out.add(f"{mod}.{alias.name}")
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            out.add(node.module)
+            out.update(f"{mod}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
     return out
 
 
-def test_calibrators_share_glue_not_each_others_modules():
-    """A calibrator module reaches another calibrator only by its public class.
+def _defining_module(target):
+    """The module that ``target`` lives in: a module, its parent module for a
+    name in one, the defining module of a name re-exported by the package."""
+    module, _, attr = target.rpartition(".")
+    if module == "sklearn_betacal" and attr in sklearn_betacal.__all__:
+        return getattr(getattr(sklearn_betacal, attr), "__module__", target)
+    return module if module in CALIBRATOR_MODULES else target
 
-    Shared helpers live in ``_base``, ``_validation`` and ``_kernels``; what a
-    calibrator module may take from another calibrator's module is that
-    module's public estimator (S-BB extends BB and composes the hierarchical
-    scaler, as Alg. 3 does), never a private helper.
-    """
-    public = set(sklearn_betacal.__all__)
+
+def _calibrator_arrows(tree, module):
+    """``"module -> other"`` for every other calibrator module it imports."""
+    reached = {_defining_module(t) for t in _import_targets(tree, module)}
+    return sorted(f"{module} -> {m}" for m in reached & CALIBRATOR_MODULES - {module})
+
+
+def test_no_calibrator_module_imports_another():
     offenders = []
     for path in _modules():
-        name = _name(path)
-        if name not in CALIBRATOR_MODULES:
-            continue
-        for target in _imported_modules(path):
-            module, _, attr = target.rpartition(".")
-            if module in CALIBRATOR_MODULES - {name} and attr not in public:
-                offenders.append(f"{name} -> {target}")
-    assert offenders == []
+        module = _name(path)
+        if module in CALIBRATOR_MODULES:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            offenders += _calibrator_arrows(tree, module)
+    assert offenders == [], (
+        "a calibrator module imports another calibrator's module; move the "
+        "shared code into a private base (_base, _group_binning) or build the "
+        f"inner estimator in _defaults: {offenders}"
+    )
+
+
+def test_calibrator_arrow_check_catches_every_form():
+    # the check above must be able to fail: top-level and lazy imports,
+    # relative and absolute, of a module or of a public name
+    tree = ast.parse(
+        "from ._platt import PlattScaler\n"
+        "from . import _umd\n"
+        "import sklearn_betacal._temperature\n"
+        "from ._base import resolve_n_bins\n"
+        "def f():\n"
+        "    from sklearn_betacal import BetaBinningCalibrator\n"
+        "    from . import HierarchicalLogisticScaler, KDTreePartitioner\n"
+    )
+    found = _calibrator_arrows(tree, "sklearn_betacal._scaling_binning")
+    assert [arrow.split(" -> ")[1] for arrow in found] == [
+        "sklearn_betacal._beta_binning",
+        "sklearn_betacal._hierarchical",
+        "sklearn_betacal._platt",
+        "sklearn_betacal._temperature",
+        "sklearn_betacal._umd",
+    ]
+
+
+def test_calibrator_module_list_is_complete():
+    # a new calibrator (any public classifier) must be added to the list
+    from sklearn.base import ClassifierMixin
+
+    classes = [getattr(sklearn_betacal, name) for name in sklearn_betacal.__all__]
+    modules = {
+        cls.__module__
+        for cls in classes
+        if isinstance(cls, type) and issubclass(cls, ClassifierMixin)
+    }
+    assert modules == CALIBRATOR_MODULES

@@ -1,0 +1,487 @@
+# SPDX-License-Identifier: MIT
+"""Beta-binning's binning (Alg. 1 and 2), shared by BB and S-BB.
+
+:class:`_GroupBinningBase` fits one UMD histogram binning per partition
+cell plus a root binning on confidences ``h`` with targets ``t`` -- the
+labels for :class:`~sklearn_betacal.BetaBinningCalibrator`, a scaler's fitted
+values for :class:`~sklearn_betacal.ScalingBetaBinningCalibrator` (Alg. 3) --
+and predicts each row with its cell's binning, or the root one (Alg. 2). The
+input side (confidence column, partition features, weights, the
+partitioner) is the group-calibrator template of ``_base``; all numerical
+work is in :mod:`sklearn_betacal._kernels._binning`.
+"""
+
+import warnings
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import (
+    _GroupCalibratorMixin,
+    binary_predict,
+    positive_index,
+    resolve_n_bins,
+)
+from ._compat import HasMethods, Interval, StrOptions
+from ._kernels import _fallback
+from ._kernels._binning import (
+    CellTables,
+    UMDTable,
+    score_order,
+    stack_tables,
+    tie_break,
+    umd_fit_segments,
+    umd_predict_segments,
+)
+from ._validation import (
+    MAX_COUNT_TOTAL,
+    MAX_DENSE_BINS,
+)
+
+
+def _count_cells(cells, sample_weight):
+    """``(ids, n_rows, n_s, lut)`` of the cells >= 0 present in ``cells``.
+
+    ``ids``: sorted distinct cell ids; ``n_rows``: rows per cell; ``n_s``:
+    total weight per cell (float, rows summed in row order); ``lut``: an
+    int64 work array with one slot per cell plus a last slot for ``-1``
+    (set to -1), indexed by :func:`_cell_positions`.
+    """
+    inside = cells >= 0
+    hi = int(cells.max()) if cells.shape[0] else -1
+    if _small_ids(hi, cells.shape[0]):
+        c = cells[inside]
+        n_rows = np.bincount(c, minlength=hi + 1)
+        ids = np.flatnonzero(n_rows).astype(np.int64)
+        if sample_weight is None:
+            n_s = n_rows[ids].astype(np.float64)
+        else:
+            n_s = np.bincount(c, weights=sample_weight[inside], minlength=hi + 1)[ids]
+        n_rows = n_rows[ids]
+    else:
+        ids, inv, n_rows = np.unique(
+            cells[inside], return_inverse=True, return_counts=True
+        )
+        if sample_weight is None:
+            n_s = n_rows.astype(np.float64)
+        else:
+            n_s = np.bincount(
+                inv, weights=sample_weight[inside], minlength=ids.shape[0]
+            )
+    lut = np.full(ids.shape[0] + 1, -1, dtype=np.int64)
+    return ids.astype(np.int64), n_rows, n_s, lut
+
+
+def _small_ids(hi, n):
+    """Whether cell ids up to ``hi`` are dense enough for a lookup array."""
+    return hi < 4 * n + 1024
+
+
+def _cell_positions(cells, ids):
+    """Position of every row's cell in the sorted ``ids``; -1 for others.
+
+    ``-1`` indexes the last slot of a :func:`_count_cells` lookup array.
+    """
+    hi = int(ids[-1]) if ids.shape[0] else -1
+    if ids.shape[0] and ids[0] >= 0 and _small_ids(hi, cells.shape[0]):
+        pos = np.full(hi + 2, -1, dtype=np.int64)  # pos[-1]: cell -1
+        pos[ids] = np.arange(ids.shape[0])
+        inside = (cells >= -1) & (cells <= hi)
+        if inside.all():
+            return pos[cells]
+        return np.where(inside, pos[np.where(inside, cells, -1)], -1)
+    if ids.shape[0] == 0:
+        return np.full(cells.shape[0], -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ids, cells), ids.shape[0] - 1)
+    return np.where(ids[at] == cells, at, -1)
+
+
+class _CellTableView(Mapping):
+    """``cell_tables_``: cell id -> ``UMDTable``, read from the stacked tables.
+
+    Cell ``cell_ids[i]`` is served by table ``table_index[i]`` of
+    ``tables``. Built without a loop over cells; a table is sliced out on
+    access.
+    """
+
+    def __init__(self, tables, cell_ids, table_index):
+        self._tables = tables
+        self._ids = np.asarray(cell_ids, dtype=np.int64)
+        self._index = np.asarray(table_index, dtype=np.int64)
+
+    def __getitem__(self, cell):
+        try:
+            cell = int(cell)
+        except (TypeError, ValueError):
+            raise KeyError(cell) from None
+        i = int(np.searchsorted(self._ids, cell))
+        if i >= self._ids.shape[0] or self._ids[i] != cell:
+            raise KeyError(cell)
+        return self._tables.table(int(self._index[i]))
+
+    def __iter__(self):
+        return iter(self._ids.tolist())
+
+    def __len__(self):
+        return self._ids.shape[0]
+
+    def __repr__(self):
+        return f"<{len(self)} cell tables: cells {self._ids[:5].tolist()}...>"
+
+
+class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
+    """UMD binning within the cells of a partition (Alg. 1, 2): BB and S-BB.
+
+    Holds what both share: the common parameters (``partitioner``,
+    ``points_per_bin``, ``epsilon``, ``alpha``, ``confidence_column``,
+    ``delta``, ``random_state``, ``pos_label``; BetaBinningCalibrator has no
+    others and documents them), the fitted tables and prediction. A subclass
+    defines ``_fit(X, h, y, sample_weight, cells)`` (the hook of the
+    template ``fit``), which sets ``points_per_bin_`` (see
+    :meth:`_resolve_points_per_bin`) and calls :meth:`_fit_binning`.
+    """
+
+    _parameter_constraints: dict = {
+        "pos_label": "no_validation",  # checked against y in fit
+        "partitioner": [HasMethods(["fit", "transform"]), None],
+        "points_per_bin": [
+            Interval(Integral, 2, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
+        "epsilon": [Interval(Real, 0, 1, closed="neither"), None],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "confidence_column": [Integral, str],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    _weights_max_total = MAX_COUNT_TOTAL
+
+    def __init__(
+        self,
+        partitioner=None,
+        *,
+        points_per_bin=50,
+        epsilon=None,
+        alpha=0.1,
+        confidence_column=0,
+        delta=1e-10,
+        random_state=None,
+        pos_label=None,
+    ):
+        self.partitioner = partitioner
+        self.points_per_bin = points_per_bin
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.confidence_column = confidence_column
+        self.delta = delta
+        self.random_state = random_state
+        self.pos_label = pos_label
+
+    def _resolve_points_per_bin(self, total_weight, nu=0.0):
+        """``b``: the int parameter, or Thm 3.1 inverted for ``"auto"``."""
+        if self.points_per_bin != "auto":
+            return int(self.points_per_bin)
+        if self.epsilon is None:
+            raise ValueError(
+                "points_per_bin='auto' derives b from a target epsilon "
+                "(Thm 3.1); set epsilon, e.g. epsilon=0.1, or give "
+                "points_per_bin as an int."
+            )
+        from .bounds import points_per_bin_for_epsilon
+
+        n = int(total_weight)
+        if n < 2:
+            raise ValueError(
+                "points_per_bin='auto' needs at least 2 calibration points; "
+                f"got a total weight of {total_weight:g}."
+            )
+        return points_per_bin_for_epsilon(
+            self.epsilon, n, alpha=self.alpha, nu=float(nu)
+        )
+
+    # ---------------------------------------------------------------- binning
+    def _fit_binning(self, h, t, sample_weight, cells, rng):
+        """Alg. 1: root UMD on all rows, one UMD per cell with ``n_s >= b``.
+
+        Parameters
+        ----------
+        h : ndarray of shape (n,), float64
+            Raw confidences in ``[0, 1]``.
+        t : ndarray of shape (n,), float64
+            Targets in ``[0, 1]``: labels, or fitted values (Alg. 3).
+        sample_weight : ndarray of shape (n,), float64, or None
+            Positive frequency weights (zero-weight rows already removed).
+        cells : ndarray of shape (n,), int64
+            Cell id of every row (``-1``: outside every cell).
+        rng : numpy.random.RandomState
+            Source of the tie-breaking nudges, one draw per row in row order
+            (the order ``UMDBinner`` uses).
+
+        Sets ``root_``, ``tables_``, ``cell_tables_``, ``fallback_cells_``,
+        ``n_cells_fitted_``, ``n_cells_fallback_`` and the routing of cells
+        to tables (``_route_cells``, ``_route_table``); needs
+        ``points_per_bin_``. All cells are fitted at once by the fused
+        kernel ``umd_fit_segments`` (one sort by cell and confidence), with
+        the same numbers as one ``umd_fit`` per cell.
+        """
+        b = self.points_per_bin_
+        delta = float(self.delta)
+        h = tie_break(h, delta, rng)
+        total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
+        # Alg. 1, lines 1-2: G[root] = UMD(D, B = floor(|D| / b)).
+        n_root = resolve_n_bins(
+            None, b, total, who=type(self).__name__, n_rows=h.shape[0]
+        )
+        # One sort of the confidences serves the root and the cells; the
+        # root is the one-segment case of the fused kernel (the same numbers
+        # as umd_fit, without its searchsorted of every row into the edges).
+        # Stored as plain dicts so that the fitted state loads with skops.
+        order = score_order(h, sample_weight)
+        root = umd_fit_segments(
+            h,
+            t,
+            sample_weight,
+            np.zeros(h.shape[0], dtype=np.int64),
+            [n_root],
+            delta=delta,
+            order_of_scores=order,
+        )
+        self._root_table = root.table(0)._asdict()
+
+        # Alg. 1, lines 3-8: one UMD per cell s with n_s >= b (Thm 3.1's
+        # condition), B = floor(n_s / b); -1 is not a cell (those rows only
+        # enter the root). A smaller cell falls back to its nearest ancestor
+        # region with >= b points (tree partitions), else to the root.
+        ids, n_rows, n_s, lut = _count_cells(cells, sample_weight)
+        fit, serving, node_members = self._fallback_plan(ids, n_s, b)
+        lut[:-1][fit] = np.arange(int(fit.sum()))  # the last slot: cell -1
+        segment = lut[_cell_positions(cells, ids)]
+        # capped as the root is (see resolve_n_bins and max_bins), so the
+        # cost follows the rows even when the weights are huge
+        rows_s = n_rows[fit]
+        cap = np.maximum(rows_s, MAX_DENSE_BINS * rows_s // max(h.shape[0], 1))
+        n_bins = np.minimum((n_s[fit] // b).astype(np.int64), np.maximum(cap, 1))
+        parts = [root]
+        if n_bins.shape[0]:
+            parts.append(
+                umd_fit_segments(
+                    h,
+                    t,
+                    sample_weight,
+                    segment,
+                    n_bins,
+                    delta=delta,
+                    order_of_scores=order,
+                )
+            )
+        # ancestor regions: one more table each, on the rows of the leaves
+        # below the node (rows are shared with their own cells' tables)
+        nodes = np.asarray(sorted(node_members), dtype=np.int64)
+        for node in nodes.tolist():
+            rows = np.isin(cells, node_members[node])
+            n_node = rows.sum() if sample_weight is None else sample_weight[rows].sum()
+            seg = np.where(rows, 0, -1)
+            n_b = max(int(n_node // b), 1)
+            n_b = min(n_b, max(int(rows.sum()), 1))
+            parts.append(
+                umd_fit_segments(
+                    h,
+                    t,
+                    sample_weight,
+                    seg,
+                    [n_b],
+                    delta=delta,
+                    order_of_scores=order,
+                )
+            )
+        del order
+        # a plain dict of arrays (loadable by skops); tables_ is a view of it
+        self._tables = stack_tables(parts)._asdict()
+        n_own = int(fit.sum())
+        first = n_own + 1  # ancestor tables follow the cells' own tables
+        node_table = {v: first + k for k, v in enumerate(nodes.tolist())}
+        table = np.zeros(ids.shape[0], dtype=np.int64)
+        table[fit] = np.arange(1, n_own + 1)
+        up = ~fit & (serving >= 0)
+        table[up] = [node_table[int(v)] for v in serving[up]]
+        routed = fit | up
+        self._set_routing(ids[routed], table[routed])
+        self._n_own_tables = n_own
+        self.fallback_cells_ = ids[~fit]
+        self.fallback_to_ = serving[~fit].astype(np.int64)
+        self.n_cells_fitted_ = n_own
+        self.n_cells_fallback_ = int(self.fallback_cells_.shape[0])
+        self._cell_counts = n_s
+        self._set_epsilon(ids, table)
+        self._warn_fallback(cells, self.fallback_cells_, self.fallback_to_, b, ids.size)
+        return self
+
+    def _fallback_plan(self, ids, n_s, b):
+        """``(own, serving, node_members)`` aligned with the cell ``ids``."""
+        n_ids = int(ids[-1]) + 1 if ids.shape[0] else 0
+        ancestors = self._cell_ancestors(n_ids)
+        if ancestors is None:
+            return n_s >= b, np.full(ids.shape[0], -1, dtype=np.int64), {}
+        weight = np.zeros(max(n_ids, len(ancestors)))
+        weight[ids] = n_s
+        own, serving, members = _fallback.fallback_plan(weight, b, ancestors)
+        return own[ids], serving[ids], members
+
+    def _cell_ancestors(self, n_ids):
+        """The partitioner's ``cell_ancestors()`` if it has one covering the ids."""
+        get = getattr(self.partitioner_, "cell_ancestors", None)
+        if not callable(get):
+            return None
+        ancestors = get()
+        return ancestors if len(ancestors) >= n_ids else None
+
+    def _set_epsilon(self, ids, table):
+        """Thm 3.1 per cell: ``epsilon_`` aligned with ``cells_``.
+
+        The union bound runs over every bin of every fitted table (root, cells,
+        ancestor regions), so the bounds hold simultaneously with probability
+        at least ``1 - alpha``. A table whose smallest bin averages ``c``
+        labels (``counts``: a bin of ``b`` points less its edge) gets
+        ``sqrt(log(2 n_bins / alpha) / (2 c)) + nu``.
+        """
+        tables = self.tables_
+        n_tables = tables.edge_start.shape[0] - 1
+        n_bins = int(tables.values.shape[0])
+        nu = float(getattr(self, "nu_", 0.0))
+        eps = np.empty(n_tables)
+        for j in range(n_tables):
+            c = float(np.min(tables.table(j).counts))
+            eps[j] = (
+                np.sqrt(np.log(2 * n_bins / self.alpha) / (2 * c)) + nu
+                if c > 0
+                else np.inf
+            )
+        self.cells_ = np.asarray(ids, dtype=np.int64)
+        self.epsilon_ = eps[table]
+        self.epsilon_root_ = float(eps[0])
+
+    def _warn_fallback(self, cells, fallback, to, b, n_cells):
+        if fallback.size == 0:
+            return
+        rows = np.isin(cells, fallback)
+        up = fallback[to >= 0]
+        n_up = int(np.isin(cells, up).sum())
+        n_root = int(rows.sum()) - n_up
+        warnings.warn(
+            f"{type(self).__name__}: {int(rows.sum())} calibration rows in "
+            f"{fallback.size} of {n_cells} cells have fewer than b={b} points "
+            "and get no binning of their own (Thm 3.1 needs b per cell): "
+            f"{n_up} rows in {up.size} cells use their nearest ancestor region "
+            f"with >= b points, {n_root} rows in {fallback.size - up.size} cells "
+            "the root binning. Their bound holds for that region, not for the "
+            "cell (see fallback_cells_, fallback_to_, epsilon_); lower "
+            "points_per_bin or use fewer, larger cells to keep it per cell.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+    def _set_routing(self, cell_ids, table_index):
+        """Route cell ``cell_ids[i]`` to table ``table_index[i]`` of ``tables_``.
+
+        Every other cell id (``-1``, unseen cells, cells without a table of
+        their own) goes to table 0, the root. ``cell_ids`` must be sorted.
+        """
+        self._route_cells = np.asarray(cell_ids, dtype=np.int64)
+        self._route_table = np.asarray(table_index, dtype=np.int64)
+
+    def _table_index(self, cells):
+        """Index into ``tables_`` of the calibrator of every row (Alg. 2)."""
+        ids, tab = self._route_cells, self._route_table
+        if ids.shape[0] == 0:
+            return np.zeros(cells.shape[0], dtype=np.int64)
+        lut = np.append(tab, 0)  # the last slot: -1, unseen cells -> root
+        return lut[_cell_positions(cells, ids)]
+
+    def _predict_binning(self, h, cells):
+        """Alg. 2: each row's cell calibrator, or the root one if it has none.
+
+        One pass for all rows (``umd_predict_segments``): no loop over
+        cells and no second lookup in the root table.
+        """
+        return umd_predict_segments(self.tables_, h, self._table_index(cells))
+
+    @property
+    def root_(self):
+        """Root calibrator ``G[root]`` as a ``UMDTable`` (see Attributes)."""
+        return UMDTable(**self._root_table)
+
+    @property
+    def cell_tables_(self):
+        """``{cell id: UMDTable}`` of the cells with their own calibrator.
+
+        A read-only dict-like view of ``tables_`` (see Attributes).
+        """
+        own = self._route_table <= self._n_own_tables  # not ancestor regions
+        return _CellTableView(
+            self.tables_, self._route_cells[own], self._route_table[own]
+        )
+
+    @property
+    def tables_(self):
+        """All calibrators stacked as one ``CellTables`` (see Attributes)."""
+        return CellTables(**self._tables)
+
+    def _calibrated(self, X):
+        """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
+
+        def write(h, Z, out):
+            out[:] = self._predict_binning(h, self._cells(Z))
+
+        return self._blockwise(X, (), np.float64, write)
+
+    def predict_proba(self, X):
+        """Calibrated probability of each class, computed block by block.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``: the calibrated probability
+            of the positive class (``pos_label``) and its complement.
+        """
+        check_is_fitted(self)
+        pos = positive_index(self)
+
+        def write(h, Z, out):
+            out[:, pos] = self._predict_binning(h, self._cells(Z))
+            np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
+
+        return self._blockwise(X, (2,), np.float64, write)
+
+    def predict(self, X):
+        """Predict the positive class where its calibrated probability exceeds 0.5.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1 + n_partition_features)
+            Same columns as in ``fit``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Elements of ``classes_``.
+        """
+        check_is_fitted(self)
+
+        def write(h, Z, out):
+            out[:] = binary_predict(self, self._predict_binning(h, self._cells(Z)))
+
+        return self._blockwise(X, (), self.classes_.dtype, write)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
