@@ -194,6 +194,153 @@ def test_kdtree_matches_recursive_reference(
 
 
 # --------------------------------------------------------------------------
+# The level-wise build (all nodes of a level in vectorised passes) against a
+# plain recursive reference, for every split_axis, with ties and deep trees.
+
+
+def _reference_tree(F, max_depth, min_samples_leaf, rule):
+    """Leaves left to right as (rows, route, axes, lower, upper), recursively.
+
+    ``rule``: "cycle" (coordinate depth mod M) or "max_spread" (coordinate of
+    largest float64 range, lowest index on ties; a node whose rows are all
+    equal is a leaf). Split value: lower median, tie rule of the Notes.
+    """
+    M = F.shape[1]
+    leaves = []
+
+    def build(rows, depth, route):
+        m = len(rows)
+        if depth < max_depth and m >= max(2, 2 * min_samples_leaf):
+            if rule == "cycle":
+                a = depth % M
+            else:
+                spread = F[rows].max(axis=0).astype(np.float64) - F[rows].min(axis=0)
+                a = int(np.argmax(spread))
+            if rule == "cycle" or spread[a] > 0:
+                v = np.sort(F[rows, a]).astype(np.float64)
+                z = v[(m - 1) // 2]
+                n_le, n_lt = int(np.sum(v <= z)), int(np.sum(v < z))
+                ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
+                ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
+                thr = None
+                if ok_a and (not ok_b or abs(2 * n_le - m) <= abs(2 * n_lt - m)):
+                    thr = z + (v[n_le] - z) / 2
+                elif ok_b:
+                    thr = v[n_lt - 1] + (z - v[n_lt - 1]) / 2
+                if thr is not None:
+                    go = F[rows, a] <= thr
+                    build(rows[go], depth + 1, [*route, (a, thr, True)])
+                    build(rows[~go], depth + 1, [*route, (a, thr, False)])
+                    return
+        axes = [a for a, _, _ in route]
+        sub = F[rows][:, axes]
+        leaves.append((rows, route, axes, sub.min(axis=0), sub.max(axis=0)))
+
+    build(np.arange(F.shape[0]), 0, [])
+    return leaves
+
+
+def _check_against_reference(part, X, X_new, F, F_new, max_depth, msl, rule, slack):
+    leaves = _reference_tree(F, max_depth, msl, rule)
+    assert part.n_cells_ == len(leaves)
+    assert part.depth_ == max((len(r) for _, r, _, _, _ in leaves), default=0)
+    expected = np.empty(X.shape[0], dtype=int)
+    thresholds = set()
+    for c, (rows, route, axes, lo, hi) in enumerate(leaves):
+        expected[rows] = c
+        thresholds.update(t for _, t, _ in route)
+        used = part.leaf_axes_[c] >= 0
+        assert_array_equal(part.leaf_axes_[c][used], axes)
+        s = slack[axes] if len(axes) else 0.0
+        assert_array_equal(part.leaf_lower_[c][used], lo - s)
+        assert_array_equal(part.leaf_upper_[c][used], hi + s)
+        assert np.all(np.isnan(part.leaf_lower_[c][~used]))
+    internal = part.tree_["axis"] >= 0
+    assert set(part.tree_["threshold"][internal].tolist()) == thresholds
+    assert_array_equal(part.apply(X), expected)
+    assert_array_equal(np.bincount(expected), part.leaf_n_samples_)
+    bounded = [(r, rt, a, lo - slack[a], hi + slack[a]) for r, rt, a, lo, hi in leaves]
+    assert_array_equal(part.apply(X_new), _reference_apply(bounded, F_new))
+    # cell_ancestors: parents up to the root, consistent with the node table
+    anc = part.cell_ancestors()
+    leaf_nodes = np.argsort(np.where(part.tree_["cell"] >= 0, part.tree_["cell"], -1))
+    leaf_nodes = leaf_nodes[-part.n_cells_ :]
+    for c, chain in enumerate(anc):
+        assert len(chain) == len(leaves[c][1])
+        child = leaf_nodes[c]
+        for node in chain:
+            assert child in (part.tree_["left"][node], part.tree_["right"][node])
+            child = node
+
+
+def _tied_data(rng, n, d, kind):
+    if kind == "continuous":
+        return rng.normal(size=(n, d)), rng.normal(size=(40, d)) * 1.2
+    levels = {"ties": 3, "heavy": 2}[kind]
+    X = rng.integers(0, levels, size=(n, d)).astype(float)
+    X[:, 0] += 0.01 * rng.integers(0, 2, size=n)  # near-ties on one coordinate
+    return X, rng.integers(-1, levels + 1, size=(40, d)).astype(float)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 120),
+    n_features=st.integers(1, 4),
+    max_depth=st.sampled_from([0, 1, 3, 6, 64]),
+    min_samples_leaf=st.integers(1, 4),
+    kind=st.sampled_from(["continuous", "ties", "heavy"]),
+    split_axis=st.sampled_from(["cycle", "max_spread", "pca"]),
+)
+def test_kdtree_levelwise_build_matches_recursive_reference_every_axis_rule(
+    seed, n, n_features, max_depth, min_samples_leaf, kind, split_axis
+):
+    rng = np.random.default_rng(seed)
+    X, X_new = _tied_data(rng, n, n_features, kind)
+    part = KDTreePartitioner(
+        max_depth, split_axis=split_axis, min_samples_leaf=min_samples_leaf
+    ).fit(X)
+    if split_axis == "pca":
+        # the reference splits the same projection, cycling over components
+        F = partition_module._kdtree.project(X, part.mean_, part.components_)
+        F_new = partition_module._kdtree.project(X_new, part.mean_, part.components_)
+        slack = 1e-9 * np.abs(F).max(axis=0)
+        rule = "cycle"
+    else:
+        F, F_new, slack, rule = X, X_new, np.zeros(n_features), split_axis
+    _check_against_reference(
+        part, X, X_new, F, F_new, max_depth, min_samples_leaf, rule, slack
+    )
+
+
+@pytest.mark.parametrize("split_axis", ["cycle", "max_spread", "pca"])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy"])
+def test_kdtree_deep_tiny_leaves_match_reference_in_small_chunks(
+    split_axis, kind, monkeypatch
+):
+    # max_depth=64 with min_samples_leaf=1 grows until the nodes hold one
+    # row (or only tied rows); tiny chunk sizes make every level run through
+    # the chunked, padded and multi-class code paths of the kernel.
+    kern = partition_module._kdtree
+    monkeypatch.setattr(kern, "_SEL_BLOCK", 37)
+    monkeypatch.setattr(kern, "_CHUNK", 29)
+    monkeypatch.setattr(kern, "_BLOCK", 7)
+    rng = np.random.default_rng(["continuous", "ties", "heavy"].index(kind))
+    X, X_new = _tied_data(rng, 700, 3, kind)
+    X_new = np.vstack([X_new, X[:50]])
+    part = KDTreePartitioner(64, split_axis=split_axis).fit(X)
+    if split_axis == "pca":
+        F = kern.project(X, part.mean_, part.components_)
+        F_new = kern.project(X_new, part.mean_, part.components_)
+        slack, rule = 1e-9 * np.abs(F).max(axis=0), "cycle"
+    else:
+        F, F_new, slack, rule = X, X_new, np.zeros(3), split_axis
+    _check_against_reference(part, X, X_new, F, F_new, 64, 1, rule, slack)
+    if kind == "continuous":
+        assert part.n_cells_ == 700  # one row per leaf
+
+
+# --------------------------------------------------------------------------
 # Ties, min_samples_leaf, split rules
 
 

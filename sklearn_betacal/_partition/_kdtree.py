@@ -128,12 +128,17 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     bounds. With ``max_depth=0`` no coordinate is used, so the single cell has
     no bounds and every row gets id 0.
 
-    **Cost.** The tree is built level by level: per level one copy and one
-    gather of the split coordinate, one ``np.partition`` per node and a few
-    vectorised passes over the rows (no Python loop over rows), so
+    **Cost.** The tree is built level by level, all nodes of a level in the
+    same vectorised passes (no Python loop over rows or nodes): per level
+    one copy and one gather of the split coordinate, one selection of all
+    the nodes' medians at once and a few passes to reorder the rows, so
     ``"cycle"`` costs a small multiple of one median selection over all
-    rows per level; ``"max_spread"`` reads every coordinate at every level
-    (see ``benchmarks/results/kdtree.md``). float32 input is kept as float32
+    rows per level, and ``max_depth=64`` with ``min_samples_leaf=1`` (one
+    row per leaf) costs ``log2(n_samples)`` such levels. Fit memory beyond
+    ``X`` is ~25 bytes per row (float64; ~17 for float32) plus the fitted
+    arrays, whose leaf bounds hold ``2 * n_cells_ * depth_`` values;
+    ``"max_spread"`` reads every coordinate at every level (see
+    ``benchmarks/results/kdtree.md``). float32 input is kept as float32
     (half the memory of float64); the input check for NaN/inf reads all
     ``n * d`` values once.
 
