@@ -22,6 +22,9 @@ from sklearn_betacal._base import resolve_n_bins
 from sklearn_betacal._kernels._binning import (
     _segmented_cumsum,
     _with_lookup,
+    grid_count,
+    grid_search,
+    segment_lookup,
     stack_tables,
     tie_break,
     umd_fit,
@@ -134,6 +137,10 @@ def test_fused_fit_and_predict_equal_per_segment_reference(seed):
         rows = np.flatnonzero(j == s)
         want[rows] = umd_predict(ref[s], x[rows])
     assert got.tobytes() == want.tobytes()
+    # the prepared lookup (grid count + one gather) gives the same bytes
+    lookup = segment_lookup(fused)
+    assert lookup is not None
+    assert umd_predict_segments(fused, x, j, lookup).tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-10])
@@ -151,6 +158,12 @@ def test_fused_kernel_many_segments_exact_at_edges(delta):
     )
     j = np.repeat(np.repeat(np.arange(S), B - 1), 3)  # each edge in its table
     got = umd_predict_segments(fused, x, j)
+    # beyond max_entries (tables x distinct breakpoints) there is no lookup
+    assert segment_lookup(fused, max_entries=S) is None
+    lookup = segment_lookup(fused, max_entries=2**24)  # 40 distinct if delta = 0
+    assert (lookup is None) == (delta > 0)
+    if lookup is not None:
+        assert umd_predict_segments(fused, x, j, lookup).tobytes() == got.tobytes()
     want = np.empty_like(got)
     for s in np.unique(j[:: max(1, j.shape[0] // 500)]):  # 500 tables checked
         rows = np.flatnonzero(j == s)
@@ -175,8 +188,37 @@ def test_stack_tables_keeps_every_table():
             [umd_predict(parts[k], x[i : i + 1])[0] for i, k in enumerate(j)]
         )
         assert umd_predict_segments(stacked, x, j).tobytes() == want.tobytes()
+        got = umd_predict_segments(stacked, x, j, segment_lookup(stacked))
+        assert got.tobytes() == want.tobytes()
     with pytest.raises(ValueError, match="one delta"):
         stack_tables([umd_fit(h, t, None, 3), umd_fit(h, t, None, 3, delta=1e-3)])
+
+
+@pytest.mark.parametrize("kind", range(6))
+def test_grid_count_is_searchsorted(kind):
+    """The grid search counts exactly, whatever the spacing of the steps."""
+    rng = np.random.default_rng(kind)
+    for K in (0, 1, 2, 7, 300, 5000):
+        s = (
+            rng.uniform(size=K),
+            np.round(rng.uniform(size=K) * 10) / 10,  # few distinct: crowded
+            1.0 - rng.exponential(1e-9, size=K),  # a cluster below 1
+            rng.standard_normal(K) * 10.0 ** rng.integers(-300, 300),
+            np.full(K, 0.5),
+            np.concatenate([rng.uniform(size=K), [5e-324, -5e-324, 0.0, 1.0]]),
+        )[kind]
+        s = np.unique(s)
+        x = np.concatenate(
+            [
+                rng.uniform(-0.5, 1.5, size=500),
+                s,
+                np.nextafter(s, np.inf),
+                np.nextafter(s, -np.inf),
+                [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e308, -1e308],
+            ]
+        )
+        got = grid_count(grid_search(s), x)
+        assert_array_equal(got, np.searchsorted(s, x, side="right"))
 
 
 def test_fused_fit_rejects_empty_segment():
