@@ -143,6 +143,19 @@ def test_fused_fit_and_predict_equal_per_segment_reference(seed):
     assert umd_predict_segments(fused, x, j, lookup).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_fused_fit_one_segment_without_segment_array(seed):
+    """``segment=None`` (the root: all rows, no second sort) is ``umd_fit``."""
+    h, t, w, _, _, delta, rng = _layout(seed)
+    B = int(rng.integers(1, 12))
+    got = umd_fit_segments(h, t, w, None, [B], delta=delta).table(0)
+    want = _reference_tables(
+        h, t, w, np.zeros(h.shape[0], dtype=int), np.array([B]), delta
+    )
+    for f in FIELDS:
+        assert _same(getattr(got, f), getattr(want[0], f)), f
+
+
 @pytest.mark.parametrize("delta", [0.0, 1e-10])
 def test_fused_kernel_many_segments_exact_at_edges(delta):
     """20,000 tables: the offset search must stay exact next to every edge."""

@@ -886,13 +886,21 @@ def _segmented_cumsum(v, start, counts):
     return out
 
 
+def _index_dtype(n):
+    """int32 for indices and counts below ``n`` when they fit, else intp."""
+    return np.int32 if n < 2**31 - 1 else np.intp
+
+
 def score_order(h, sample_weight=None):
     """The argsort of the scores that ``umd_fit_segments`` needs (its sort).
 
     Stable when there are weights (their cumulative sums follow the order
-    of tied scores). Compute it once to share it between calls.
+    of tied scores). int32 below 2**31 rows (half the memory of NumPy's
+    int64). Compute it once to share it between calls.
     """
-    return np.argsort(h, kind="stable" if sample_weight is not None else None)
+    o = np.argsort(h, kind="stable" if sample_weight is not None else None)
+    it = _index_dtype(h.shape[0])
+    return o if it is np.intp else o.astype(it)
 
 
 def umd_fit_segments(
@@ -912,9 +920,10 @@ def umd_fit_segments(
         Scores (already nudged) and targets.
     sample_weight : ndarray of shape (n,), float64, or None
         Frequency weights; rows of weight zero are ignored.
-    segment : ndarray of shape (n,), int
+    segment : ndarray of shape (n,), int, or None
         Segment of every row, ``0 .. S - 1``; ``-1`` (or any negative)
-        leaves the row out of every table.
+        leaves the row out of every table. ``None``: one segment of all
+        rows (``S = 1``; no second sort).
     n_bins : array-like of int, shape (S,)
         ``B_s >= 1`` for every segment; every segment needs at least one
         row (of positive weight).
@@ -932,28 +941,39 @@ def umd_fit_segments(
     B = np.asarray(n_bins, dtype=np.int64)
     S = B.shape[0]
     n = h.shape[0]
-    seg = np.asarray(segment, dtype=np.int64)
     w = sample_weight
-    if w is not None:
-        seg = np.where(w > 0, seg, -1)
-    # The one sort: by score (stable when the weights' cumulative sums
-    # depend on the order of tied scores), then stably by segment, with
-    # the segment as 16-bit radix digits (rows outside every segment last).
-    outside = seg < 0
-    if S < 2**16 - 1:
-        key = seg.astype(np.uint16)
-        key[outside] = S
-    else:
-        key = np.where(outside, S, seg)
-    del outside
-    counts = np.bincount(key, minlength=S + 1)[:S]
-    if np.any(counts == 0):
-        raise ValueError("umd_fit_segments: every segment needs at least one row.")
+    if segment is None and (S != 1 or (w is not None and not np.all(w > 0))):
+        segment = np.zeros(n, dtype=np.intp)
     o = score_order(h, w) if order_of_scores is None else order_of_scores
-    perm = _stable_argsort_small(key[o], S)
-    del key
-    order = o[perm]
-    del o, perm
+    if segment is None:
+        # one segment of all rows: the score order is the order
+        seg = None
+        counts = np.array([n], dtype=np.int64)
+        order = o
+    else:
+        seg = np.asarray(segment)
+        if seg.dtype.kind not in "iu":
+            seg = seg.astype(np.intp)
+        if w is not None:
+            seg = np.where(w > 0, seg, -1)
+        # The one sort: by score (stable when the weights' cumulative sums
+        # depend on the order of tied scores), then stably by segment, with
+        # the segment as 16-bit radix digits (rows outside every segment
+        # last).
+        outside = seg < 0
+        if S < 2**16 - 1:
+            key = seg.astype(np.uint16)
+            key[outside] = S
+        else:
+            key = np.where(outside, S, seg)
+        del outside
+        counts = np.bincount(key, minlength=S + 1)[:S]
+        if np.any(counts == 0):
+            raise ValueError("umd_fit_segments: every segment needs at least one row.")
+        perm = _stable_argsort_small(key[o], S)
+        del key
+        order = o[perm]  # the dtype of o: int32 from score_order
+        del perm
     nv = int(counts.sum())
     order = order[:nv]
     start = np.concatenate(([0], np.cumsum(counts)))
@@ -993,9 +1013,11 @@ def umd_fit_segments(
     # Bin of every sorted row, by value: the number of its segment's edge
     # rows at or before the end of its run of equal scores.
     # (edge rows repeat when a segment has fewer than B_s - 1 rows)
-    C = np.bincount(gedge + 1, minlength=nv + 1)
-    np.cumsum(C, out=C)
-    run_end = None
+    it = _index_dtype(nv + 1)
+    C = np.zeros(nv + 1, dtype=it)
+    np.add.at(C, gedge + 1, 1)
+    np.cumsum(C, out=C, dtype=it)
+    V = C[1:]  # edge rows at or before every sorted position
     if nv > 1:
         tied = np.empty(nv - 1, dtype=bool)
         for a in range(0, nv - 1, _CHUNK):
@@ -1003,24 +1025,26 @@ def umd_fit_segments(
             np.equal(hc[1:], hc[:-1], out=tied[a : a + hc.shape[0] - 1])
         tied[start[1:-1] - 1] = False  # runs end with their segment
         if tied.any():
-            last = np.ones(nv, dtype=bool)
-            last[:-1] = ~tied
-            run_end = np.where(last, np.arange(nv), nv)
-            run_end = np.minimum.accumulate(run_end[::-1])[::-1]
-            del last
+            # V is non-decreasing: the count at the end of a row's run is the
+            # smallest count at a run end at or after the row
+            V[:-1][tied] = np.iinfo(it).max
+            rev = V[::-1]
+            np.minimum.accumulate(rev, out=rev)
         del tied
     # global value index = edges at or before the row + its segment number
-    G = np.empty(n, dtype=np.int64)
-    G[order] = C[1:] if run_end is None else C[run_end + 1]
-    del C, run_end
-    G += seg
-    if nv < n:
-        G[seg < 0] = nb
+    G = np.empty(n, dtype=np.intp)
+    G[order] = V
+    del C, V
+    if seg is not None:
+        G += seg
+        if nv < n:
+            G[seg < 0] = nb
 
     wt = t if w is None else t * w
     sums = np.bincount(G, weights=wt, minlength=nb + 1)[:nb]
+    n_slot = np.bincount(G, minlength=nb + 1)[:nb]  # rows per bin, by value
     if w is None:
-        mass = np.bincount(G, minlength=nb + 1)[:nb].astype(np.float64)
+        mass = n_slot.astype(np.float64)
     else:
         mass = np.bincount(G, weights=w, minlength=nb + 1)[:nb]
 
@@ -1030,15 +1054,19 @@ def umd_fit_segments(
         # order, chunk by chunk, so the bincounts below add in row order.
         found = []
         for a in range(0, n, _CHUNK):
-            sg = seg[a : a + _CHUNK]
-            ge = G[a : a + _CHUNK] - sg - 1  # the edge just below, if any
-            ok = (sg >= 0) & (ge >= es[np.maximum(sg, 0)])
+            if seg is None:
+                ge = G[a : a + _CHUNK] - 1  # the edge just below, if any
+                ok = ge >= 0
+            else:
+                sg = seg[a : a + _CHUNK]
+                ge = G[a : a + _CHUNK] - sg - 1
+                ok = (sg >= 0) & (ge >= es[np.maximum(sg, 0)])
             ok[ok] = h[a : a + _CHUNK][ok] == edges[ge[ok]]
             found.append(np.flatnonzero(ok) + a)
         rows = np.concatenate(found)
         del found
         Gr = G[rows]
-        kk = Gr - seg[rows] - 1
+        kk = Gr - 1 if seg is None else Gr - seg[rows] - 1
         wtr = wt[rows]
         blk_s = np.bincount(kk, weights=wtr, minlength=E)
         if w is None:
@@ -1054,12 +1082,15 @@ def umd_fit_segments(
 
         ks = np.flatnonzero(blk_w)
         sk = seg_e[ks]
-        v = edges[ks]
-        below = _bisect(h, start[sk], start[sk + 1], v, "left", perm=order)
+        # rows of the segment below edges[ks]: those of its bins 0 .. k (by value,
+        # before the move above), i.e. value slots vo[s] .. ks + s
+        first_of = np.concatenate(([0], np.cumsum(n_slot)))
+        below = first_of[ks + sk + 1] - first_of[vo[sk]]
         if cw is None:
-            lo = (below - start[sk]).astype(np.float64)
+            lo = below.astype(np.float64)
         else:
-            lo = np.where(below > start[sk], cw[np.maximum(below - 1, 0)], 0.0)
+            at = start[sk] + below - 1
+            lo = np.where(below > 0, cw[np.maximum(at, 0)], 0.0)
         hi = lo + blk_w[ks]
         mk = blk_s[ks] / blk_w[ks]
         # interiors (L_b, U_b] of every table's bins, in the values layout
