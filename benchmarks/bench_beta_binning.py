@@ -64,6 +64,32 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
+def median_times(fns, repeats):
+    """Median seconds of every callable, the calls interleaved round-robin.
+
+    Interleaving spreads a change of the machine's load over all of them,
+    so that their ratios stay meaningful on a shared machine.
+    """
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def in_blocks(n, fn):
+    """Call ``fn(lo, hi)`` on the estimators' prediction blocks of ``n`` rows."""
+    from sklearn_betacal._base import PREDICT_BLOCK_ROWS
+
+    def run():
+        for lo in range(0, n, PREDICT_BLOCK_ROWS):
+            fn(lo, min(lo + PREDICT_BLOCK_ROWS, n))
+
+    return run
+
+
 def header():
     print(
         f"# python {platform.python_version()}, numpy {np.__version__}, "
@@ -108,15 +134,31 @@ def cmd_predict(args):
             f"\n## predict, N = {n:.0e}, fitted on {args.fit_rows} rows, b = {b}, "
             f"root table {models['BB'].root_.values.shape[0]} bins ({load()})\n"
         )
-        res = {
-            "floor: np.searchsorted(199 edges)": median_time(
-                lambda x=x: np.searchsorted(edges, x, side="right"), args.repeats
+        fns = {
+            "floor: np.searchsorted(199 edges)": lambda x=x: np.searchsorted(
+                edges, x, side="right"
             )
         }
         for name, m in models.items():
-            res[f"{name}.predict_proba"] = median_time(
-                lambda m=m, X=X: m.predict_proba(X), args.repeats
-            )
+            fns[f"{name}.predict_proba"] = lambda m=m, X=X: m.predict_proba(X)
+        bb = models["BB"]
+        Z = X[:, 1:]
+        # what bounds BB.predict_proba: its parts, each over the same blocks
+        fns["BB part: validate X + confidence check"] = lambda bb=bb, X=X: [
+            bb._split_block(X, Xa, 0, Xa.shape[0])
+            for Xa in [bb._validate_X(X, reset=False)]
+        ]
+        fns["BB part: partitioner transform (blocks)"] = in_blocks(
+            n, lambda lo, hi, bb=bb, Z=Z: bb.partitioner_.transform(Z[lo:hi])
+        )
+        cells = bb.apply(X)
+        fns["BB part: binning of given cells (blocks)"] = in_blocks(
+            n,
+            lambda lo, hi, bb=bb, x=x, cells=cells: bb._predict_binning(
+                x[lo:hi], cells[lo:hi]
+            ),
+        )
+        res = median_times(fns, args.repeats)
         floor = res["floor: np.searchsorted(199 edges)"]
         print("| step | median s | x floor |")
         print("|---|---:|---:|")
@@ -136,32 +178,33 @@ def cmd_fit(args):
     X = np.column_stack([h, group])
     b = args.points_per_bin
     print(f"\n## fit, {g} groups x {r} rows, b = {b} ({load()})\n")
-    res = {
-        "UMDBinner(points_per_bin=b).fit": median_time(
-            lambda: UMDBinner(points_per_bin=b, random_state=0).fit(h, y),
-            args.repeats,
-        ),
-        "BetaBinningCalibrator(GroupColumnPartitioner()).fit": median_time(
-            lambda: BetaBinningCalibrator(
-                GroupColumnPartitioner(), points_per_bin=b, random_state=0
-            ).fit(X, y),
-            args.repeats,
-        ),
-    }
     frozen = FrozenEstimator(GroupColumnPartitioner().fit(X[:, 1:]))
-    res["BetaBinningCalibrator(FrozenEstimator(fitted)).fit"] = median_time(
-        lambda: BetaBinningCalibrator(frozen, points_per_bin=b, random_state=0).fit(
-            X, y
-        ),
-        args.repeats,
-    )
     bb = BetaBinningCalibrator(frozen, points_per_bin=b, random_state=0).fit(X, y)
-    res["BetaBinningCalibrator.predict_proba (same rows)"] = median_time(
-        lambda: bb.predict_proba(X), args.repeats
-    )
     umd = UMDBinner(points_per_bin=b, random_state=0).fit(h, y)
-    res["UMDBinner.predict_proba (same rows)"] = median_time(
-        lambda: umd.predict_proba(h), args.repeats
+    res = median_times(
+        {
+            "UMDBinner(points_per_bin=b).fit": lambda: UMDBinner(
+                points_per_bin=b, random_state=0
+            ).fit(h, y),
+            "BetaBinningCalibrator(GroupColumnPartitioner()).fit": lambda: (
+                BetaBinningCalibrator(
+                    GroupColumnPartitioner(), points_per_bin=b, random_state=0
+                ).fit(X, y)
+            ),
+            "BetaBinningCalibrator(FrozenEstimator(fitted)).fit": lambda: (
+                BetaBinningCalibrator(frozen, points_per_bin=b, random_state=0).fit(
+                    X, y
+                )
+            ),
+            "part: GroupColumnPartitioner.transform (same rows)": lambda: (
+                frozen.transform(X[:, 1:])
+            ),
+            "BetaBinningCalibrator.predict_proba (same rows)": lambda: bb.predict_proba(
+                X
+            ),
+            "UMDBinner.predict_proba (same rows)": lambda: umd.predict_proba(h),
+        },
+        args.repeats,
     )
     base = res["UMDBinner(points_per_bin=b).fit"]
     print("| step | median s | x UMDBinner.fit |")

@@ -143,6 +143,25 @@ def test_fused_fit_and_predict_equal_per_segment_reference(seed):
     assert umd_predict_segments(fused, x, j, lookup).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("seed", range(0, 120, 7))
+def test_fused_fit_blockwise_equals_reference(monkeypatch, seed):
+    """Blocks of 7 rows: the blockwise sort, tie runs and sums cross blocks."""
+    from sklearn_betacal._kernels import _binning
+
+    monkeypatch.setattr(_binning, "_CHUNK", 7)
+    h, t, w, seg, B, delta, _ = _layout(seed)
+    if B.shape[0] == 0:
+        pytest.skip("layout without any segment")
+    fused = umd_fit_segments(h, t, w, seg, B, delta=delta)
+    for s, table in enumerate(_reference_tables(h, t, w, seg, B, delta)):
+        for f in FIELDS:
+            assert _same(getattr(fused.table(s), f), getattr(table, f)), (s, f)
+    # a segment given as a function of the row indices: the same tables
+    again = umd_fit_segments(h, t, w, lambda rows: seg[rows], B, delta=delta)
+    for f in ("edges", "values", "counts"):
+        assert _same(getattr(again, f), getattr(fused, f))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_fused_fit_one_segment_without_segment_array(seed):
     """``segment=None`` (the root: all rows, no second sort) is ``umd_fit``."""

@@ -903,8 +903,103 @@ def score_order(h, sample_weight=None):
     return o if it is np.intp else o.astype(it)
 
 
+class SegmentOrder(NamedTuple):
+    """Rows sorted by (segment, score), the result of :func:`segment_order`.
+
+    ``order[start[s]:start[s + 1]]`` are the rows of segment ``s`` in the
+    order of ``order_of_scores`` (so tied scores keep it); rows outside
+    every segment, and rows of weight zero, are left out.
+    """
+
+    order: np.ndarray
+    start: np.ndarray
+
+
+def segment_order(order_of_scores, segment, n_segments, sample_weight=None):
+    """Stable counting sort of the score order by segment, block by block.
+
+    Parameters
+    ----------
+    order_of_scores : ndarray of shape (n,), int
+        ``score_order(h, sample_weight)``.
+    segment : ndarray of shape (n,), int, callable, or None
+        Segment ``0 .. S - 1`` of every row (negative: none), or a function
+        returning the segments of an array of row indices (so that no
+        N-sized segment array is needed); ``None``: every row is in segment
+        0 (``S = 1``), and the score order is returned as is.
+    n_segments : int
+        ``S``.
+    sample_weight : ndarray of shape (n,), or None
+        Rows of weight ``<= 0`` are left out.
+
+    Returns
+    -------
+    SegmentOrder
+        ``order`` in int32 below 2**31 rows. The work memory is one block's
+        (no N-sized key or permutation), so a caller can drop
+        ``order_of_scores`` afterwards and keep only the result.
+    """
+    o = order_of_scores
+    n = o.shape[0]
+    S = int(n_segments)
+    if segment is None and (sample_weight is None or np.all(sample_weight > 0)):
+        return SegmentOrder(order=o, start=np.array([0, n], dtype=np.int64))
+
+    def keys(rows):
+        """Segment of the rows; ``S`` for the rows left out."""
+        if segment is None:
+            k = np.zeros(rows.shape[0], dtype=np.intp)
+        else:
+            k = segment(rows) if callable(segment) else segment[rows]
+            k = np.array(k, dtype=np.intp)
+        out = k < 0
+        if sample_weight is not None:
+            out |= ~(sample_weight[rows] > 0)
+        k[out] = S
+        return k
+
+    counts = np.zeros(S + 1, dtype=np.int64)
+    for a in range(0, n, _CHUNK):
+        counts += np.bincount(keys(o[a : a + _CHUNK]), minlength=S + 1)
+    start = np.concatenate(([0], np.cumsum(counts)))
+    order = np.empty(int(start[S]), dtype=_index_dtype(n))
+    cursor = start[:-1].copy()
+    for a in range(0, n, _CHUNK):
+        oc = o[a : a + _CHUNK]
+        k = keys(oc)
+        cnt = np.bincount(k, minlength=S + 1)
+        p = _stable_argsort_small(k, S)
+        ks = k[p]
+        # rank of each row among the block's rows of its segment, stably
+        dest = cursor[ks] + (np.arange(ks.shape[0]) - (np.cumsum(cnt) - cnt)[ks])
+        keep = ks < S
+        order[dest[keep]] = oc[p[keep]]
+        cursor += cnt
+    return SegmentOrder(order=order, start=start[: S + 1])
+
+
+def _integer_max(v):
+    """``max |v|`` if every ``v`` is an integer, else ``inf`` (blockwise)."""
+    top = 0.0
+    for a in range(0, v.shape[0], _CHUNK):
+        c = v[a : a + _CHUNK]
+        if not np.array_equal(c, np.floor(c)):
+            return np.inf
+        if c.shape[0]:
+            top = max(top, float(np.max(np.abs(c))))
+    return top
+
+
 def umd_fit_segments(
-    h, t, sample_weight, segment, n_bins, *, delta=0.0, order_of_scores=None
+    h,
+    t,
+    sample_weight,
+    segment,
+    n_bins,
+    *,
+    delta=0.0,
+    order_of_scores=None,
+    rows=None,
 ):
     """Fit one UMD table (Alg. 4) per segment of rows, all at once.
 
@@ -920,10 +1015,11 @@ def umd_fit_segments(
         Scores (already nudged) and targets.
     sample_weight : ndarray of shape (n,), float64, or None
         Frequency weights; rows of weight zero are ignored.
-    segment : ndarray of shape (n,), int, or None
+    segment : ndarray of shape (n,), int, callable, or None
         Segment of every row, ``0 .. S - 1``; ``-1`` (or any negative)
         leaves the row out of every table. ``None``: one segment of all
-        rows (``S = 1``; no second sort).
+        rows (``S = 1``; no second sort). A callable, as for
+        :func:`segment_order`. Ignored when ``rows`` is given.
     n_bins : array-like of int, shape (S,)
         ``B_s >= 1`` for every segment; every segment needs at least one
         row (of positive weight).
@@ -932,51 +1028,41 @@ def umd_fit_segments(
     order_of_scores : ndarray of shape (n,), int, or None
         ``score_order(h, sample_weight)``, when the caller already has it
         (e.g. to fit the root and the cells from one sort).
+    rows : SegmentOrder or None
+        ``segment_order(order_of_scores, segment, S, sample_weight)``, when
+        the caller made it (and dropped the score order to save memory).
 
     Returns
     -------
     CellTables
         ``S`` tables, table ``s`` for segment ``s``.
+
+    Notes
+    -----
+    Memory beyond the inputs: the sorted rows and one int32 bin index per
+    sorted row (8 bytes per row), plus, unless the targets and weights are
+    integers (labels; their sums are exact in any order), one int64 bin
+    index per row in row order, so that the bin sums add up in row order
+    as ``umd_fit``'s do; with weights, their cumulative sums (8 bytes).
     """
     B = np.asarray(n_bins, dtype=np.int64)
     S = B.shape[0]
     n = h.shape[0]
     w = sample_weight
-    if segment is None and (S != 1 or (w is not None and not np.all(w > 0))):
-        segment = np.zeros(n, dtype=np.intp)
-    o = score_order(h, w) if order_of_scores is None else order_of_scores
-    if segment is None:
-        # one segment of all rows: the score order is the order
-        seg = None
-        counts = np.array([n], dtype=np.int64)
-        order = o
-    else:
-        seg = np.asarray(segment)
-        if seg.dtype.kind not in "iu":
-            seg = seg.astype(np.intp)
-        if w is not None:
-            seg = np.where(w > 0, seg, -1)
-        # The one sort: by score (stable when the weights' cumulative sums
-        # depend on the order of tied scores), then stably by segment, with
-        # the segment as 16-bit radix digits (rows outside every segment
-        # last).
-        outside = seg < 0
-        if S < 2**16 - 1:
-            key = seg.astype(np.uint16)
-            key[outside] = S
-        else:
-            key = np.where(outside, S, seg)
-        del outside
-        counts = np.bincount(key, minlength=S + 1)[:S]
-        if np.any(counts == 0):
-            raise ValueError("umd_fit_segments: every segment needs at least one row.")
-        perm = _stable_argsort_small(key[o], S)
-        del key
-        order = o[perm]  # the dtype of o: int32 from score_order
-        del perm
-    nv = int(counts.sum())
-    order = order[:nv]
-    start = np.concatenate(([0], np.cumsum(counts)))
+    if rows is None:
+        if segment is None and S != 1:
+            raise ValueError("umd_fit_segments: segment=None is one segment.")
+        o = score_order(h, w) if order_of_scores is None else order_of_scores
+        rows = segment_order(o, segment, S, w)
+        del o
+    order, start = rows
+    start = np.asarray(start, dtype=np.int64)
+    counts = np.diff(start)
+    if counts.shape[0] != S:
+        raise ValueError("umd_fit_segments: one n_bins per segment.")
+    if np.any(counts == 0):
+        raise ValueError("umd_fit_segments: every segment needs at least one row.")
+    nv = int(start[-1])
 
     if w is None:
         N = counts.astype(np.float64)
@@ -1010,82 +1096,126 @@ def umd_fit_segments(
     gedge = start[seg_e] + edge_rows
     edges = h[order[gedge]]
 
-    # Bin of every sorted row, by value: the number of its segment's edge
-    # rows at or before the end of its run of equal scores.
-    # (edge rows repeat when a segment has fewer than B_s - 1 rows)
-    it = _index_dtype(nv + 1)
-    C = np.zeros(nv + 1, dtype=it)
-    np.add.at(C, gedge + 1, 1)
-    np.cumsum(C, out=C, dtype=it)
-    V = C[1:]  # edge rows at or before every sorted position
-    if nv > 1:
-        tied = np.empty(nv - 1, dtype=bool)
-        for a in range(0, nv - 1, _CHUNK):
-            hc = h[order[a : min(a + _CHUNK, nv - 1) + 1]]
-            np.equal(hc[1:], hc[:-1], out=tied[a : a + hc.shape[0] - 1])
-        tied[start[1:-1] - 1] = False  # runs end with their segment
+    # Value slot of every sorted row (its table's bin by value, in the
+    # values layout): the edge rows of its segment at or before the end of
+    # its run of equal scores, plus the segment number -- both counted as
+    # events at sorted positions (edge rows repeat when a segment has fewer
+    # than B_s - 1 rows; every segment start after the first is one event).
+    it = _index_dtype(nb + 1)
+    V = np.zeros(nv + 1, dtype=it)
+    np.add.at(V, gedge + 1, 1)
+    np.add.at(V, start[1:S] + 1, 1)
+    carry = 0
+    for a in range(0, nv + 1, _CHUNK):  # cumsum in place, block by block
+        Vc = V[a : a + _CHUNK]
+        Vc[0] += carry
+        np.cumsum(Vc, out=Vc)
+        carry = Vc[-1]
+    V = V[1:]
+    # A run of tied scores takes the slot of its last row: V is
+    # non-decreasing, so that is the smallest slot at a run end at or after
+    # the row. Blockwise from the end, carrying the minimum.
+    big = np.iinfo(it).max
+    seg_last = start[1:] - 1
+    carry = big
+    for b_hi in range(nv, 0, -_CHUNK):
+        a = max(b_hi - _CHUNK, 0)
+        hc = h[order[a : min(b_hi + 1, nv)]]
+        tied = np.zeros(b_hi - a, dtype=bool)  # position p tied with p + 1
+        np.equal(hc[1:], hc[:-1], out=tied[: hc.shape[0] - 1])
+        tied[seg_last[(seg_last >= a) & (seg_last < b_hi)] - a] = False
+        Vc = V[a:b_hi]
         if tied.any():
-            # V is non-decreasing: the count at the end of a row's run is the
-            # smallest count at a run end at or after the row
-            V[:-1][tied] = np.iinfo(it).max
-            rev = V[::-1]
-            np.minimum.accumulate(rev, out=rev)
-        del tied
-    # global value index = edges at or before the row + its segment number
-    G = np.empty(n, dtype=np.intp)
-    G[order] = V
-    del C, V
-    if seg is not None:
-        G += seg
-        if nv < n:
-            G[seg < 0] = nb
+            Vc[tied] = big
+            rev = np.minimum.accumulate(Vc[::-1])
+            np.minimum(rev, carry, out=rev)
+            Vc[:] = rev[::-1]
+        carry = Vc[0]
+    del hc, tied
+
+    # slot -> the edge just below it (the last edge <= its scores); -1 for a
+    # segment's first slot and for the slot nb of the rows left out
+    edge_below = np.arange(nb + 1, dtype=np.intp)
+    edge_below[:nb] -= np.repeat(np.arange(S), B) + 1
+    edge_below[vo] = -1
+    edge_below[nb] = -1
 
     wt = t if w is None else t * w
-    sums = np.bincount(G, weights=wt, minlength=nb + 1)[:nb]
-    n_slot = np.bincount(G, minlength=nb + 1)[:nb]  # rows per bin, by value
-    if w is None:
-        mass = n_slot.astype(np.float64)
+    # Labels (and integer weights) sum exactly in any order: bin sums over
+    # the sorted rows, blockwise. Otherwise by bincount in row order, as
+    # umd_fit adds them (bit for bit).
+    # (every partial sum an integer below 2**53: |t| * total weight)
+    total = float(nv) if w is None else _integer_max(w) * nv
+    exact_any_order = total * _integer_max(t) < 2.0**53 if total < np.inf else False
+    if exact_any_order:
+        sums = np.zeros(nb)
+        n_slot = np.zeros(nb, dtype=np.int64)
+        mass = None if w is None else np.zeros(nb)
+        found = []
+        for a in range(0, nv, _CHUNK):
+            r = order[a : a + _CHUNK]
+            g = V[a : a + _CHUNK].astype(np.intp)
+            sums += np.bincount(g, weights=wt[r], minlength=nb)
+            n_slot += np.bincount(g, minlength=nb)
+            if w is not None:
+                mass += np.bincount(g, weights=w[r], minlength=nb)
+            ge = edge_below[g]
+            ok = ge >= 0
+            ok[ok] = h[r[ok]] == edges[ge[ok]]
+            found.append(np.flatnonzero(ok) + a)
+        if w is None:
+            mass = n_slot.astype(np.float64)
+        at = np.concatenate(found)
+        del found
+        Gr = V[at].astype(np.intp)
+        erow = order[at]
+        del at, r, g, ge, ok
     else:
-        mass = np.bincount(G, weights=w, minlength=nb + 1)[:nb]
+        G = np.full(n, nb, dtype=np.intp)
+        G[order] = V
+        sums = np.bincount(G, weights=wt, minlength=nb + 1)[:nb]
+        n_slot = np.bincount(G, minlength=nb + 1)[:nb]  # rows per slot
+        if w is None:
+            mass = n_slot.astype(np.float64)
+        else:
+            mass = np.bincount(G, weights=w, minlength=nb + 1)[:nb]
+        # rows equal to an edge value, found in row order, block by block,
+        # so that the bincounts below add in row order
+        found = []
+        for a in range(0, n, _CHUNK):
+            ge = edge_below[G[a : a + _CHUNK]]
+            ok = ge >= 0
+            ok[ok] = h[a : a + _CHUNK][ok] == edges[ge[ok]]
+            found.append(np.flatnonzero(ok) + a)
+        erow = np.concatenate(found)
+        del found
+        Gr = G[erow]
+        del G, ge, ok
+    del V
 
     if E:
         # Rows equal to an edge value (the edge rows themselves at least):
-        # _redistribute_edge_blocks for all segments at once. Found in row
-        # order, chunk by chunk, so the bincounts below add in row order.
-        found = []
-        for a in range(0, n, _CHUNK):
-            if seg is None:
-                ge = G[a : a + _CHUNK] - 1  # the edge just below, if any
-                ok = ge >= 0
-            else:
-                sg = seg[a : a + _CHUNK]
-                ge = G[a : a + _CHUNK] - sg - 1
-                ok = (sg >= 0) & (ge >= es[np.maximum(sg, 0)])
-            ok[ok] = h[a : a + _CHUNK][ok] == edges[ge[ok]]
-            found.append(np.flatnonzero(ok) + a)
-        rows = np.concatenate(found)
-        del found
-        Gr = G[rows]
-        kk = Gr - 1 if seg is None else Gr - seg[rows] - 1
-        wtr = wt[rows]
+        # _redistribute_edge_blocks for all segments at once.
+        kk = edge_below[Gr]
+        wtr = wt[erow]
         blk_s = np.bincount(kk, weights=wtr, minlength=E)
         if w is None:
             blk_w = np.bincount(kk, minlength=E).astype(np.float64)
         else:
-            blk_w = np.bincount(kk, weights=w[rows], minlength=E)
-        sums = sums - np.bincount(Gr, weights=wtr, minlength=nb)
-        sub = np.zeros(nb)
-        sub[np.arange(E) + seg_e + 1] = blk_w
-        mass = mass - sub
+            blk_w = np.bincount(kk, weights=w[erow], minlength=E)
+        sums -= np.bincount(Gr, weights=wtr, minlength=nb)
+        del Gr, wtr, erow, kk
+        mass[np.arange(E) + seg_e + 1] -= blk_w
         sums[mass <= 0] = 0.0
         mass[mass <= 0] = 0.0
 
         ks = np.flatnonzero(blk_w)
         sk = seg_e[ks]
-        # rows of the segment below edges[ks]: those of its bins 0 .. k (by value,
-        # before the move above), i.e. value slots vo[s] .. ks + s
+        # rows of the segment below edges[ks]: those of its slots vo[s] ..
+        # ks + s (by value, before the move above)
         first_of = np.concatenate(([0], np.cumsum(n_slot)))
         below = first_of[ks + sk + 1] - first_of[vo[sk]]
+        del first_of, n_slot
         if cw is None:
             lo = below.astype(np.float64)
         else:
@@ -1107,10 +1237,12 @@ def umd_fit_segments(
         gb = np.repeat(v0 + b0, n_pairs) + (
             np.arange(r.shape[0]) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
         )
+        del b0, b1, n_pairs, v0, below
         overlap = np.minimum(hi[r], U[gb]) - np.maximum(lo[r], L[gb])
+        del L, U
         overlap = np.maximum(overlap, 0.0)
-        sums = sums + np.bincount(gb, weights=overlap * mk[r], minlength=nb)
-        mass = mass + np.bincount(gb, weights=overlap, minlength=nb)
+        sums += np.bincount(gb, weights=overlap * mk[r], minlength=nb)
+        mass += np.bincount(gb, weights=overlap, minlength=nb)
 
     empty = mass <= 0
     if empty.any():
