@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import _fit_context, _num_samples
 from ._validation import (
+    MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
     check_cell_ids,
     check_confidence,
@@ -35,6 +36,7 @@ from ._validation import (
     require_labels,
     split_confidence_features,
     take_rows,
+    validate_confidence_data,
 )
 
 #: Rows per block when a group calibrator predicts (``predict_proba``,
@@ -139,6 +141,28 @@ class _BinaryCalibratorMixin:
         """
         check_is_fitted(self)
         return binary_predict(self, self._calibrated(X))
+
+
+def confidence_fit_rows(estimator, X, y, sample_weight):
+    """``(h, y, sample_weight)`` for the fit of a calibrator of one confidence.
+
+    The fit-time input side of UMD binning and scaling-binning (the group
+    calibrators have the template ``fit`` of :class:`_GroupCalibratorMixin`):
+    labels required, ``X`` validated as confidences on the scale of the
+    estimator's ``input`` (``classes_`` set), weights checked as frequency
+    weights, and the rows of zero weight dropped, so that a zero weight is
+    exactly leaving the row out. ``sample_weight`` stays ``None`` when none
+    was given.
+    """
+    require_labels(estimator, y)
+    h, y = validate_confidence_data(estimator, X, y, reset=True, input=estimator.input)
+    sw = None
+    if sample_weight is not None:
+        sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
+        keep = sw > 0
+        if not keep.all():
+            h, y, sw = h[keep], y[keep], sw[keep]
+    return h, y, sw
 
 
 #: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.

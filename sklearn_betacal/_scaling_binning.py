@@ -16,14 +16,11 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import has_fit_parameter
 
-from ._base import _BinaryCalibratorMixin, resolve_n_bins
+from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
-    MAX_COUNT_TOTAL,
-    check_weights,
-    require_labels,
     validate_confidence_data,
 )
 
@@ -219,14 +216,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self : ScalingBinningCalibrator
         """
         who = type(self).__name__
-        require_labels(self, y)
-        h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
-        sw = None
-        if sample_weight is not None:
-            sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
-            keep = sw > 0
-            if not keep.all():
-                h, y, sw = h[keep], y[keep], sw[keep]
+        h, y, sw = confidence_fit_rows(self, X, y, sample_weight)
         rng = check_random_state(self.random_state)
 
         if self.scaler is None:

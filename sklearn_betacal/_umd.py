@@ -12,13 +12,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
-from ._base import _BinaryCalibratorMixin, resolve_n_bins
+from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
 from ._compat import Interval, StrOptions, _fit_context
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
-    MAX_COUNT_TOTAL,
-    check_weights,
-    require_labels,
     validate_confidence_data,
 )
 
@@ -192,17 +189,8 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         -------
         self : UMDBinner
         """
-        require_labels(self, y)
-        h, y = validate_confidence_data(self, X, y, reset=True, input=self.input)
-        sw = None
-        if sample_weight is not None:
-            sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
-            keep = sw > 0
-            if not keep.all():
-                h, y, sw = h[keep], y[keep], sw[keep]
-            total = float(np.sum(sw))
-        else:
-            total = float(h.shape[0])
+        h, y, sw = confidence_fit_rows(self, X, y, sample_weight)
+        total = float(h.shape[0]) if sw is None else float(np.sum(sw))
         B = resolve_n_bins(
             self.n_bins, self.points_per_bin, total, who="UMDBinner", n_rows=h.shape[0]
         )

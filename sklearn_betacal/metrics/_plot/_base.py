@@ -110,6 +110,15 @@ class _DisplayMixin:
             )
         return y == pos_label, proba[:, column[0]], name
 
+    @classmethod
+    def _from_estimator(cls, estimator, X, y, *, pos_label=None, name=None, **kwargs):
+        """``from_predictions`` on a fitted estimator's correctness and
+        confidence (see :meth:`_response`); ``kwargs`` go to it unchanged."""
+        y_true, y_prob, name = cls._response(
+            estimator, X, y, pos_label=pos_label, name=name
+        )
+        return cls.from_predictions(y_true, y_prob, name=name, **kwargs)
+
     @staticmethod
     def _new_axes(**subplots_kw):
         import matplotlib.pyplot as plt

@@ -245,15 +245,14 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
         -------
         display : AccuracyConfidenceDisplay
         """
-        y_true, y_prob, name = cls._response(
-            estimator, X, y, pos_label=pos_label, name=name
-        )
-        return cls.from_predictions(
-            y_true,
-            y_prob,
+        return cls._from_estimator(
+            estimator,
+            X,
+            y,
+            pos_label=pos_label,
+            name=name,
             sample_weight=sample_weight,
             grid=grid,
-            name=name,
             ax=ax,
             **kwargs,
         )

@@ -303,17 +303,16 @@ class ReliabilityDisplay(_DisplayMixin):
         -------
         display : ReliabilityDisplay
         """
-        y_true, y_prob, name = cls._response(
-            estimator, X, y, pos_label=pos_label, name=name
-        )
-        return cls.from_predictions(
-            y_true,
-            y_prob,
+        return cls._from_estimator(
+            estimator,
+            X,
+            y,
+            pos_label=pos_label,
+            name=name,
             sample_weight=sample_weight,
             n_bins=n_bins,
             strategy=strategy,
             alpha=alpha,
-            name=name,
             ax=ax,
             hist_ax=hist_ax,
             ref_line=ref_line,
