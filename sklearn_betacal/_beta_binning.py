@@ -14,9 +14,11 @@ weights, the partitioner) is the group-calibrator template of ``_base``.
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._docstrings import fill_doc
 from ._group_binning import _GroupBinningBase
 
 
+@fill_doc
 class BetaBinningCalibrator(_GroupBinningBase):
     """Beta-binning (BB): one UMD histogram binning per partition cell.
 
@@ -70,19 +72,11 @@ class BetaBinningCalibrator(_GroupBinningBase):
     random_state : int, RandomState instance or None, default=None
         Seeds the tie-breaking nudges. It is not passed to the partitioner,
         which has its own (``partitioner__random_state``).
-    pos_label : label, default=None
-        The class of ``y`` that the confidence is the probability of (the
-        "correct" one). ``None`` means the greater of the two labels,
-        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-        ``{1, 2}``, ``True``, the later string in sorted order); set it when
-        that is not the positive class, e.g. ``pos_label="correct"`` with
-        labels ``"correct"`` / ``"incorrect"``.
+    %(pos_label)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-        or only 1s). :meth:`predict_proba` columns follow this order.
+    %(classes_)s
     partitioner_ : transformer
         The fitted partitioner (the given ``FrozenEstimator`` itself when
         one was passed).

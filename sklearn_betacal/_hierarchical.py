@@ -26,6 +26,7 @@ from ._base import (
     positive_index,
 )
 from ._compat import HasMethods, Interval, StrOptions, fit_bayes_mixed_glm
+from ._docstrings import fill_doc
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._partition._base import _map_to_cells
@@ -36,6 +37,7 @@ from ._validation import (
 _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")
 
 
+@fill_doc
 class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Logistic scaling with a random intercept and slope per partition cell.
 
@@ -87,19 +89,11 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         ``fit_map`` (which otherwise draw it from fresh OS entropy, so that
         two fits differ). The default ``"laplace"`` solver is deterministic
         and ignores it.
-    pos_label : label, default=None
-        The class of ``y`` that the confidence is the probability of (the
-        "correct" one). ``None`` means the greater of the two labels,
-        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-        ``{1, 2}``, ``True``, the later string in sorted order); set it when
-        that is not the positive class, e.g. ``pos_label="correct"`` with
-        labels ``"correct"`` / ``"incorrect"``.
+    %(pos_label)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-        or only 1s). :meth:`predict_proba` columns follow this order.
+    %(classes_)s
     fixed_effects_ : ndarray of shape (2,)
         ``(B0, B1)``: population intercept and slope.
     intercept_ : ndarray of shape (1,)

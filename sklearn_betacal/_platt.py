@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._base import _BinaryCalibratorMixin
 from ._compat import Interval, StrOptions, _fit_context
+from ._docstrings import fill_doc
 from ._kernels import _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (
@@ -30,6 +31,7 @@ _GTOL = 1e-11  # on the mean-loss gradient; a final Newton step then polishes
 _CONVERGED = 1e-9  # max |gradient| accepted as converged after the polish
 
 
+@fill_doc
 class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Platt scaling: logistic regression of correctness on one score.
 
@@ -59,13 +61,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         plain maximum-likelihood logistic regression.
     max_iter : int, default=100
         Maximum number of Newton (trust-region) iterations.
-    pos_label : label, default=None
-        The class of ``y`` that the confidence is the probability of (the
-        "correct" one). ``None`` means the greater of the two labels,
-        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-        ``{1, 2}``, ``True``, the later string in sorted order); set it when
-        that is not the positive class, e.g. ``pos_label="correct"`` with
-        labels ``"correct"`` / ``"incorrect"``.
+    %(pos_label)s
 
     Attributes
     ----------
@@ -85,9 +81,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         verbalized 1.0 next to a largest 0.95 is one step of the model's
         scale above it). A confidence of exactly 1.0 thus gets a logit of a
         few units, not 27.6, and cannot flatten the slope by leverage.
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-        or only 1s). :meth:`predict_proba` columns follow this order.
+    %(classes_)s
     n_features_in_ : int
         Always 1.
     feature_names_in_ : ndarray of shape (1,)

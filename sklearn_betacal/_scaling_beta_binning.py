@@ -29,6 +29,7 @@ from ._compat import (
     validate_params,
 )
 from ._defaults import hierarchical_scaler, platt_scaler
+from ._docstrings import fill_doc
 from ._group_binning import _GroupBinningBase
 from ._validation import (
     check_binary_labels,
@@ -52,6 +53,7 @@ def _positive_proba(estimator, X):
     return np.asarray(proba[:, hits[0]], dtype=np.float64)
 
 
+@fill_doc
 class ScalingBetaBinningCalibrator(_GroupBinningBase):
     """Scaling-beta-binning (Alg. 3): a scaler's fitted values, then beta-binning.
 
@@ -111,19 +113,11 @@ class ScalingBetaBinningCalibrator(_GroupBinningBase):
         raw confidence as in Eq. 5, or its logit clipped at a data-aware
         level (see :class:`PlattScaler`), which can follow an accuracy curve
         that is flat and then steep. Ignored for an estimator ``scaler``.
-    pos_label : label, default=None
-        The class of ``y`` that the confidence is the probability of (the
-        "correct" one). ``None`` means the greater of the two labels,
-        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-        ``{1, 2}``, ``True``, the later string in sorted order); set it when
-        that is not the positive class, e.g. ``pos_label="correct"`` with
-        labels ``"correct"`` / ``"incorrect"``.
+    %(pos_label)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-        or only 1s). :meth:`predict_proba` columns follow this order.
+    %(classes_)s
     scaler_ : estimator
         The scaler fitted on D1. For ``"hierarchical"`` and ``"pooled"`` it
         takes ``X = [h, cell id]`` and ``h`` respectively.

@@ -19,6 +19,7 @@ from sklearn.utils.validation import has_fit_parameter
 from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
+from ._docstrings import fill_doc
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
     validate_confidence_data,
@@ -38,6 +39,7 @@ def _positive_column(estimator, who):
     return int(col[0])
 
 
+@fill_doc
 class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Scaling-binning calibrator of Kumar et al. (2019), baseline S-B.
 
@@ -79,19 +81,11 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         the default ``PlattScaler``.
     random_state : int, RandomState instance or None, default=None
         Controls the ``D1``/``D2`` split and the tie-breaking noise.
-    pos_label : label, default=None
-        The class of ``y`` that the confidence is the probability of (the
-        "correct" one). ``None`` means the greater of the two labels,
-        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-        ``{1, 2}``, ``True``, the later string in sorted order); set it when
-        that is not the positive class, e.g. ``pos_label="correct"`` with
-        labels ``"correct"`` / ``"incorrect"``.
+    %(pos_label)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-        or only 1s). :meth:`predict_proba` columns follow this order.
+    %(classes_)s
     scaler_ : estimator
         The fitted scaler (the frozen one as given, if frozen).
     n_bins_ : int
@@ -194,6 +188,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self.random_state = random_state
         self.pos_label = pos_label
 
+    @fill_doc
     @_fit_context(
         # the scaler is validated by its own fit
         prefer_skip_nested_validation=False
@@ -203,13 +198,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
 
         Parameters
         ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences (see ``input``).
-        y : array-like of shape (n_samples,)
-            Two classes of any type (1 / 0, bool, strings, ...); the
-            confidence is the probability of ``pos_label``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights (see Notes).
+        %(confidence_fit_parameters)s
 
         Returns
         -------

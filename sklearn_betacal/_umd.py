@@ -14,12 +14,14 @@ from sklearn.utils import check_random_state
 
 from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
 from ._compat import Interval, StrOptions, _fit_context
+from ._docstrings import fill_doc
 from ._kernels._binning import tie_break, umd_fit, umd_predict
 from ._validation import (
     validate_confidence_data,
 )
 
 
+@fill_doc
 class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Uniform-mass double-dipping histogram binning (UMD, Alg. 4).
 
@@ -52,19 +54,11 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the tie-breaking noise. The same seed gives byte-identical
         fits.
-    pos_label : label, default=None
-        The class of ``y`` that the confidence is the probability of (the
-        "correct" one). ``None`` means the greater of the two labels,
-        ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-        ``{1, 2}``, ``True``, the later string in sorted order); set it when
-        that is not the positive class, e.g. ``pos_label="correct"`` with
-        labels ``"correct"`` / ``"incorrect"``.
+    %(pos_label)s
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-        or only 1s). :meth:`predict_proba` columns follow this order.
+    %(classes_)s
     n_bins_ : int
         Number of bins actually used (see Notes for when it is reduced).
     bin_edges_ : ndarray of shape (`n_bins_` - 1,)
@@ -171,19 +165,14 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.pos_label = pos_label
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the bins on calibration confidences ``X`` and labels ``y``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            Confidences (see ``input``).
-        y : array-like of shape (n_samples,)
-            Two classes of any type (1 / 0, bool, strings, ...); the
-            confidence is the probability of ``pos_label``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights (see Notes).
+        %(confidence_fit_parameters)s
 
         Returns
         -------

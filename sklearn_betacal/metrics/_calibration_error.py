@@ -19,6 +19,7 @@ from sklearn.metrics import brier_score_loss
 from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions, validate_params
+from .._docstrings import fill_doc
 from .._kernels import _calibration as _k
 from .._validation import (
     check_binary_labels,
@@ -313,6 +314,7 @@ def reliability_table(
     return table
 
 
+@fill_doc
 @validate_params({**_COMMON, "norm": [_NORMS]}, prefer_skip_nested_validation=True)
 def expected_calibration_error(
     y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform", norm="l1"
@@ -327,12 +329,7 @@ def expected_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(metric_inputs)s
     n_bins : int, default=10
         Number of bins ``M``.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -388,6 +385,7 @@ def expected_calibration_error(
     return _binned_error(y, p, w, total, n_bins, strategy, norm)
 
 
+@fill_doc
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
 def maximum_calibration_error(
     y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform"
@@ -401,12 +399,7 @@ def maximum_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(metric_inputs)s
     n_bins : int, default=10
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -446,6 +439,7 @@ def maximum_calibration_error(
     return _binned_error(y, p, w, total, n_bins, strategy, "max")
 
 
+@fill_doc
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
 def brier_decomposition(
     y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform"
@@ -459,12 +453,7 @@ def brier_decomposition(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(metric_inputs)s
     n_bins : int, default=10
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"

@@ -11,6 +11,7 @@ from numbers import Integral
 import numpy as np
 
 from .._compat import Interval, validate_params
+from .._docstrings import fill_doc
 from .._validation import check_n_bins, native
 from ._calibration_error import _check_inputs
 
@@ -61,6 +62,7 @@ _CURVE_PARAMS = {
 _GRID = [Interval(Integral, 2, None, closed="left"), "array-like"]
 
 
+@fill_doc
 @validate_params({**_CURVE_PARAMS, "grid": _GRID}, prefer_skip_nested_validation=True)
 def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
     """Accuracy-confidence curve: accuracy of the answers kept at each threshold.
@@ -73,12 +75,7 @@ def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(metric_inputs)s
     grid : int or array-like of shape (n_thresholds,), default=101
         As in :func:`area_under_accuracy_confidence`.
 
@@ -112,6 +109,7 @@ def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
     return thresholds, heights, kept / total
 
 
+@fill_doc
 @validate_params(_CURVE_PARAMS, prefer_skip_nested_validation=True)
 def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
     """Risk-coverage curve: error rate of the answers kept, against coverage.
@@ -126,12 +124,7 @@ def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(metric_inputs)s
 
     Returns
     -------
@@ -169,6 +162,7 @@ def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
     return kept / total, 1.0 - accuracy, thresholds
 
 
+@fill_doc
 @validate_params(
     {
         "y_true": ["array-like"],
@@ -190,12 +184,7 @@ def area_under_accuracy_confidence(y_true, y_prob, *, sample_weight=None, grid=1
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(metric_inputs)s
     grid : int or array-like of shape (n_thresholds,), default=101
         An int ``k`` means ``k`` equally spaced thresholds from 0 to 1
         (step 0.01 by default); an array gives strictly increasing thresholds.

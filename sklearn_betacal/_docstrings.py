@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: MIT
+"""Parameter descriptions that several docstrings share, written once.
+
+A docstring line that holds only ``%(name)s`` is replaced, when the module
+is imported, by the block ``DOCS[name]`` indented as the placeholder (the
+``docformat`` of ``scipy.stats``, MNE's ``fill_doc``): one wording per shared
+parameter, so that the pages cannot drift apart. Nothing else in a docstring
+is touched (a ``%`` elsewhere stays as written), and an unknown name fails
+at import. Decorate with :func:`fill_doc` above every other decorator, so
+that the docstring that ``help`` and Sphinx read is the filled one.
+"""
+
+import re
+import textwrap
+
+DOCS = {
+    # the calibrators of one binary "is this answer correct" label
+    "pos_label": """\
+pos_label : label, default=None
+    The class of ``y`` that the confidence is the probability of (the
+    "correct" one). ``None`` means the greater of the two labels,
+    ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
+    ``{1, 2}``, ``True``, the later string in sorted order); set it when
+    that is not the positive class, e.g. ``pos_label="correct"`` with
+    labels ``"correct"`` / ``"incorrect"``.""",
+    "classes_": """\
+classes_ : ndarray of shape (2,)
+    The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
+    or only 1s). :meth:`predict_proba` columns follow this order.""",
+    # fit of the binning calibrators of one confidence (UMD, S-B)
+    "confidence_fit_parameters": """\
+X : array-like of shape (n_samples,) or (n_samples, 1)
+    Confidences (see ``input``).
+y : array-like of shape (n_samples,)
+    Two classes of any type (1 / 0, bool, strings, ...); the
+    confidence is the probability of ``pos_label``.
+sample_weight : array-like of shape (n_samples,), default=None
+    Non-negative frequency weights (see Notes).""",
+    # the inputs of every metric of (correctness, confidence) pairs
+    "metric_inputs": """\
+y_true : array-like of shape (n_samples,)
+    Correctness labels, 0/1 or bool.
+y_prob : array-like of shape (n_samples,)
+    Confidence that the answer is correct, in ``[0, 1]``.
+sample_weight : array-like of shape (n_samples,), default=None
+    Non-negative frequency weights.""",
+}
+
+_PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Fill the ``%(name)s`` lines of ``obj.__doc__`` from :data:`DOCS`."""
+    doc = obj.__doc__
+    if doc:  # None under python -OO
+        obj.__doc__ = _PLACEHOLDER.sub(
+            lambda m: textwrap.indent(DOCS[m.group(2)], m.group(1)), doc
+        )
+    return obj
