@@ -108,6 +108,13 @@ class _BinaryCalibratorMixin:
     _calibrator_input = "confidence"
     _smooth_proba = False
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # binary by design; a calibrator of one confidence takes a 1-D X
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.one_d_array = self._calibrator_input == "confidence"
+        return tags
+
     def predict_proba(self, X):
         """Calibrated probability of each class.
 

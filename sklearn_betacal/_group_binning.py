@@ -480,8 +480,3 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             out[:] = binary_predict(self, self._predict_binning(h, self._cells(Z)))
 
         return self._blockwise(X, (), self.classes_.dtype, write)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

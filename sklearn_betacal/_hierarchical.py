@@ -455,7 +455,6 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
         # one covariate per row: not meant to separate arbitrary feature blobs
         tags.classifier_tags.poor_score = True
         return tags

@@ -236,11 +236,5 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         f = self.coef_[0, 0] * s + self.intercept_[0]
         return _scaling.sigmoid_scaled(f, 1.0)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
-        tags.classifier_tags.multi_class = False
-        return tags
-
 
 __all__ = ["PlattScaler"]

@@ -265,11 +265,5 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         g = self.scaler_.predict_proba(h.reshape(-1, 1))[:, self._positive_col]
         return umd_predict(self._table, np.asarray(g, dtype=np.float64))
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
-        tags.classifier_tags.multi_class = False
-        return tags
-
 
 __all__ = ["ScalingBinningCalibrator"]

@@ -25,6 +25,7 @@ from ._validation import (
     MAX_COUNT_TOTAL,
     check_weights,
     require_labels,
+    squeeze_column,
     validate_confidence_data,
 )
 
@@ -67,9 +68,7 @@ def _encode_multiclass_labels(y, n_classes):
     be absent from the calibration set). Otherwise ``y`` must hold exactly
     ``K`` distinct labels, and column ``k`` belongs to the ``k``-th smallest.
     """
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
+    y = squeeze_column(y)
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
     if y_type not in ("binary", "multiclass"):
         raise ValueError(

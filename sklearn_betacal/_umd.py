@@ -197,11 +197,5 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         h = validate_confidence_data(self, X, reset=False, input=self.input)
         return umd_predict(self._table, h)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
-        tags.classifier_tags.multi_class = False
-        return tags
-
 
 __all__ = ["UMDBinner"]

@@ -16,6 +16,16 @@ from sklearn.utils.validation import validate_data
 INPUT_KINDS = ("probability", "logit")
 
 
+def squeeze_column(a):
+    """``np.asarray(a)``, with an ``(n, 1)`` column flattened to ``(n,)``.
+
+    Every 1-D input (labels, confidences, cell ids, groups) also accepts the
+    one-column 2-D form; what else is allowed is checked by the caller.
+    """
+    a = np.asarray(a)
+    return a[:, 0] if a.ndim == 2 and a.shape[1] == 1 else a
+
+
 def require_labels(estimator, y):
     """Raise scikit-learn's "requires y" error when ``fit`` got ``y=None``."""
     if y is None:
@@ -39,9 +49,7 @@ def check_binary_labels(y, *, name="y"):
     "Unknown label type: ..." for strings or continuous values) so that
     generic scikit-learn tooling recognises the error.
     """
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
+    y = squeeze_column(y)
     if y.ndim != 1:
         raise ValueError(
             f"{name} must be a 1-D array of binary labels; got shape {y.shape}."
@@ -111,9 +119,7 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
     supported." for more than two classes, "Unknown label type: ..." for
     continuous or multi-output targets, "Input y contains NaN." for NaN.
     """
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
+    y = squeeze_column(y)
     if y.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in y):
         y = y.astype(np.float64)
     y_type = type_of_target(y, input_name=name, raise_unknown=True)
@@ -168,9 +174,7 @@ def check_confidence(h, *, input="probability", name="X"):
     """
     if input not in INPUT_KINDS:
         raise ValueError(f"input must be one of {INPUT_KINDS}; got {input!r}.")
-    h = np.asarray(h)
-    if h.ndim == 2 and h.shape[1] == 1:
-        h = h[:, 0]
+    h = squeeze_column(h)
     if h.ndim != 1:
         raise ValueError(
             f"{name} must hold one confidence per row, shape (n,) or (n, 1); got "
@@ -319,9 +323,7 @@ def take_rows(Z, rows):
 
 def check_cell_ids(ids, n_rows, *, who="partitioner"):
     """Validate a partitioner's output: one integer cell id per row, ``>= -1``."""
-    ids = np.asarray(ids)
-    if ids.ndim == 2 and ids.shape[1] == 1:
-        ids = ids[:, 0]
+    ids = squeeze_column(ids)
     if ids.ndim != 1 or ids.shape[0] != n_rows:
         raise ValueError(
             f"{who}.transform must return one cell id per row (shape ({n_rows},) "

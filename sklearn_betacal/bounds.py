@@ -40,9 +40,14 @@ __all__ = [
     "umd_epsilon",
 ]
 
-_ALPHA = [Interval(Real, 0, 1, closed="neither")]
-_NU = [Interval(Real, 0, None, closed="left")]
 _POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+_AT_LEAST_2 = [Interval(Integral, 2, None, closed="left")]
+_EPSILON = [Interval(Real, 0, None, closed="neither")]
+#: ``alpha`` and ``nu``, shared by every bound
+_LEVEL = {
+    "alpha": [Interval(Real, 0, 1, closed="neither")],
+    "nu": [Interval(Real, 0, None, closed="left")],
+}
 
 
 def _beta_eps(n_samples, b, alpha, nu):
@@ -59,12 +64,7 @@ def _umd_eps(n_samples, n_bins, alpha, nu):
 
 
 @validate_params(
-    {
-        "n_samples": [Interval(Integral, 2, None, closed="left")],
-        "points_per_bin": [Interval(Integral, 2, None, closed="left")],
-        "alpha": _ALPHA,
-        "nu": _NU,
-    },
+    {"n_samples": _AT_LEAST_2, "points_per_bin": _AT_LEAST_2, **_LEVEL},
     prefer_skip_nested_validation=True,
 )
 def beta_binning_epsilon(n_samples, points_per_bin, *, alpha=0.1, nu=0.0):
@@ -123,12 +123,7 @@ def beta_binning_epsilon(n_samples, points_per_bin, *, alpha=0.1, nu=0.0):
 
 
 @validate_params(
-    {
-        "n_samples": [Interval(Integral, 2, None, closed="left")],
-        "n_bins": _POSITIVE_INT,
-        "alpha": _ALPHA,
-        "nu": _NU,
-    },
+    {"n_samples": _AT_LEAST_2, "n_bins": _POSITIVE_INT, **_LEVEL},
     prefer_skip_nested_validation=True,
 )
 def umd_epsilon(n_samples, n_bins, *, alpha=0.1, nu=0.0):
@@ -182,12 +177,7 @@ def umd_epsilon(n_samples, n_bins, *, alpha=0.1, nu=0.0):
 
 
 @validate_params(
-    {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "n_samples": [Interval(Integral, 2, None, closed="left")],
-        "alpha": _ALPHA,
-        "nu": _NU,
-    },
+    {"epsilon": _EPSILON, "n_samples": _AT_LEAST_2, **_LEVEL},
     prefer_skip_nested_validation=True,
 )
 def points_per_bin_for_epsilon(epsilon, n_samples, *, alpha=0.1, nu=0.0):
@@ -272,12 +262,7 @@ def points_per_bin_for_epsilon(epsilon, n_samples, *, alpha=0.1, nu=0.0):
 
 
 @validate_params(
-    {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "n_samples": [Interval(Integral, 2, None, closed="left")],
-        "alpha": _ALPHA,
-        "nu": _NU,
-    },
+    {"epsilon": _EPSILON, "n_samples": _AT_LEAST_2, **_LEVEL},
     prefer_skip_nested_validation=True,
 )
 def n_bins_for_epsilon(epsilon, n_samples, *, alpha=0.1, nu=0.0):

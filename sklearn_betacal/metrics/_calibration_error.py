@@ -27,6 +27,7 @@ from .._validation import (
     check_n_bins,
     check_weights,
     native,
+    squeeze_column,
 )
 
 _STRATEGIES = StrOptions({"uniform", "quantile"})
@@ -516,9 +517,7 @@ def brier_decomposition(
 
 def _check_groups(groups, n_rows):
     """Return one integer code ``0 .. S-1`` per row and ``S`` (cells)."""
-    g = np.asarray(groups)
-    if g.ndim == 2 and g.shape[1] == 1:
-        g = g[:, 0]
+    g = squeeze_column(groups)
     if g.ndim != 1 or g.shape[0] != n_rows:
         raise ValueError(
             f"groups must hold one cell id per row, shape ({n_rows},); got shape "

@@ -21,6 +21,14 @@ from .reliability import ReliabilityDisplay
 _PANEL = 2.6  # inches per small panel
 
 
+def _tidy_grid(axes, n_used):
+    """Hide the unused panels of a grid; keep tick labels on its outer edge."""
+    for ax in axes.flat[n_used:]:
+        ax.set_axis_off()
+    for ax in axes.flat:
+        ax.label_outer()
+
+
 def _new_figure(width, height):
     check_matplotlib_support("betacal report figures")
     from matplotlib.figure import Figure
@@ -63,10 +71,7 @@ def reliability_grid(y_true, curves, *, title, n_bins=10, strategy="uniform", nc
         )
         ax.set_title(f"{name}\nECE = {disp.ece:.3f}", fontsize="small")
         displays[name] = disp
-    for ax in axes.flat[len(curves) :]:
-        ax.set_axis_off()
-    for ax in axes.flat:
-        ax.label_outer()
+    _tidy_grid(axes, len(curves))
     fig.suptitle(
         f"{title}\nbars: 95% Clopper-Pearson interval of the accuracy; marker "
         "area: share of answers in the bin; dashed: perfect calibration",
@@ -128,10 +133,7 @@ def cells_grid(
         disp.plot(ax=ax, order=order, name=name, legend=False)
         ax.set_title(f"{name}\nCE(h; beta) = {disp.beta_ce:.3f}", fontsize="small")
         displays[name] = disp
-    for ax in axes.flat[len(names) :]:
-        ax.set_axis_off()
-    for ax in axes.flat:
-        ax.label_outer()
+    _tidy_grid(axes, len(names))
     handles, labels = axes.flat[0].get_legend_handles_labels()
     labels = [lab.split(" = ")[0] if lab.startswith("CE(h") else lab for lab in labels]
     fig.legend(
