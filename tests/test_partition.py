@@ -69,7 +69,7 @@ def test_kdtree_hand_example_leaf_for_leaf():
     assert_array_equal(part.leaf_lower_, HAND_LOWER)
     assert_array_equal(part.leaf_upper_, HAND_UPPER)
     assert_array_equal(part.leaf_n_samples_, [2, 2, 2, 2])
-    internal = part.tree_["axis"] >= 0
+    internal = part.tree_["feature"] >= 0
     assert_array_equal(part.tree_["threshold"][internal], [4.5, 4.0, 5.0])
     assert_array_equal(part.apply(HAND_TEST), HAND_TEST_CELLS)
     out = part.transform(HAND_TEST)
@@ -255,7 +255,7 @@ def _check_against_reference(part, X, X_new, F, F_new, max_depth, msl, rule, sla
         assert_array_equal(part.leaf_lower_[c][used], lo - s)
         assert_array_equal(part.leaf_upper_[c][used], hi + s)
         assert np.all(np.isnan(part.leaf_lower_[c][~used]))
-    internal = part.tree_["axis"] >= 0
+    internal = part.tree_["feature"] >= 0
     assert set(part.tree_["threshold"][internal].tolist()) == thresholds
     assert_array_equal(part.apply(X), expected)
     assert_array_equal(np.bincount(expected), part.leaf_n_samples_)
@@ -269,7 +269,10 @@ def _check_against_reference(part, X, X_new, F, F_new, max_depth, msl, rule, sla
         assert len(chain) == len(leaves[c][1])
         child = leaf_nodes[c]
         for node in chain:
-            assert child in (part.tree_["left"][node], part.tree_["right"][node])
+            assert child in (
+                part.tree_["children_left"][node],
+                part.tree_["children_right"][node],
+            )
             child = node
 
 
@@ -402,7 +405,7 @@ def test_kdtree_max_spread_splits_the_widest_coordinate():
     rng = np.random.default_rng(5)
     X = rng.uniform(size=(500, 4)) * np.array([1.0, 1.0, 50.0, 1.0])
     part = KDTreePartitioner(1, split_axis="max_spread").fit(X)
-    assert part.tree_["axis"][0] == 2
+    assert part.tree_["feature"][0] == 2
 
 
 def test_kdtree_pca_splits_along_the_principal_direction():
@@ -481,6 +484,34 @@ def test_kdtree_pickle_roundtrip():
     back = pickle.loads(pickle.dumps(part))
     X_new = rng.normal(size=(100, 5))
     assert_array_equal(back.apply(X_new), part.apply(X_new))
+
+
+def test_kdtree_tree_keys_are_sklearn_tree_names_and_old_models_load():
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(300, 3))
+    part = KDTreePartitioner(3).fit(X)
+    assert list(part.tree_) == [
+        "feature",
+        "threshold",
+        "children_left",
+        "children_right",
+        "cell",
+        "depth",
+    ]
+    # a model pickled before the rename held the kernel's names
+    old = {"axis": "feature", "left": "children_left", "right": "children_right"}
+    state = part.__getstate__()
+    state["tree_"] = {
+        next((k for k, v in old.items() if v == key), key): value
+        for key, value in part.tree_.items()
+    }
+    assert "axis" in state["tree_"]
+    legacy = KDTreePartitioner.__new__(KDTreePartitioner)
+    legacy.__setstate__(state)
+    assert list(legacy.tree_) == list(part.tree_)
+    X_new = rng.normal(size=(100, 3))
+    assert_array_equal(legacy.apply(X_new), part.apply(X_new))
+    assert legacy.cell_ancestors()[0].tolist() == part.cell_ancestors()[0].tolist()
 
 
 def test_kdtree_clone_and_set_params():

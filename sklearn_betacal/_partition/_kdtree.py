@@ -16,6 +16,17 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._kernels import _kdtree
 from ._base import _PartitionerMixin, node_ancestors
 
+#: ``tree_`` key -> key of the kernel's tree (``_kernels._kdtree``): the
+#: fitted attribute uses scikit-learn's ``Tree`` names, as the learned tree.
+_TREE_KEYS = {
+    "feature": "axis",
+    "threshold": "threshold",
+    "children_left": "left",
+    "children_right": "right",
+    "cell": "cell",
+    "depth": "depth",
+}
+
 #: Rows used to estimate the principal directions for ``split_axis="pca"``.
 #: The top ``max_depth`` directions of a 768-d embedding are estimated to a
 #: few degrees from 20,000 rows; more rows only cost time (``O(n d^2)``).
@@ -83,10 +94,12 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     leaf_n_samples_ : ndarray of shape (`n_cells_`,), int
         Fitted rows per cell (all >= ``min_samples_leaf``).
     tree_ : dict of ndarrays
-        Node arrays in breadth-first order, root first: ``"axis"`` (-1 at a
-        leaf), ``"threshold"`` (go left iff value <= threshold), ``"left"``,
-        ``"right"`` (child node index, -1 at a leaf), ``"cell"`` (cell id of
-        a leaf, -1 for internal nodes), ``"depth"``.
+        Node arrays in breadth-first order, root first, named as in
+        scikit-learn's ``Tree``: ``"feature"`` (split coordinate, -1 at a
+        leaf), ``"threshold"`` (go left iff value <= threshold),
+        ``"children_left"``, ``"children_right"`` (child node index, -1 at a
+        leaf); plus ``"cell"`` (cell id of a leaf, -1 for internal nodes) and
+        ``"depth"``.
     mean_ : ndarray of shape (`n_features_in_`,)
         Only for ``"pca"``: the centre of the rotation.
     components_ : ndarray of shape (n_components, `n_features_in_`)
@@ -223,9 +236,7 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         tree = _kdtree.build_kdtree(
             F, self.max_depth, self.min_samples_leaf, axis_rule=rule
         )
-        self.tree_ = {
-            k: tree[k] for k in ("axis", "threshold", "left", "right", "cell", "depth")
-        }
+        self.tree_ = {new: tree[old] for new, old in _TREE_KEYS.items()}
         self.leaf_axes_ = tree["leaf_axes"]
         self.leaf_lower_ = tree["leaf_lower"]
         self.leaf_upper_ = tree["leaf_upper"]
@@ -238,6 +249,15 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         self.n_cells_ = int(self.leaf_axes_.shape[0])
         self.depth_ = int(self.leaf_axes_.shape[1])
         return self
+
+    def __setstate__(self, state):
+        # a model saved before the keys took scikit-learn's Tree names
+        tree = state.get("tree_")
+        if isinstance(tree, dict) and "axis" in tree:
+            state["tree_"] = {
+                new: tree[old] for new, old in _TREE_KEYS.items() if old in tree
+            }
+        super().__setstate__(state)
 
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
@@ -261,10 +281,10 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         t = self.tree_
         ids = _kdtree.apply_kdtree(
             F,
-            t["axis"],
+            t["feature"],
             t["threshold"],
-            t["left"],
-            t["right"],
+            t["children_left"],
+            t["children_right"],
             t["cell"],
             self.leaf_axes_,
             self.leaf_lower_ if self.bounded else None,
@@ -291,4 +311,4 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         t = self.tree_
         leaves = np.flatnonzero(t["cell"] >= 0)
         leaves = leaves[np.argsort(t["cell"][leaves])]
-        return node_ancestors(t["left"], t["right"], leaves)
+        return node_ancestors(t["children_left"], t["children_right"], leaves)

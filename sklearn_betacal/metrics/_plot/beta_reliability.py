@@ -40,8 +40,9 @@ def auto_min_count(n_samples):
 
 def _kdtree_paths(tree, prefix):
     """Leaf id -> its split path ("x3<=0.12, x0>-0.4") in a fitted kd-tree."""
-    axis, threshold = tree["axis"], tree["threshold"]
-    left, right, cell = tree["left"], tree["right"], tree["cell"]
+    axis, threshold = tree["feature"], tree["threshold"]
+    left, right = tree["children_left"], tree["children_right"]
+    cell = tree["cell"]
     paths, stack = {}, [(0, ())]
     while stack:
         node, path = stack.pop()
