@@ -343,16 +343,70 @@ def test_beta_binning_auto_guarantee_coverage_with_cells():
     assert held / repeats >= 1 - alpha
 
 
-def test_calibration_tree_zero_weight_is_drop():
+@pytest.mark.parametrize("n_components", [None, 2])
+def test_calibration_tree_zero_weight_is_drop(n_components):
     Z, h, y, _ = _planted(12, n=3000)
     w = np.ones(3000)
     w[::3] = 0
-    part = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=100)
+    kw = {"max_depth": 3, "min_samples_leaf": 100, "n_components": n_components}
+    part = CalibrationTreePartitioner(**kw)
     a = part.fit(Z, y, confidence=h, sample_weight=w).apply(Z)
     keep = w > 0
-    b = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=100)
-    b = b.fit(Z[keep], y[keep], confidence=h[keep]).apply(Z)
-    assert_array_equal(a, b)
+    other = CalibrationTreePartitioner(**kw).fit(Z[keep], y[keep], confidence=h[keep])
+    assert_array_equal(a, other.apply(Z))
+    if n_components is not None:
+        assert_allclose(part.components_, other.components_, atol=1e-12)
+
+
+def _oblique(seed, n=4000, d=6):
+    """The miscalibrated group lies beyond the median of the oblique, widest
+    direction u = (1, 1, 1, 0, 0, 0) / sqrt(3) of the features."""
+    rng = np.random.default_rng(seed)
+    u = np.r_[np.ones(3), np.zeros(d - 3)] / np.sqrt(3)
+    Z = rng.normal(size=(n, d)) + 3.0 * rng.normal(size=(n, 1)) * u
+    h = rng.uniform(size=n)
+    group = Z @ u > 0
+    acc = np.where(group, h - 0.25, h)
+    y = (rng.uniform(size=n) < np.clip(acc, 0, 1)).astype(int)
+    return Z, h, y, group, u
+
+
+def test_calibration_tree_principal_directions_find_an_oblique_group():
+    Z, h, y, group, u = _oblique(0)
+    kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
+    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
+    raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
+
+    def purity(part):
+        share = group[part.apply(Z) == 0].mean()
+        return max(share, 1 - share)
+
+    # the top principal direction is u (up to sign); the split is on it
+    assert abs(pca.components_[0] @ u) > 0.99
+    assert_allclose(pca.components_ @ pca.components_.T, np.eye(2), atol=1e-12)
+    assert pca.tree_.tree_.feature[0] == 0
+    assert purity(pca) > 0.95
+    # a single raw coordinate carries u only in part
+    assert purity(raw) < 0.85
+
+
+def test_principal_directions_match_numpy_svd():
+    from sklearn_betacal._partition._tree import principal_directions
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 4)) @ rng.normal(size=(4, 4))
+    mean, comps = principal_directions(X, np.ones(500), 3)
+    _, _, vt = np.linalg.svd(X - X.mean(axis=0), full_matrices=False)
+    assert_allclose(mean, X.mean(axis=0), rtol=1e-12)
+    # same directions up to sign
+    assert_allclose(np.abs(np.sum(comps * vt[:3], axis=1)), 1.0, atol=1e-10)
+    # integer weights are repeated rows
+    w = rng.integers(0, 3, size=500).astype(float)
+    m_w, c_w = principal_directions(X, w, 3)
+    rep = np.repeat(X, w.astype(int), axis=0)
+    m_r, c_r = principal_directions(rep, np.ones(len(rep)), 3)
+    assert_allclose(m_w, m_r, rtol=1e-12)
+    assert_allclose(c_w, c_r, atol=1e-10)
 
 
 def test_beta_binning_fallback_when_the_last_cells_get_no_rows():

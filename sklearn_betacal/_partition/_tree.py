@@ -52,6 +52,27 @@ def recalibration_scores(h, y, w):
     return ((y - p)[:, None] * x) @ chol
 
 
+def principal_directions(X, w, k):
+    """Weighted mean and top ``k`` principal directions of the rows of ``X``.
+
+    Eigenvectors of the weighted covariance ``sum_i w_i (x_i - m)(x_i -
+    m)^T / W`` by decreasing eigenvalue (a zero weight drops a row, an
+    integer weight repeats it), each signed so that its largest-magnitude
+    entry is positive: the same data give the same directions. Returns
+    ``(mean, components)`` with ``components`` of shape ``(min(k, d), d)``.
+    """
+    total = float(np.sum(w))
+    mean = (w @ X) / total
+    Xc = X - mean
+    cov = (Xc * w[:, None]).T @ Xc / total
+    values, vectors = np.linalg.eigh(cov)
+    order = np.argsort(values, kind="stable")[::-1][: min(k, X.shape[1])]
+    comps = vectors[:, order].T
+    top = np.argmax(np.abs(comps), axis=1)
+    comps *= np.sign(comps[np.arange(comps.shape[0]), top])[:, None]
+    return mean, np.ascontiguousarray(comps)
+
+
 class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     """Partition grown where the confidence is miscalibrated differently.
 
@@ -98,7 +119,17 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         (``sigma^2 chi^2_k``, ``k`` target columns, ``m = n_features *
         n_rows`` candidate splits, Bonferroni), as model-based recursive
         partitioning stops. ``None`` splits down to ``max_depth`` and the
-        leaf minimum whatever the gain.
+        leaf minimum whatever the gain (the better choice when ``max_depth``
+        is tuned on held-out rows, which already guards against noise
+        splits).
+    n_components : int or None, default=None
+        ``None``: candidate splits are thresholds of the features of ``X``.
+        An int ``k``: thresholds of the top ``k`` principal components of
+        ``X`` (weighted, centred, fitted on the rows the tree is grown on,
+        without labels). In an embedding the directions along which groups
+        of questions differ are rarely single coordinates; the leading
+        principal directions carry them, and fewer candidates cost less in
+        the significance stop. Capped at the number of features.
     random_state : int, RandomState instance or None, default=None
         Seeds the honest split and the tree's tie-breaking among features.
 
@@ -115,6 +146,13 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         min_samples_leaf_`` unless the tree is a single cell.
     min_samples_leaf_ : int
         The resolved minimum leaf size, in rows (total weight).
+    components_ : ndarray of shape (n_components, `n_features_in_`) or None
+        With ``n_components``: the principal directions the tree splits on
+        (unit rows, sign fixed so the largest entry is positive); ``None``
+        without.
+    mean_ : ndarray of shape (`n_features_in_`,) or None
+        With ``n_components``: the weighted mean of ``X`` removed before the
+        projection.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
@@ -160,6 +198,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         "criterion": [StrOptions({"recalibration", "residual"})],
         "honest_fraction": [Interval(Real, 0, 1, closed="neither")],
         "split_alpha": [Interval(Real, 0, 1, closed="neither"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -171,6 +210,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         criterion="recalibration",
         honest_fraction=0.5,
         split_alpha=0.05,
+        n_components=None,
         random_state=None,
     ):
         self.max_depth = max_depth
@@ -178,6 +218,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         self.criterion = criterion
         self.honest_fraction = honest_fraction
         self.split_alpha = split_alpha
+        self.n_components = n_components
         self.random_state = random_state
 
     def honest_split(self, n_rows, random_state=None):
@@ -259,6 +300,10 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             else:
                 target = recalibration_scores(h, y, w)
         total = float(np.sum(w))
+        self.components_, self.mean_ = None, None
+        if self.n_components is not None:
+            self.mean_, self.components_ = principal_directions(X, w, self.n_components)
+            X = self._project(X)
         # the minimum is on the weight (a frequency weight is a repeated row)
         tree = DecisionTreeRegressor(
             max_depth=max(self.max_depth, 1),
@@ -283,6 +328,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         )
         self.leaf_n_samples_ = counts
         return self
+
+    def _project(self, X):
+        """``X`` itself, or its coordinates on ``components_``."""
+        if self.components_ is None:
+            return X
+        return (X - self.mean_) @ self.components_.T
 
     def _min_decrease(self, target, w, n_features):
         """sklearn's ``min_impurity_decrease`` for a significant split.
@@ -320,7 +371,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             Every row reaches a leaf: no ``-1``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._project(validate_data(self, X, dtype=np.float64, reset=False))
         return _map_to_cells(self.tree_.apply(X).astype(np.int64), self.leaf_nodes_)
 
     def cell_ancestors(self):
