@@ -157,7 +157,7 @@ def main(argv=None):
             )
     results = pd.concat(frames, ignore_index=True)
     if args.merge is not None:
-        old = pd.read_csv(args.merge)
+        old = pd.read_csv(args.merge, keep_default_na=False, na_values=[""])
         old = old[~old.seed.isin(seeds)]
         results = pd.concat([old, results], ignore_index=True)
     n_seeds = results.seed.nunique()
@@ -204,7 +204,12 @@ def write_diagram(folder, row, preds):
 
 
 def win_counts(summary):
-    """How often each calibrator is best per configuration, by each score."""
+    """How often each calibrator is best per configuration, by each score.
+
+    A calibrator is counted when it alone has the best mean; rows where
+    several share the best mean exactly (identical results) are counted
+    apart, as "(+k tied)", for each of them.
+    """
     scores = [("beta_ce", "min", "best CE(h;β)")]
     if "beta_ce_debiased_mean" in summary:
         scores.append(("beta_ce_debiased", "min", "best debiased CE²(h;β)"))
@@ -216,16 +221,24 @@ def win_counts(summary):
     ]
     groups = summary.groupby(["dataset", "model", "kind"], sort=False)
     wins = {m: {} for m, _, _ in scores}
+    tied = {m: {} for m, _, _ in scores}
     ranks = {}
     for _, block in groups:
         for m, how, _ in scores:
             col = block[f"{m}_mean"]
-            winner = block.loc[col.idxmin() if how == "min" else col.idxmax()]
-            wins[m][winner.calibrator] = wins[m].get(winner.calibrator, 0) + 1
+            best = block.calibrator[col == (col.min() if how == "min" else col.max())]
+            # identical results (a one-cell tree is plain UMD) share the row
+            into = wins[m] if len(best) == 1 else tied[m]
+            for cal in best:
+                into[cal] = into.get(cal, 0) + 1
         for cal, rank in zip(block.calibrator, block.beta_ce_mean.rank(), strict=True):
             ranks.setdefault(cal, []).append(rank)
     for cal in summary.calibrator.unique():
-        counts = " | ".join(str(wins[m].get(cal, 0)) for m, _, _ in scores)
+        counts = " | ".join(
+            f"{wins[m].get(cal, 0)}"
+            + (f" (+{tied[m][cal]} tied)" if tied[m].get(cal) else "")
+            for m, _, _ in scores
+        )
         lines.append(f"| {cal} | {counts} | {np.mean(ranks[cal]):.2f} |")
     return "\n".join(lines)
 
