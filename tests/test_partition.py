@@ -900,3 +900,19 @@ def test_cross_partitioner_rejects_bad_components():
         CrossPartitioner([]).fit(Z)
     with pytest.raises(ValueError, match="no transform"):
         CrossPartitioner([("x", object(), [0])]).fit(Z)
+
+
+def test_kdtree_apply_bounds_per_axis_and_per_slot_agree():
+    """Deep trees: the per-slot bounds check (many leaves) and the per-axis
+    one (tables no larger than the rows) give the reference's cells."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 3))
+    part = KDTreePartitioner(max_depth=11).fit(X)
+    assert part.n_cells_ > 1024  # 3 axes x leaves > 1024: per slot for 40 rows
+    leaves, _ = _reference_leaves(X, 11, 1)
+    X_new = np.vstack([rng.normal(size=(30, 3)) * 1.3, X[:10]])
+    want = _reference_apply(leaves, X_new)
+    assert_array_equal(part.apply(X_new), want)
+    # the same rows repeated past 3 x leaves: per feature axis
+    many = np.tile(X_new, (200, 1))
+    assert_array_equal(part.apply(many), np.tile(want, 200))

@@ -563,42 +563,108 @@ def _assemble(
     }
 
 
+def _level_axes(axis, left, right, n_levels):
+    """The split axis of every level, or -1 where a level mixes axes.
+
+    Walks the tree level by level from the root (O(number of nodes)).
+    """
+    out = np.full(n_levels, -1, dtype=np.intp)
+    frontier = np.zeros(1, dtype=np.intp)
+    for lev in range(n_levels):
+        inner = frontier[axis[frontier] >= 0]
+        if inner.size == 0:
+            break
+        ax = axis[inner]
+        if np.all(ax == ax[0]):
+            out[lev] = ax[0]
+        frontier = np.concatenate((left[inner], right[inner]))
+    return out
+
+
 def apply_kdtree(F, axis, threshold, left, right, cell, leaf_axes, lower, upper):
     """Cell id of every row of ``F``; -1 outside its leaf's bounds (App. C).
 
     A row is routed down level by level (left iff ``F[p] <= threshold``, the
     same rule as in the build) and then checked against the bounds of the leaf
     it reached; ``lower``/``upper`` may be ``None`` to skip the check.
+    ``F`` is finite (the partitioner validates it).
 
-    Every level is a handful of flat gathers over all rows (leaves route to
-    themselves, so no row is ever compacted out); ``leaf_axes.shape[1]``,
-    the longest root-to-leaf path, is the number of levels.
+    Every level is a handful of element-wise passes over all rows (leaves
+    route to themselves, so no row is ever compacted out);
+    ``leaf_axes.shape[1]``, the longest root-to-leaf path, is the number of
+    levels. A level whose split nodes all use one axis (the cycle rule)
+    reads that column as it is, without a gather; with right children
+    numbered ``left + 1`` (the build's level order) the step is ``left +
+    (v > threshold)``. The bounds are checked per feature axis (a lower and
+    an upper bound per leaf, infinite where the leaf does not bound the
+    axis) when that table is no larger than the rows, else per path slot.
     """
     n, d = F.shape
     n_nodes = axis.shape[0]
     leaf = axis < 0
-    ax = np.where(leaf, 0, axis)
     thr = np.where(leaf, np.inf, threshold)
     node_ids = np.arange(n_nodes, dtype=np.intp)
     lft = np.where(leaf, node_ids, left)
-    rgt = np.where(leaf, node_ids, right)
-    Fc = np.ascontiguousarray(F)
-    flat = Fc.reshape(-1)
-    base = np.arange(n, dtype=np.intp)
-    base *= d
+    inner = ~leaf
+    adjacent = bool(np.all(right[inner] == left[inner] + 1))
+    rgt = None if adjacent else np.where(leaf, node_ids, right)
+    n_levels = max(leaf_axes.shape[1], 1)
+    level_axis = _level_axes(axis, left, right, n_levels)
+    flat = base = ax = None
     node = np.zeros(n, dtype=np.intp)
-    for _ in range(max(leaf_axes.shape[1], 1)):
-        v = flat[base + ax[node]]
-        node = np.where(v <= thr[node], lft[node], rgt[node])
+    t = np.empty(n, dtype=thr.dtype)
+    gt = np.empty(n, dtype=bool)
+    for lev in range(n_levels):
+        if level_axis[lev] >= 0:
+            v = F[:, level_axis[lev]]
+        else:
+            if flat is None:
+                flat = np.ascontiguousarray(F).reshape(-1)
+                base = np.arange(n, dtype=np.intp) * d
+                ax = np.where(leaf, 0, axis)
+            v = flat[base + ax[node]]
+        np.take(thr, node, out=t)
+        np.greater(v, t, out=gt)  # leaves: threshold +inf, never greater
+        if adjacent:
+            node = np.take(lft, node)
+            node += gt
+        else:
+            node = np.where(gt, rgt[node], lft[node])
     out = cell[node]
     if lower is None or leaf_axes.shape[1] == 0:
         return out
+    n_leaves, n_slots = leaf_axes.shape
+    small = min(d, n_slots) * (n_leaves + 1) <= max(n, 1024)  # tables <= rows
     inside = np.ones(n, dtype=bool)
-    for j in range(leaf_axes.shape[1]):
-        axj = leaf_axes[:, j][out]
-        used = axj >= 0
-        vals = flat[base + np.maximum(axj, 0)]
-        inside &= ~used | ((vals >= lower[:, j][out]) & (vals <= upper[:, j][out]))
+    if small:
+        used = leaf_axes >= 0
+        axes = np.unique(leaf_axes[used])
+        # per feature axis: the leaf's bounds on it (+-inf if it has none)
+        r, j = np.nonzero(used)
+        which = np.searchsorted(axes, leaf_axes[r, j])
+        lo = np.full((axes.shape[0], n_leaves), -np.inf)
+        hi = np.full((axes.shape[0], n_leaves), np.inf)
+        np.maximum.at(lo, (which, r), lower[r, j])
+        np.minimum.at(hi, (which, r), upper[r, j])
+        b = np.empty(n, dtype=lo.dtype)
+        ok = np.empty(n, dtype=bool)
+        for i, a in enumerate(axes.tolist()):
+            col = F[:, a]
+            np.take(lo[i], out, out=b)
+            np.greater_equal(col, b, out=ok)
+            inside &= ok
+            np.take(hi[i], out, out=b)
+            np.less_equal(col, b, out=ok)
+            inside &= ok
+    else:
+        if flat is None:
+            flat = np.ascontiguousarray(F).reshape(-1)
+            base = np.arange(n, dtype=np.intp) * d
+        for j in range(leaf_axes.shape[1]):
+            axj = leaf_axes[:, j][out]
+            usedj = axj >= 0
+            vals = flat[base + np.maximum(axj, 0)]
+            inside &= ~usedj | ((vals >= lower[:, j][out]) & (vals <= upper[:, j][out]))
     out[~inside] = -1
     return out
 
