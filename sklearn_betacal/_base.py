@@ -487,7 +487,11 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             sw = None if sw is None else sw[bin_rows]
             rows = bin_rows if rows is None else rows[bin_rows]
         X_rows = X if rows is None else take_rows(X, rows)
-        return self._fit(X_rows, h, y, sw, self._cells(Z))
+        return self._fit(X_rows, h, y, sw, self._fit_cells(Z))
+
+    def _fit_cells(self, Z):
+        """Cell ids of the fit rows: ``_cells``, which a subclass may compact."""
+        return self._cells(Z)
 
     # ------------------------------------------------------------- prediction
     def _blocks(self, X):

@@ -31,6 +31,8 @@ from ._kernels._binning import (
     CellTables,
     UMDTable,
     score_order,
+    segment_lookup,
+    segment_order,
     stack_tables,
     tie_break,
     umd_fit_segments,
@@ -236,19 +238,14 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         n_root = resolve_n_bins(
             None, b, total, who=type(self).__name__, n_rows=h.shape[0]
         )
-        # One sort of the confidences serves the root and the cells; the
-        # root is the one-segment case of the fused kernel (the same numbers
-        # as umd_fit, without its searchsorted of every row into the edges).
-        # Stored as plain dicts so that the fitted state loads with skops.
+        # One sort of the confidences serves the root, the ancestor regions
+        # and the cells; the root is the one-segment case of the fused kernel
+        # (the same numbers as umd_fit, without its searchsorted of every row
+        # into the edges). Stored as plain dicts so that the fitted state
+        # loads with skops.
         order = score_order(h, sample_weight)
         root = umd_fit_segments(
-            h,
-            t,
-            sample_weight,
-            np.zeros(h.shape[0], dtype=np.int64),
-            [n_root],
-            delta=delta,
-            order_of_scores=order,
+            h, t, sample_weight, None, [n_root], delta=delta, order_of_scores=order
         )
         self._root_table = root.table(0)._asdict()
 
@@ -259,46 +256,56 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         ids, n_rows, n_s, lut = _count_cells(cells, sample_weight)
         fit, serving, node_members = self._fallback_plan(ids, n_s, b)
         lut[:-1][fit] = np.arange(int(fit.sum()))  # the last slot: cell -1
-        segment = lut[_cell_positions(cells, ids)]
-        # capped as the root is (see resolve_n_bins and max_bins), so the
-        # cost follows the rows even when the weights are huge
-        rows_s = n_rows[fit]
-        cap = np.maximum(rows_s, MAX_DENSE_BINS * rows_s // max(h.shape[0], 1))
-        n_bins = np.minimum((n_s[fit] // b).astype(np.int64), np.maximum(cap, 1))
-        parts = [root]
-        if n_bins.shape[0]:
-            parts.append(
-                umd_fit_segments(
-                    h,
-                    t,
-                    sample_weight,
-                    segment,
-                    n_bins,
-                    delta=delta,
-                    order_of_scores=order,
-                )
-            )
+
         # ancestor regions: one more table each, on the rows of the leaves
         # below the node (rows are shared with their own cells' tables)
         nodes = np.asarray(sorted(node_members), dtype=np.int64)
+        regions = []
         for node in nodes.tolist():
-            rows = np.isin(cells, node_members[node])
+            members = np.asarray(node_members[node])
+            rows = np.isin(cells, members)
             n_node = rows.sum() if sample_weight is None else sample_weight[rows].sum()
-            seg = np.where(rows, 0, -1)
             n_b = max(int(n_node // b), 1)
             n_b = min(n_b, max(int(rows.sum()), 1))
-            parts.append(
+            del rows
+            regions.append(
                 umd_fit_segments(
                     h,
                     t,
                     sample_weight,
-                    seg,
+                    lambda r, m=members: np.where(np.isin(cells[r], m), 0, -1),
                     [n_b],
                     delta=delta,
                     order_of_scores=order,
                 )
             )
-        del order
+        parts = [root]
+        if fit.any():
+            # capped as the root is (see resolve_n_bins and max_bins), so the
+            # cost follows the rows even when the weights are huge
+            rows_s = n_rows[fit]
+            cap = np.maximum(rows_s, MAX_DENSE_BINS * rows_s // max(h.shape[0], 1))
+            n_bins = np.minimum((n_s[fit] // b).astype(np.int64), np.maximum(cap, 1))
+            # rows sorted by (cell, confidence) block by block, the cells'
+            # table numbers read per block; the score order is not needed
+            # after it (memory: the fit keeps one int32 order at a time)
+            by_cell = segment_order(
+                order,
+                lambda r: lut[_cell_positions(cells[r], ids)],
+                n_bins.shape[0],
+                sample_weight,
+            )
+            del order
+            parts.append(
+                umd_fit_segments(
+                    h, t, sample_weight, None, n_bins, delta=delta, rows=by_cell
+                )
+            )
+            del by_cell
+        else:
+            del order
+        parts.extend(regions)
+        del regions
         # a plain dict of arrays (loadable by skops); tables_ is a view of it
         self._tables = stack_tables(parts)._asdict()
         n_own = int(fit.sum())
@@ -319,6 +326,13 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         self._set_epsilon(ids, table)
         self._warn_fallback(cells, self.fallback_cells_, self.fallback_to_, b, ids.size)
         return self
+
+    def _fit_cells(self, Z):
+        """``_cells`` as int32 when every id fits: half the fit's cell column."""
+        cells = self._cells(Z)
+        if cells.shape[0] and int(cells.max()) < 2**31 - 1:
+            return cells.astype(np.int32)
+        return cells
 
     def _fallback_plan(self, ids, n_s, b):
         """``(own, serving, node_members)`` aligned with the cell ``ids``."""
@@ -349,17 +363,14 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         ``sqrt(log(2 n_bins / alpha) / (2 c)) + nu``.
         """
         tables = self.tables_
-        n_tables = tables.edge_start.shape[0] - 1
+        es = tables.edge_start
         n_bins = int(tables.values.shape[0])
         nu = float(getattr(self, "nu_", 0.0))
-        eps = np.empty(n_tables)
-        for j in range(n_tables):
-            c = float(np.min(tables.table(j).counts))
-            eps[j] = (
-                np.sqrt(np.log(2 * n_bins / self.alpha) / (2 * c)) + nu
-                if c > 0
-                else np.inf
-            )
+        # smallest count of every table (table j: es[j] + j .. es[j + 1] + j)
+        c = np.minimum.reduceat(tables.counts, es[:-1] + np.arange(es.shape[0] - 1))
+        pos = c > 0
+        eps = np.full(c.shape[0], np.inf)
+        eps[pos] = np.sqrt(np.log(2 * n_bins / self.alpha) / (2 * c[pos])) + nu
         self.cells_ = np.asarray(ids, dtype=np.int64)
         self.epsilon_ = eps[table]
         self.epsilon_root_ = float(eps[0])
@@ -393,21 +404,45 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         self._route_cells = np.asarray(cell_ids, dtype=np.int64)
         self._route_table = np.asarray(table_index, dtype=np.int64)
 
-    def _table_index(self, cells):
-        """Index into ``tables_`` of the calibrator of every row (Alg. 2)."""
+    def _router(self):
+        """``cells -> index into tables_`` of every row's calibrator (Alg. 2).
+
+        Built once per prediction call: a lookup array indexed by ``cell +
+        1`` when the routed ids are small (every id above them clips to the
+        last slot, the root), else a search among the routed ids.
+        """
         ids, tab = self._route_cells, self._route_table
         if ids.shape[0] == 0:
-            return np.zeros(cells.shape[0], dtype=np.int64)
+            return lambda cells: np.zeros(cells.shape[0], dtype=np.intp)
+        hi = int(ids[-1])
+        if ids[0] >= 0 and hi < max(1 << 20, 16 * ids.shape[0]):
+            direct = np.zeros(hi + 3, dtype=np.intp)  # [cell -1, 0 .. hi, above]
+            direct[ids + 1] = tab
+
+            def route(cells):
+                # cell ids are >= -1 (checked): cells + 1 indexes the array
+                return np.take(direct, cells + 1, mode="clip")
+
+            return route
         lut = np.append(tab, 0)  # the last slot: -1, unseen cells -> root
-        return lut[_cell_positions(cells, ids)]
+        return lambda cells: lut[_cell_positions(cells, ids)]
 
-    def _predict_binning(self, h, cells):
-        """Alg. 2: each row's cell calibrator, or the root one if it has none.
+    def _binning_predictor(self):
+        """``(h, cells) -> calibrated values``, prepared once per call (Alg. 2).
 
-        One pass for all rows (``umd_predict_segments``): no loop over
-        cells and no second lookup in the root table.
+        The tables' prediction lookup (:func:`segment_lookup`: one grid
+        count and one gather for all tables) and the routing array are
+        built here, so that every block of a prediction only counts,
+        routes and gathers.
         """
-        return umd_predict_segments(self.tables_, h, self._table_index(cells))
+        tables = self.tables_
+        lookup = segment_lookup(tables)
+        route = self._router()
+
+        def predict(h, cells):
+            return umd_predict_segments(tables, h, route(cells), lookup)
+
+        return predict
 
     @property
     def root_(self):
@@ -433,8 +468,10 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
     def _calibrated(self, X):
         """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
 
+        predict = self._binning_predictor()
+
         def write(h, Z, out):
-            out[:] = self._predict_binning(h, self._cells(Z))
+            out[:] = predict(h, self._cells(Z))
 
         return self._blockwise(X, (), np.float64, write)
 
@@ -454,9 +491,10 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         pos = positive_index(self)
+        predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:, pos] = self._predict_binning(h, self._cells(Z))
+            out[:, pos] = predict(h, self._cells(Z))
             np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
 
         return self._blockwise(X, (2,), np.float64, write)
@@ -475,8 +513,9 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             Elements of ``classes_``.
         """
         check_is_fitted(self)
+        predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:] = binary_predict(self, self._predict_binning(h, self._cells(Z)))
+            out[:] = binary_predict(self, predict(h, self._cells(Z)))
 
         return self._blockwise(X, (), self.classes_.dtype, write)
