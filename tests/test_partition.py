@@ -795,6 +795,35 @@ def test_cross_partitioner_outside_or_unseen_is_minus_one():
     assert cross.transform(new).shape == (4, 1)
 
 
+def _huge_ids(Z):
+    # integer cell ids far apart: two such components cannot share one int64 key
+    return (np.asarray(Z)[:, 0].astype(np.int64) + 1) * 2**40
+
+
+@pytest.mark.parametrize("huge", [False, True])
+def test_cross_partitioner_apply_ranks_combinations(huge):
+    # apply() is the rank of each row's combination among cell_codes_ (-1 when
+    # unseen), whether it goes through one int64 key per combination or, when
+    # the components' id ranges are too wide for that, through the records
+    from sklearn.preprocessing import FunctionTransformer
+
+    rng = np.random.default_rng(5)
+    Z = np.column_stack([rng.integers(0, 4, 300), rng.integers(0, 3, 300)])
+    comp = (lambda: FunctionTransformer(_huge_ids)) if huge else GroupColumnPartitioner
+    cross = CrossPartitioner([("a", comp(), [0]), ("b", comp(), [1])]).fit(Z[:150])
+    new = np.vstack([Z, [[9, 0], [0, 9], [-5, 1]]])
+    ids = cross._component_ids(new, cross.partitioners_)
+    expected = [
+        next(
+            (i for i, code in enumerate(cross.cell_codes_.tolist()) if code == row),
+            -1,
+        )
+        for row in ids.tolist()
+    ]
+    assert cross.apply(new).tolist() == expected
+    assert expected[-3:] == [-1, -1, -1]
+
+
 def test_cross_partitioner_cell_ancestors_coarsen_the_last_component_first():
     # model (first, coarsest) x depth-2 kd-tree on the text (last)
     Z = np.column_stack([np.tile(np.linspace(0, 1, 8), 2), np.repeat([0, 1], 8)])

@@ -423,6 +423,33 @@ def test_beta_scorer_repr():
     assert "FunctionTransformer" in r and "n_bins=7" in r
 
 
+class _ReprCounting(FunctionTransformer):
+    """A fitted partitioner that counts how often it is pretty-printed."""
+
+    n_repr = 0
+
+    def __repr__(self, N_CHAR_MAX=700):
+        type(self).n_repr += 1
+        return super().__repr__(N_CHAR_MAX)
+
+
+def test_beta_scorer_call_does_not_format_its_partitioner():
+    # scikit-learn formats the scorer's routing name on every call; with
+    # repr(self) that pretty-printed the carried partitioner each time (a
+    # third of the demo's tuning time went into it)
+    X, y, _ = _data()
+    est = _CellCalibrator(depth=1).fit(X, y)
+    scorer = make_beta_calibration_error_scorer(
+        _ReprCounting(_fixed_cells).fit(X[:, 1:])
+    )
+    _ReprCounting.n_repr = 0
+    for _ in range(3):
+        scorer(est, X, y)
+    assert _ReprCounting.n_repr == 0
+    assert "_ReprCounting" in scorer._routing_repr()
+    assert "partitioner=None" in neg_beta_calibration_error_scorer._routing_repr()
+
+
 # --------------------------------------------------- with the real calibrator
 
 

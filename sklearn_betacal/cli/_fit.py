@@ -278,9 +278,7 @@ def summarize(est, X, args, out):
     labels = _cell_labels(est)
     # the estimator's own Thm 3.1 bounds: per cell, simultaneous over cells
     eps = dict(zip(est.cells_.tolist(), est.epsilon_.tolist(), strict=True))
-    up = dict(
-        zip(est.fallback_cells_.tolist(), est.fallback_to_.tolist(), strict=True)
-    )
+    up = dict(zip(est.fallback_cells_.tolist(), est.fallback_to_.tolist(), strict=True))
     print(
         f"cells: {est.n_cells_fitted_} with their own calibrator, "
         f"{est.n_cells_fallback_} with fewer than b = {b} rows (served by an "
