@@ -12,7 +12,9 @@ Everything the package writes to disk (CLI reports, the demo report and its
 diagrams, the dataset cache) goes through :func:`atomic_write`: the new
 content is complete in a temporary file of the target's folder before one
 ``os.replace`` swaps it in, and the temporary file is removed on any failure,
-so a reader never sees a half-written file and nothing is left behind.
+so a reader never sees a half-written file and nothing is left behind. A
+folder of files (``betacal apply`` on a set of Parquet files) is written the
+same way by :func:`atomic_directory`.
 """
 
 import contextlib
@@ -299,4 +301,45 @@ def atomic_write(path, content):
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Write a folder in one step: yields a temporary folder to fill.
+
+    The temporary folder sits beside ``path`` (same file system). When the
+    block ends without error it is renamed to ``path``; an existing ``path``
+    is moved aside first and removed only after the new folder is in place
+    (put back if that rename fails). On any failure the temporary folder is
+    removed and ``path`` is left as it was: a reader sees the old folder or
+    the complete new one, never a partial one, and nothing is left behind.
+    """
+    import shutil
+
+    path = Path(path)
+    tmp = Path(
+        tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    )
+    try:
+        yield tmp
+        old = None
+        if path.exists():
+            old = Path(
+                tempfile.mkdtemp(
+                    dir=path.parent, prefix=f".{path.name}.", suffix=".old"
+                )
+            )
+            os.replace(path, old / path.name)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            if old is not None:
+                os.replace(old / path.name, path)
+                shutil.rmtree(old, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -501,3 +501,112 @@ def test_fit_warnings_are_one_line_each(frame, tmp_path, capsys):
     assert main(argv) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err and all(line.startswith("betacal: warning: ") for line in err)
+
+
+# ------------------------------------------- a set of Parquet files through dask
+
+
+def _parquet_set(frame, folder, n_files=4):
+    """``frame`` split into ``n_files`` Parquet files (uneven sizes)."""
+    pytest.importorskip("pyarrow")
+    folder.mkdir()
+    cuts = np.linspace(0, len(frame), n_files + 1).astype(int)
+    cuts[1] += 7  # files of different lengths
+    for i in range(n_files):
+        frame.iloc[cuts[i] : cuts[i + 1]].to_parquet(folder / f"answers-{i}.parquet")
+    return folder
+
+
+def test_apply_to_a_set_of_parquet_files_gives_the_numbers_of_numpy(
+    fitted, frame, tmp_path, capsys
+):
+    pytest.importorskip("dask.dataframe")
+    _, model = fitted
+    src = _parquet_set(frame, tmp_path / "in")
+    est = model_io.load(model)
+    X = frame[["verbal_confidence", "model"]]
+    expected = est.predict_proba(X)[:, 1]
+    for pattern in (str(src / "*.parquet"), str(src)):
+        out = tmp_path / "out"
+        argv = ["apply", str(model), pattern, str(out), "--cells", "--force"]
+        assert main(argv) == 0
+        assert "11666 rows written" in capsys.readouterr().err
+        parts = sorted(out.iterdir())
+        assert [p.name for p in parts] == [f"part.{i}.parquet" for i in range(4)]
+        result = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+        assert list(result.columns) == [*frame.columns, "calibrated_confidence", "cell"]
+        # row by row, so the same numbers as calling the model on all rows
+        assert_array_equal(result["calibrated_confidence"], expected)
+        assert_array_equal(result["cell"], est.apply(X))
+        assert_array_equal(result["question"], frame["question"])
+    # the input is untouched and nothing else is left in the folders
+    assert _listing(src) == [f"answers-{i}.parquet" for i in range(4)]
+    assert _listing(tmp_path) == ["in", "out"]
+
+
+def test_apply_to_a_parquet_set_refuses_to_touch_its_input(
+    fitted, frame, tmp_path, capsys
+):
+    pytest.importorskip("dask.dataframe")
+    _, model = fitted
+    src = _parquet_set(frame, tmp_path / "in")
+    before = {p.name: p.read_bytes() for p in src.iterdir()}
+    pattern = str(src / "*.parquet")
+    for out, match in [
+        (src, "holds the input file"),
+        (tmp_path, "holds the input file"),
+        (src / "answers-0.parquet", "is a file"),
+    ]:
+        _fail(capsys, ["apply", str(model), pattern, str(out), "--force"], match)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "keep.txt").write_text("x")
+    _fail(capsys, ["apply", str(model), pattern, str(tmp_path / "old")],
+          "pass --force")  # fmt: skip
+    _fail(capsys, ["apply", str(model), str(tmp_path / "none-*.parquet"),
+                   str(tmp_path / "o")], "matches no file")  # fmt: skip
+    assert {p.name: p.read_bytes() for p in src.iterdir()} == before
+    assert (tmp_path / "old" / "keep.txt").read_text() == "x"
+    assert _listing(tmp_path) == ["in", "old"]
+
+
+def test_apply_to_a_parquet_set_failure_leaves_nothing(fitted, frame, tmp_path, capsys):
+    pytest.importorskip("dask.dataframe")
+    _, model = fitted
+    bad = frame.copy()
+    bad.loc[len(bad) - 3, "verbal_confidence"] = 1.7  # in the last file
+    src = _parquet_set(bad, tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "previous.parquet").write_bytes(b"earlier output")
+    err = _fail(capsys, ["apply", str(model), str(src), str(out), "--force"],
+                "outside [0, 1]")  # fmt: skip
+    assert "partition 3 of" in err
+    # the earlier output is kept as it was and no temporary folder remains
+    assert _listing(out) == ["previous.parquet"]
+    assert _listing(tmp_path) == ["in", "out"]
+    (src / "notes.csv").write_text("a\n1\n")
+    _fail(capsys, ["apply", str(model), str(src / "*"), str(tmp_path / "o2")],
+          "not a Parquet file")  # fmt: skip
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o3"),
+                   "--column", "model"], "already has a column 'model'")  # fmt: skip
+    assert _listing(tmp_path) == ["in", "out"]
+
+
+def test_apply_to_a_parquet_set_names_the_missing_dask_extra(
+    fitted, frame, tmp_path, capsys, monkeypatch
+):
+    import builtins
+
+    _, model = fitted
+    src = _parquet_set(frame, tmp_path / "in", n_files=2)
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name == "dask" or name.startswith("dask."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "out")],
+          "pip install 'sklearn-betacal[dask]'")  # fmt: skip
+    assert _listing(tmp_path) == ["in"]

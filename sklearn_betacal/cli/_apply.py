@@ -8,21 +8,36 @@ column plus the calibrated confidence (and the cell id with ``--cells``); it
 is written through a temporary file in the output's folder and moved into
 place only when complete (:func:`sklearn_betacal._io.atomic_write`), so a
 failure at any row leaves no output and no temporary file.
+
+``IN`` may also be a set of Parquet files (a glob pattern such as
+``'answers/*.parquet'``, or a folder of ``.parquet`` files): with dask
+installed it is read lazily as one dask DataFrame, every partition is
+calibrated on its own (the same numbers as in memory: prediction is row by
+row) and written as one Parquet file of the folder ``OUT``, which appears
+complete or not at all (:func:`sklearn_betacal._io.atomic_directory`).
 """
 
 import bz2
 import contextlib
+import glob
 import gzip
 import io
 import lzma
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from .._io import TableReadError, atomic_write, file_kind, iter_table_chunks
+from .._io import (
+    TableReadError,
+    atomic_directory,
+    atomic_write,
+    file_kind,
+    iter_table_chunks,
+)
 from ._common import EXIT_OK, UsageError, check_output, one_line
 from ._fit import confidence_values
 
@@ -36,12 +51,23 @@ def add_apply(subparsers):
         description=(
             "Read IN in chunks, add the calibrated confidence of every row "
             "(and its cell with --cells) and write OUT atomically. IN and OUT "
-            "are CSV/TSV (optionally .gz/.bz2/.xz) or Parquet files."
+            "are CSV/TSV (optionally .gz/.bz2/.xz) or Parquet files. IN may "
+            "also be a set of Parquet files, as a quoted glob pattern "
+            "('answers/*.parquet') or a folder: with the dask extra it is read "
+            "lazily as a dask DataFrame and OUT is a folder of Parquet files, "
+            "one per partition, written atomically."
         ),
     )
     parser.add_argument("model", metavar="MODEL", help="model file from 'betacal fit'")
-    parser.add_argument("input", metavar="IN")
-    parser.add_argument("output", metavar="OUT")
+    parser.add_argument(
+        "input",
+        metavar="IN",
+        help="a table file, or a set of Parquet files: a quoted glob pattern "
+        "or a folder",
+    )
+    parser.add_argument(
+        "output", metavar="OUT", help="a table file (a folder when IN is a set)"
+    )
     parser.add_argument("--cells", action="store_true", help="add the cell id column")
     parser.add_argument(
         "--column",
@@ -152,30 +178,19 @@ def _check_paths(args):
     return model, src, out, kind
 
 
-def run_apply(args):
-    start = time.perf_counter()
-    model_path, src, out, out_kind = _check_paths(args)
-    est, spec = _load_model(model_path)
+def _load_checked_model(path, args):
+    est, spec = _load_model(path)
     if args.cells and not hasattr(est, "apply"):
         raise UsageError(
             f"--cells: the {spec.get('method')} model has no cells (it uses the "
             "confidence only); drop --cells"
         )
-    conf = spec["confidence"]
-    columns = [conf, *spec.get("features", [])]
-    fmt = spec.get("confidence_format", "number")
-    try:
-        chunks = iter_table_chunks(
-            src,
-            columns,
-            args.chunk_size,
-            sep=args.sep,
-            text_columns=spec.get("text_columns", []),
-        )
-        first = next(chunks)
-    except TableReadError as exc:
-        raise UsageError(str(exc)) from None
-    clash = [c for c in (args.column, "cell" if args.cells else None) if c in first]
+    return est, spec
+
+
+def _check_new_columns(args, present):
+    """The new column (and ``cell``) must not be a column of the input."""
+    clash = [c for c in (args.column, "cell" if args.cells else None) if c in present]
     if clash:
         raise UsageError(
             f"the input already has a column {clash[0]!r}; name the new one with "
@@ -183,14 +198,22 @@ def run_apply(args):
             if clash[0] == args.column
             else "the input already has a column 'cell'; rename it or drop --cells"
         )
-    write, close = _output_writer(out, out_kind)
-    compress = (
-        _WRITE_COMPRESSION.get(out.suffix.lower()) if out_kind != "parquet" else None
-    )
-    counts = {"rows": 0, "unparsed": 0}
 
-    def calibrate(frame):
-        h, _ = confidence_values(frame[conf], fmt, column=conf, check_scale=False)
+
+def _calibrator(est, spec, args, where):
+    """``calibrate(frame, first_row) -> (frame + new columns, n_unparsed)``.
+
+    ``where(first_row, n_rows)`` names the rows in an error message.
+    """
+    conf = spec["confidence"]
+    columns = [conf, *spec.get("features", [])]
+    fmt = spec.get("confidence_format", "number")
+
+    def calibrate(frame, first_row):
+        try:
+            h, _ = confidence_values(frame[conf], fmt, column=conf, check_scale=False)
+        except UsageError as exc:
+            raise UsageError(f"{where(first_row, len(frame))}: {exc}") from None
         ok = ~np.isnan(h)
         p = np.full(h.shape[0], np.nan)
         cells = np.full(h.shape[0], -1, dtype=np.int64)
@@ -205,15 +228,66 @@ def run_apply(args):
                     cells[ok] = est.apply(X)
             except (ValueError, TypeError) as exc:
                 raise UsageError(
-                    f"rows {counts['rows'] + 1}-{counts['rows'] + len(frame)} of "
-                    f"{src}: {one_line(exc)}"
+                    f"{where(first_row, len(frame))}: {one_line(exc)}"
                 ) from None
-        counts["unparsed"] += int(np.count_nonzero(~ok))
-        counts["rows"] += len(frame)
         frame = frame.copy()
         frame[args.column] = p
         if args.cells:
             frame["cell"] = cells
+        return frame, int(np.count_nonzero(~ok))
+
+    return calibrate
+
+
+def _report(counts, out, start, column):
+    seconds = time.perf_counter() - start
+    note = ""
+    if counts["unparsed"]:
+        note = (
+            f"; {counts['unparsed']} row(s) without a usable confidence have an "
+            f"empty {column}"
+        )
+    print(
+        f"betacal apply: {counts['rows']} rows written to {out} in "
+        f"{seconds:.1f} s{note}",
+        file=sys.stderr,
+    )
+
+
+def run_apply(args):
+    start = time.perf_counter()
+    files = _input_set(args.input)
+    if files is not None:
+        return _apply_set(args, files, start)
+    model_path, src, out, out_kind = _check_paths(args)
+    est, spec = _load_checked_model(model_path, args)
+    conf = spec["confidence"]
+    columns = [conf, *spec.get("features", [])]
+    try:
+        chunks = iter_table_chunks(
+            src,
+            columns,
+            args.chunk_size,
+            sep=args.sep,
+            text_columns=spec.get("text_columns", []),
+        )
+        first = next(chunks)
+    except TableReadError as exc:
+        raise UsageError(str(exc)) from None
+    _check_new_columns(args, first)
+    write, close = _output_writer(out, out_kind)
+    compress = (
+        _WRITE_COMPRESSION.get(out.suffix.lower()) if out_kind != "parquet" else None
+    )
+    counts = {"rows": 0, "unparsed": 0}
+    calibrate_rows = _calibrator(
+        est, spec, args, lambda row, n: f"rows {row + 1}-{row + n} of {src}"
+    )
+
+    def calibrate(frame):
+        frame, unparsed = calibrate_rows(frame, counts["rows"])
+        counts["unparsed"] += unparsed
+        counts["rows"] += len(frame)
         return frame
 
     def produce(fh):
@@ -239,18 +313,129 @@ def run_apply(args):
                 text.detach()
 
     atomic_write(out, produce)
-    seconds = time.perf_counter() - start
-    note = ""
-    if counts["unparsed"]:
-        note = (
-            f"; {counts['unparsed']} row(s) without a usable confidence have an "
-            f"empty {args.column}"
+    _report(counts, out, start, args.column)
+    return EXIT_OK
+
+
+# ------------------------------------------------- a set of Parquet files (dask)
+_DASK_HINT = (
+    "reading a set of Parquet files (IN is a pattern or a folder) needs the "
+    "dask extra: pip install 'sklearn-betacal[dask]' (or apply the model to "
+    "each file)"
+)
+
+
+def _input_set(text):
+    """The files of IN when it is a glob pattern or a folder, else None."""
+    path = Path(text)
+    if path.is_dir():
+        files = sorted(
+            f
+            for f in path.iterdir()
+            if f.is_file() and f.suffix.lower() in (".parquet", ".pq")
         )
-    print(
-        f"betacal apply: {counts['rows']} rows written to {out} in "
-        f"{seconds:.1f} s{note}",
-        file=sys.stderr,
+        if not files:
+            raise UsageError(f"input folder {path} holds no .parquet file")
+        return files
+    if not glob.has_magic(text):
+        return None
+    files = sorted(Path(f) for f in glob.glob(text))
+    files = [f for f in files if not f.is_dir()]
+    if not files:
+        raise UsageError(f"input pattern {text!r} matches no file")
+    for f in files:
+        try:
+            kind = file_kind(f)
+        except TableReadError:
+            kind = None
+        if kind != "parquet" or f.suffix.lower() not in (".parquet", ".pq"):
+            raise UsageError(
+                f"input pattern {text!r} matches {f}, which is not a Parquet file; "
+                "a set of files must be Parquet (.parquet); apply the model to "
+                "other files one by one"
+            )
+    return files
+
+
+def _check_output_folder(args, files, model):
+    """OUT is a folder that is created or (--force) replaced, never an input."""
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(
+            f"OUT {out} is a file; with a set of input files OUT is a folder "
+            "(it receives one Parquet file per partition)"
+        )
+    if not out.parent.is_dir():
+        raise UsageError(f"OUT folder {out.parent} does not exist")
+    target = out.resolve()
+    for f in [*files, model]:
+        if target == f.resolve() or target in f.resolve().parents:
+            what = "model file" if f == model else "input file"
+            raise UsageError(f"OUT {out} holds the {what} {f}; refusing to replace it")
+    if out.exists() and any(out.iterdir()) and not args.force:
+        raise UsageError(f"OUT {out} exists; pass --force to replace the folder")
+    try:
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write to folder {out.parent} ({exc.strerror or exc}); choose "
+            "a writable folder for OUT"
+        ) from None
+    return out
+
+
+def _apply_set(args, files, start):
+    model = Path(args.model)
+    out = _check_output_folder(args, files, model)
+    try:
+        import dask
+        import dask.dataframe as dd
+    except ImportError:
+        raise UsageError(_DASK_HINT) from None
+    from .._parallel import limit_threads
+
+    est, spec = _load_checked_model(model, args)
+    conf = spec["confidence"]
+    columns = [conf, *spec.get("features", [])]
+    try:
+        frame = dd.read_parquet([str(f) for f in files])
+        present = list(frame.columns)
+    except (ValueError, OSError) as exc:  # ArrowInvalid is a ValueError
+        raise UsageError(
+            f"could not read {args.input} as Parquet: {one_line(exc)}"
+        ) from None
+    missing = [c for c in columns if c not in present]
+    if missing:
+        raise UsageError(
+            f"column {missing[0]!r} not found in {args.input}; its columns are "
+            f"{', '.join(map(repr, present[:12]))}{' ...' if len(present) > 12 else ''}"
+        )
+    _check_new_columns(args, present)
+    calibrate = _calibrator(
+        est, spec, args, lambda row, n: f"partition {row} of {args.input}"
     )
+    width = len(str(max(frame.npartitions - 1, 0)))
+
+    def write_part(part, i, folder):
+        result, unparsed = calibrate(part, i)
+        result.to_parquet(folder / f"part.{i:0{width}d}.parquet", index=False)
+        return len(result), unparsed
+
+    with atomic_directory(out) as folder, limit_threads(1):
+        tasks = [
+            dask.delayed(write_part)(part, i, folder)
+            for i, part in enumerate(frame.to_delayed())
+        ]
+        try:
+            done = dask.compute(*tasks)
+        except (ValueError, OSError) as exc:  # unreadable file, full disk, ...
+            raise UsageError(f"applying to {args.input}: {one_line(exc)}") from None
+    counts = {
+        "rows": sum(n for n, _ in done),
+        "unparsed": sum(u for _, u in done),
+    }
+    _report(counts, f"{out}/ ({len(done)} Parquet files)", start, args.column)
     return EXIT_OK
 
 
