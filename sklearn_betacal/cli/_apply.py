@@ -25,7 +25,6 @@ import io
 import lzma
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,7 +37,13 @@ from .._io import (
     file_kind,
     iter_table_chunks,
 )
-from ._common import EXIT_OK, UsageError, check_output, one_line
+from ._common import (
+    EXIT_OK,
+    UsageError,
+    check_can_create_in,
+    check_output,
+    one_line,
+)
 from ._fit import confidence_values
 
 _WRITE_COMPRESSION = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}
@@ -374,14 +379,7 @@ def _check_output_folder(args, files, model):
             raise UsageError(f"OUT {out} holds the {what} {f}; refusing to replace it")
     if out.exists() and any(out.iterdir()) and not args.force:
         raise UsageError(f"OUT {out} exists; pass --force to replace the folder")
-    try:
-        with tempfile.TemporaryFile(dir=out.parent):
-            pass
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write to folder {out.parent} ({exc.strerror or exc}); choose "
-            "a writable folder for OUT"
-        ) from None
+    check_can_create_in(out.parent, "OUT")
     return out
 
 

@@ -45,15 +45,20 @@ def check_output(output, input_path, force, *, name="--output"):
         raise UsageError(f"{name} {output} is the input file; refusing to overwrite it")
     if output.exists() and not force:
         raise UsageError(f"{name} {output} exists; pass --force to replace it")
+    check_can_create_in(output.parent, name)
+    return output
+
+
+def check_can_create_in(folder, name):
+    """Fail now, not after the work, when no file can be created in ``folder``."""
     try:
-        with tempfile.TemporaryFile(dir=output.parent):
+        with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
         raise UsageError(
-            f"cannot write to folder {output.parent} ({exc.strerror or exc}); choose "
+            f"cannot write to folder {folder} ({exc.strerror or exc}); choose "
             f"a writable folder for {name}"
         ) from None
-    return output
 
 
 def check_writable_folder(folder, flag):
