@@ -1,14 +1,21 @@
 # SPDX-License-Identifier: MIT
-"""Before/after table of issue 10 from the recorded experiment CSVs.
+"""Before/after tables of issue 10 from the recorded experiment CSVs.
 
-Reads ``results/paper_experiment_verbal_before.csv`` (the experiment as it
-was: AUAC tuning, 1e-12 logit clip, cells needing 2b, no learned partition),
-``results/paper_experiment_verbal.csv`` (after, tuned by the debiased
-CE(h;beta)) and ``results/paper_experiment_verbal_auac.csv`` (after, tuned by
-AUAC as the paper does) and writes ``results/issue10_before_after.md``: per
-(dataset, model) verbalized row, how often a beta-method (BB, BB-T, HS-BB,
-S-BB) has the best CE(h;beta) -- plug-in and debiased where recorded -- and
-how the best beta-method compares with UMD binning (B).
+Reads the CSVs of ``paper_experiment.py`` in ``results/``: verbalized
+confidences before issue 10 (``paper_experiment_verbal_before.csv``: AUAC
+tuning, 1e-12 logit clip, cells needing 2b, no learned partition), after
+(``paper_experiment_verbal.csv``, tuned by the debiased CE(h;beta); its first
+3-seed record ``paper_experiment_verbal_3seeds.csv``; tuned by AUAC
+``paper_experiment_verbal_auac.csv``; with depth 0 in the grid
+``paper_experiment_verbal_depth0.csv``), the same for token probabilities
+(``paper_experiment_token_before.csv``, ``paper_experiment_token.csv``,
+``paper_experiment_token_depth0.csv``) and the demo's reports before and
+after (``demo_before_issue10.md``, ``demo_after_issue10.md``), and writes
+``results/issue10_before_after.md``: per (dataset, model) row how often a
+beta-method (BB, BB-T, HS-BB, S-BB) has the best CE(h;beta) -- plug-in and
+debiased -- with ties apart, how the best beta-method compares with UMD
+binning (B), and whether each row's verdict is larger than its noise over
+seeds (:func:`row_verdicts`).
 
 Usage::
 

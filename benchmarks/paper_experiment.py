@@ -142,7 +142,7 @@ def main(argv=None):
         )
     ]
     print(f"{len(tasks)} configurations x {args.seeds} seeds", file=sys.stderr)
-    start = time.perf_counter()
+    start, load = time.perf_counter(), os.getloadavg()
     frames = []
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -178,6 +178,9 @@ def main(argv=None):
         "(crossed with the model for pooled rows). floor: CE(h;β) that "
         "perfectly calibrated confidences would get on the same cells and bins; "
         "CE²(h;β) debiased ×100: Kumar et al.'s unbiased squared error.",
+        "",
+        f"Load average (1, 5, 15 min) at start {' '.join(f'{v:.2f}' for v in load)}, "
+        f"at end {' '.join(f'{v:.2f}' for v in os.getloadavg())}.",
         "",
         wins,
         "",
