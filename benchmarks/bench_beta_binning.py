@@ -239,7 +239,7 @@ def cmd_memory(args):
     print("|---|---:|---:|")
     part = KDTreePartitioner(max_depth=3)
     tree, peak = peak_bytes(lambda: KDTreePartitioner(max_depth=3).fit(X[:, 1:]))
-    print(f"| KDTreePartitioner(max_depth=3).fit (N, 4) | {peak / n:.1f} | 0 |")
+    print(f"| KDTreePartitioner(max_depth=3).fit (N, 4) | {peak / n:.2f} | 0 |")
     frozen = FrozenEstimator(tree)
     for name, make in {
         "BB(kd-tree depth 3)": lambda: BetaBinningCalibrator(
@@ -253,9 +253,9 @@ def cmd_memory(args):
         ),
     }.items():
         model, peak = peak_bytes(lambda make=make: make().fit(X, y))
-        print(f"| {name}.fit | {peak / n:.1f} | 0 |")
+        print(f"| {name}.fit | {peak / n:.2f} | 0 |")
         out, peak = peak_bytes(lambda model=model: model.predict_proba(X))
-        print(f"| {name}.predict_proba | {peak / n:.1f} | {out.nbytes / n:.0f} |")
+        print(f"| {name}.predict_proba | {peak / n:.2f} | {out.nbytes / n:.0f} |")
         del out
     print(f"\n({load()} after)")
 

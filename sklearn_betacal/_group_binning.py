@@ -43,6 +43,9 @@ from ._validation import (
     MAX_DENSE_BINS,
 )
 
+#: Rows per block of the fit's row-wise work on cell ids.
+_BLOCK = 1 << 16
+
 
 def _count_cells(cells, sample_weight):
     """``(ids, n_rows, n_s, lut)`` of the cells >= 0 present in ``cells``.
@@ -52,16 +55,23 @@ def _count_cells(cells, sample_weight):
     int64 work array with one slot per cell plus a last slot for ``-1``
     (set to -1), indexed by :func:`_cell_positions`.
     """
-    inside = cells >= 0
     hi = int(cells.max()) if cells.shape[0] else -1
+    if sample_weight is None and _small_ids(hi, cells.shape[0]):
+        # counts are exact in any order: block by block, no N-sized copy
+        n_rows = np.zeros(hi + 2, dtype=np.int64)  # slot 0: cell -1
+        for a in range(0, cells.shape[0], _BLOCK):
+            n_rows += np.bincount(cells[a : a + _BLOCK] + 1, minlength=hi + 2)
+        n_rows = n_rows[1:]
+        ids = np.flatnonzero(n_rows).astype(np.int64)
+        n_rows = n_rows[ids]
+        n_s = n_rows.astype(np.float64)
+        return ids, n_rows, n_s, np.full(ids.shape[0] + 1, -1, dtype=np.int64)
+    inside = cells >= 0
     if _small_ids(hi, cells.shape[0]):
         c = cells[inside]
         n_rows = np.bincount(c, minlength=hi + 1)
         ids = np.flatnonzero(n_rows).astype(np.int64)
-        if sample_weight is None:
-            n_s = n_rows[ids].astype(np.float64)
-        else:
-            n_s = np.bincount(c, weights=sample_weight[inside], minlength=hi + 1)[ids]
+        n_s = np.bincount(c, weights=sample_weight[inside], minlength=hi + 1)[ids]
         n_rows = n_rows[ids]
     else:
         ids, inv, n_rows = np.unique(

@@ -899,8 +899,29 @@ def score_order(h, sample_weight=None):
     int64). Compute it once to share it between calls.
     """
     o = np.argsort(h, kind="stable" if sample_weight is not None else None)
-    it = _index_dtype(h.shape[0])
-    return o if it is np.intp else o.astype(it)
+    if _index_dtype(h.shape[0]) is np.intp:
+        return o
+    return _narrow_in_place(o)
+
+
+def _narrow_in_place(o):
+    """int64 indices below 2**31 as int32, in the first half of their memory.
+
+    Copied block by block from the front (each int32 block lands on int64
+    entries already read), then the buffer is shrunk to half: no second
+    N-sized array exists at any time (``astype`` would need 12 bytes per
+    row at once).
+    """
+    n = o.shape[0]
+    if n == 0 or not (o.flags.owndata and o.flags.c_contiguous):
+        return o.astype(np.int32)
+    narrow = o.view(np.int32)[:n]
+    for a in range(0, n, _CHUNK):
+        # overlaps its source only in the first block, which NumPy buffers
+        narrow[a : a + _CHUNK] = o[a : a + _CHUNK]
+    del narrow
+    o.resize((n + 1) // 2, refcheck=False)
+    return o.view(np.int32)[:n]
 
 
 class SegmentOrder(NamedTuple):
@@ -990,6 +1011,76 @@ def _integer_max(v):
     return top
 
 
+def _value_slots(h, order, start, gedge, nb):
+    """Value slot of every sorted row (int32 below 2**31 slots).
+
+    The slot is the row's table bin by value in the values layout: the edge
+    rows of its segment at or before the end of its run of equal scores,
+    plus the segment number -- both counted as events at sorted positions
+    (edge rows repeat when a segment has fewer than ``B_s - 1`` rows; every
+    segment start after the first is one event). Blockwise, in place.
+    """
+    nv = order.shape[0]
+    S = start.shape[0] - 1
+    it = _index_dtype(nb + 1)
+    V = np.zeros(nv + 1, dtype=it)
+    np.add.at(V, gedge + 1, 1)
+    np.add.at(V, start[1:S] + 1, 1)
+    carry = 0
+    for a in range(0, nv + 1, _CHUNK):  # cumsum in place, block by block
+        Vc = V[a : a + _CHUNK]
+        Vc[0] += carry
+        np.cumsum(Vc, out=Vc)
+        carry = Vc[-1]
+    V = V[1:]
+    # A run of tied scores takes the slot of its last row: V is
+    # non-decreasing, so that is the smallest slot at a run end at or after
+    # the row. Blockwise from the end, carrying the minimum.
+    big = np.iinfo(it).max
+    seg_last = start[1:] - 1
+    carry = big
+    for b_hi in range(nv, 0, -_CHUNK):
+        a = max(b_hi - _CHUNK, 0)
+        hc = h[order[a : min(b_hi + 1, nv)]]
+        tied = np.zeros(b_hi - a, dtype=bool)  # position p tied with p + 1
+        np.equal(hc[1:], hc[:-1], out=tied[: hc.shape[0] - 1])
+        tied[seg_last[(seg_last >= a) & (seg_last < b_hi)] - a] = False
+        Vc = V[a:b_hi]
+        if tied.any():
+            Vc[tied] = big
+            rev = np.minimum.accumulate(Vc[::-1])
+            np.minimum(rev, carry, out=rev)
+            Vc[:] = rev[::-1]
+        carry = Vc[0]
+    return V
+
+
+def _segment_edges(start, counts, B, N, cw):
+    """``(es, seg_e, pos, gedge)``: every segment's edge positions ``A_k``
+    (``edge_positions``) and the sorted positions of its edge rows."""
+    S = B.shape[0]
+    m = B - 1
+    es = np.concatenate(([0], np.cumsum(m)))
+    E = int(es[-1])
+    seg_e = np.repeat(np.arange(S), m)
+    k = np.arange(E, dtype=np.int64) - es[seg_e] + 1
+    Ne, Be = N[seg_e], B[seg_e]
+    integral = Ne == np.floor(Ne)
+    pos = np.empty(E)
+    n1 = Ne[integral].astype(np.int64) + 1
+    pos[integral] = (k[integral] * n1 + Be[integral] - 1) // Be[integral]
+    fl = ~integral
+    pos[fl] = np.ceil(k[fl] * (Ne[fl] + 1.0) / Be[fl])
+    if cw is None:
+        edge_rows = np.minimum(pos.astype(np.int64) - 1, counts[seg_e] - 1)
+    else:
+        lo_e = start[seg_e]
+        edge_rows = np.minimum(
+            _bisect(cw, lo_e, start[seg_e + 1], pos, "left") - lo_e, counts[seg_e] - 1
+        )
+    return es, seg_e, pos, start[seg_e] + edge_rows
+
+
 def umd_fit_segments(
     h,
     t,
@@ -1045,6 +1136,16 @@ def umd_fit_segments(
     index per row in row order, so that the bin sums add up in row order
     as ``umd_fit``'s do; with weights, their cumulative sums (8 bytes).
     """
+    tables = _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows)
+    # (the fit's temporaries are gone by now)
+    tables = tables._replace(delta=float(delta))
+    if delta > 0:
+        tables = _with_lookup_segments(tables)
+    return tables
+
+
+def _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows):
+    """``umd_fit_segments`` without the raw-score lookup (delta 0)."""
     B = np.asarray(n_bins, dtype=np.int64)
     S = B.shape[0]
     n = h.shape[0]
@@ -1071,29 +1172,11 @@ def umd_fit_segments(
         cw = _segmented_cumsum(w[order], start, counts)
         N = cw[start[1:] - 1]
 
-    # Alg. 4, line 5 for every segment: edge positions A_k (edge_positions).
-    m = B - 1
-    es = np.concatenate(([0], np.cumsum(m)))
+    # Alg. 4, lines 1-5 for every segment: edge positions and edge rows
+    es, seg_e, pos, gedge = _segment_edges(start, counts, B, N, cw)
     E = int(es[-1])
     vo = es[:-1] + np.arange(S)  # first value of every table
     nb = E + S
-    seg_e = np.repeat(np.arange(S), m)
-    k = np.arange(E, dtype=np.int64) - es[seg_e] + 1
-    Ne, Be = N[seg_e], B[seg_e]
-    integral = Ne == np.floor(Ne)
-    pos = np.empty(E)
-    n1 = Ne[integral].astype(np.int64) + 1
-    pos[integral] = (k[integral] * n1 + Be[integral] - 1) // Be[integral]
-    fl = ~integral
-    pos[fl] = np.ceil(k[fl] * (Ne[fl] + 1.0) / Be[fl])
-    if cw is None:
-        edge_rows = np.minimum(pos.astype(np.int64) - 1, counts[seg_e] - 1)
-    else:
-        lo_e = start[seg_e]
-        edge_rows = np.minimum(
-            _bisect(cw, lo_e, start[seg_e + 1], pos, "left") - lo_e, counts[seg_e] - 1
-        )
-    gedge = start[seg_e] + edge_rows
     edges = h[order[gedge]]
 
     # Value slot of every sorted row (its table's bin by value, in the
@@ -1101,37 +1184,7 @@ def umd_fit_segments(
     # its run of equal scores, plus the segment number -- both counted as
     # events at sorted positions (edge rows repeat when a segment has fewer
     # than B_s - 1 rows; every segment start after the first is one event).
-    it = _index_dtype(nb + 1)
-    V = np.zeros(nv + 1, dtype=it)
-    np.add.at(V, gedge + 1, 1)
-    np.add.at(V, start[1:S] + 1, 1)
-    carry = 0
-    for a in range(0, nv + 1, _CHUNK):  # cumsum in place, block by block
-        Vc = V[a : a + _CHUNK]
-        Vc[0] += carry
-        np.cumsum(Vc, out=Vc)
-        carry = Vc[-1]
-    V = V[1:]
-    # A run of tied scores takes the slot of its last row: V is
-    # non-decreasing, so that is the smallest slot at a run end at or after
-    # the row. Blockwise from the end, carrying the minimum.
-    big = np.iinfo(it).max
-    seg_last = start[1:] - 1
-    carry = big
-    for b_hi in range(nv, 0, -_CHUNK):
-        a = max(b_hi - _CHUNK, 0)
-        hc = h[order[a : min(b_hi + 1, nv)]]
-        tied = np.zeros(b_hi - a, dtype=bool)  # position p tied with p + 1
-        np.equal(hc[1:], hc[:-1], out=tied[: hc.shape[0] - 1])
-        tied[seg_last[(seg_last >= a) & (seg_last < b_hi)] - a] = False
-        Vc = V[a:b_hi]
-        if tied.any():
-            Vc[tied] = big
-            rev = np.minimum.accumulate(Vc[::-1])
-            np.minimum(rev, carry, out=rev)
-            Vc[:] = rev[::-1]
-        carry = Vc[0]
-    del hc, tied
+    V = _value_slots(h, order, start, gedge, nb)
 
     # slot -> the edge just below it (the last edge <= its scores); -1 for a
     # segment's first slot and for the slot nb of the rows left out
@@ -1264,12 +1317,7 @@ def umd_fit_segments(
         values[full] = sums[full] / mass[full]
     else:
         values = sums / mass
-    tables = CellTables(
-        edges=edges, edge_start=es, values=values, counts=mass, delta=float(delta)
-    )
-    if delta > 0:
-        tables = _with_lookup_segments(tables)
-    return tables
+    return CellTables(edges=edges, edge_start=es, values=values, counts=mass, delta=0.0)
 
 
 def _with_lookup_segments(tables):
