@@ -1283,8 +1283,10 @@ def _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows):
         U[np.arange(E) + seg_e] = pos - 1.0
         U[vo + B - 1] = N
         v0 = vo[sk]
-        b0 = _bisect(U, v0, v0 + B[sk], lo, "right") - v0
-        b1 = _bisect(L, v0, v0 + B[sk], hi, "left") - v0 - 1
+        # searchsorted in every table's own bounds at once (exact)
+        vstart = np.append(vo, nb)
+        b0 = _segmented_search(U, vstart, lo, sk, side="right")
+        b1 = _segmented_search(L, vstart, hi, sk, side="left") - 1
         n_pairs = np.maximum(b1 - b0 + 1, 0)
         r = np.repeat(np.arange(ks.shape[0]), n_pairs)
         gb = np.repeat(v0 + b0, n_pairs) + (
