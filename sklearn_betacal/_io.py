@@ -20,7 +20,9 @@ same way by :func:`atomic_directory`.
 import contextlib
 import lzma
 import os
+import re
 import tempfile
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -199,34 +201,61 @@ def read_table(path, columns, *, sep=None):
     with _reading(path, kind):
         if kind == "parquet":
             return pd.read_parquet(path, columns=list(columns))
-        # pandas drops the extra fields of a row silently when usecols is
-        # given; one sentinel column past the header catches them (two or
-        # more extra fields are a ParserError anyway). When no row has one,
-        # pandas refuses the sentinel ("Too many columns specified") and the
-        # plain read follows; low_memory=False makes that check see the whole
-        # file, not its first chunk.
+        # One pass. pandas drops the extra fields of a row silently when
+        # usecols is given, so every column is read; with index_col=False a
+        # later row with an extra field is a ParserError ("Expected 3 fields
+        # in line 31, saw 4") and a first data row with one is a
+        # ParserWarning (pandas would drop the field), raised here as an
+        # error. Only a file that has such rows is read a second time, to
+        # count them for the message.
         try:
-            frame = pd.read_csv(
-                path,
-                sep=sep,
-                header=0,
-                names=[*available, _EXTRA],
-                usecols=[*columns, _EXTRA],
-                low_memory=False,
-            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                frame = pd.read_csv(path, sep=sep, index_col=False)
+        except pd.errors.ParserWarning:
+            _raise_extra_fields(path, sep, available, columns, 2)
         except pd.errors.ParserError as exc:
-            if "Too many columns specified" not in str(exc):
-                raise
-            return pd.read_csv(path, sep=sep, usecols=list(columns))
-        extra = frame[_EXTRA].notna().to_numpy()
-        if extra.any():
-            line = int(extra.argmax()) + 2  # 1-based, after the header line
-            raise TableReadError(
-                f"{path} line {line}: {int(extra.sum())} row(s) have more fields "
-                f"than the header ({len(available)}); fix the separator or the "
-                "quoting of those rows"
+            found = re.search(
+                r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc)
             )
+            if found is None or int(found[3]) <= int(found[1]):
+                raise
+            _raise_extra_fields(path, sep, available, columns, int(found[2]))
         return frame[list(columns)]
+
+
+def _raise_extra_fields(path, sep, available, columns, line):
+    """The :class:`TableReadError` for rows with more fields than the header.
+
+    Reads the file again with one sentinel column past the header to count
+    the rows with one extra field; ``line`` (the first offending line that
+    pandas reported) is used when a row has several.
+    """
+    import pandas as pd
+
+    message = (
+        "have more fields than the header ({}); fix the separator or the quoting "
+        "of those rows"
+    )
+    try:
+        frame = pd.read_csv(
+            path,
+            sep=sep,
+            header=0,
+            names=[*available, _EXTRA],
+            usecols=[*columns, _EXTRA],
+            low_memory=False,
+        )
+    except pd.errors.ParserError:  # a row with two or more extra fields
+        raise TableReadError(
+            f"{path} line {line}: row(s) " + message.format(len(available))
+        ) from None
+    extra = frame[_EXTRA].notna().to_numpy()
+    first = int(extra.argmax()) + 2 if extra.any() else line  # 1-based, after header
+    raise TableReadError(
+        f"{path} line {first}: {int(extra.sum())} row(s) "
+        + message.format(len(available))
+    )
 
 
 def iter_table_chunks(
