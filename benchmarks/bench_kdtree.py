@@ -4,18 +4,27 @@ which ``split_axis`` gives the lowest beta-calibration error on real data.
 
 Two sub-commands, each in one process.
 
-``speed`` -- on Gaussian float32 rows of shape (N, d), for each depth:
+``speed`` -- on Gaussian rows of shape (N, d) (float32 by default), for
+each depth:
 
 * the median-finding floor: per tree level one strided copy of a column and
   one ``np.partition`` of it over all N rows (what any level-wise median
-  kd-tree must at least do);
-* the kernel ``build_kdtree`` (split_axis="cycle") on validated data, and
-  the estimator ``KDTreePartitioner.fit`` (kernel + ``validate_data``, whose
-  finite check reads all N x d values), ``KDTreePartitioner.transform``;
-* ``split_axis="max_spread"`` and ``"pca"`` estimator fits (they read every
-  coordinate, so they cannot approach the floor);
-* the peer ``sklearn.neighbors.KDTree`` construction with
-  ``leaf_size = ceil(N / 2**depth)`` (same depth; it converts to float64).
+  kd-tree must at least do), over the depth the tree actually reached;
+* the kernel ``build_kdtree`` (split_axis="cycle") on validated data, as
+  committed ("after") and -- with ``--before REF`` -- the kernel file of the
+  git revision REF loaded into the same process ("before"), with the extra
+  memory of each (``tracemalloc`` peak above the level before the call,
+  per row; it includes the fitted arrays the kernel returns);
+* the estimator ``KDTreePartitioner.fit`` (kernel + ``validate_data``,
+  whose finite check reads all N x d values) and ``.transform`` of up to
+  1e5 new rows;
+* optionally (``--peer-depths``) ``split_axis="max_spread"`` and ``"pca"``
+  fits (they read every coordinate, so they cannot approach the floor) and
+  the peer ``sklearn.neighbors.KDTree`` with ``leaf_size = ceil(N / 2**depth)``.
+
+A depth of 64 with ``--min-samples-leaf 1`` is the deep/tiny-leaf case
+(issue 14 item 18): the tree grows until every leaf holds one row (or only
+tied rows), ``log2(N)`` levels.
 
 Medians of ``--repeats`` runs of CPU time (``time.process_time``; the
 machine is shared, CPU time is less disturbed by other processes than wall
@@ -35,7 +44,8 @@ scored against the same beta, and plain ECE. The embedding is used as is
 after a random rotation (like a neural embedding, whose coordinates have no
 order). Usage::
 
-    python benchmarks/bench_kdtree.py [--blas-threads 1] speed --n 1e5 --d 384
+    python benchmarks/bench_kdtree.py [--blas-threads 1] speed --n 1e6 --d 384 \
+        --before e0f8b7b~1 --depths 3 6 10 64
     python benchmarks/bench_kdtree.py quality [--seeds 3] [--svd 128]
 """
 
@@ -45,8 +55,11 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
+import tracemalloc
+import types
 
 import numpy as np
 import scipy
@@ -99,42 +112,95 @@ def floor(X, depth):
         np.partition(col, (col.shape[0] - 1) // 2)
 
 
+def kernel_at(ref):
+    """The kd-tree kernel module as of git revision ``ref`` (for "before")."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = subprocess.run(
+        ["git", "show", f"{ref}:sklearn_betacal/_kernels/_kdtree.py"],
+        cwd=here,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    mod = types.ModuleType(f"kdtree_at_{ref}")
+    exec(compile(src, f"{ref}:_kdtree.py", "exec"), mod.__dict__)
+    return mod
+
+
+def peak_bytes(fn):
+    """Peak bytes allocated (tracemalloc) during ``fn()`` above the level
+    before the call; the result is dropped before returning."""
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    out = fn()
+    peak = tracemalloc.get_traced_memory()[1] - before
+    tracemalloc.stop()
+    del out
+    return peak
+
+
 def speed(args):
     from sklearn.neighbors import KDTree
 
     n, d, reps = int(float(args.n)), args.d, args.repeats
+    msl = args.min_samples_leaf
     header()
+    print(f"# uptime: {os.popen('uptime').read().strip()}")
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((n, d), dtype=np.float32)
-    X_new = rng.standard_normal((min(n, 100_000), d), dtype=np.float32)
-    print(f"# N={n:.0e} d={d} float32 ({X.nbytes / 2**30:.2f} GiB), repeats={reps}")
+    X = rng.standard_normal((n, d), dtype=np.float64).astype(args.dtype)
+    X_new = rng.standard_normal((min(n, 100_000), d)).astype(args.dtype)
+    print(
+        f"# N={n:.0e} d={d} {args.dtype} ({X.nbytes / 2**30:.2f} GiB), "
+        f"min_samples_leaf={msl}, repeats={reps}"
+    )
     print(f"# peak RSS after data: {peak_rss_gb():.2f} GiB")
+    before = kernel_at(args.before) if args.before else None
+    if before is not None:
+        print(f"# before = sklearn_betacal/_kernels/_kdtree.py at {args.before}")
     cols = (
-        "depth | floor | kernel build (x floor) | fit (x floor) | transform"
+        "depth (reached) | floor | before build (x floor) | after build (x floor)"
+        " | before B/row | after B/row | fit (x floor) | transform"
         f" {X_new.shape[0]:.0e} rows | fit max_spread | fit pca | sklearn KDTree"
-        " (x kernel)"
+        " (x after)"
     )
     print("\nCPU seconds, median of repeats (wall seconds in brackets)\n")
     print("| " + cols + " |")
     print("|" + "---|" * (cols.count("|") + 1))
     peers = set(args.peer_depths)
     for depth in args.depths:
-        f_c, f_w = timed(lambda depth=depth: floor(X, depth), reps)
-        k_c, k_w = timed(lambda depth=depth: build_kdtree(X, depth, 1, "cycle"), reps)
-        part = KDTreePartitioner(depth)
+        tree = build_kdtree(X, depth, msl, "cycle")
+        reached = tree["leaf_axes"].shape[1]
+        del tree
+        f_c, f_w = timed(lambda r=reached: floor(X, r), reps)
+        row = [f"{depth} ({reached})", f"{f_c:.3f} ({f_w:.3f})"]
+        if before is not None:
+            b_reps = reps if depth <= 16 else max(1, min(reps, args.slow_repeats))
+            b_c, b_w = timed(
+                lambda depth=depth: before.build_kdtree(X, depth, msl, "cycle"), b_reps
+            )
+            row.append(f"{b_c:.3f} ({b_w:.3f}) **{b_c / f_c:.2f}x**")
+        else:
+            row.append("-")
+        k_c, k_w = timed(lambda depth=depth: build_kdtree(X, depth, msl, "cycle"), reps)
+        row.append(f"{k_c:.3f} ({k_w:.3f}) **{k_c / f_c:.2f}x**")
+        if before is not None:
+            mb = peak_bytes(lambda d_=depth: before.build_kdtree(X, d_, msl, "cycle"))
+            row.append(f"{mb / n:.1f}")
+        else:
+            row.append("-")
+        ma = peak_bytes(lambda d_=depth: build_kdtree(X, d_, msl, "cycle"))
+        row.append(f"{ma / n:.1f}")
+        part = KDTreePartitioner(depth, min_samples_leaf=msl)
         e_c, e_w = timed(lambda part=part: part.fit(X), reps)
         t_c, t_w = timed(lambda part=part: part.transform(X_new), reps)
-        row = [
-            f"{depth}",
-            f"{f_c:.3f} ({f_w:.3f})",
-            f"{k_c:.3f} ({k_w:.3f}) **{k_c / f_c:.1f}x**",
-            f"{e_c:.3f} ({e_w:.3f}) {e_c / f_c:.1f}x",
-            f"{t_c:.3f} ({t_w:.3f})",
-        ]
+        row += [f"{e_c:.3f} ({e_w:.3f}) {e_c / f_c:.2f}x", f"{t_c:.3f} ({t_w:.3f})"]
         slow_reps = max(1, min(reps, args.slow_repeats))
         for axis in ("max_spread", "pca"):
             if depth in peers:
-                p = KDTreePartitioner(depth, split_axis=axis, random_state=0)
+                p = KDTreePartitioner(
+                    depth, split_axis=axis, min_samples_leaf=msl, random_state=0
+                )
                 c, w = timed(lambda p=p: p.fit(X), slow_reps)
                 row.append(f"{c:.2f} ({w:.2f})")
             else:
@@ -147,6 +213,7 @@ def speed(args):
             row.append("-")
         print("| " + " | ".join(row) + " |", flush=True)
     print(f"\n# peak RSS at end: {peak_rss_gb():.2f} GiB")
+    print(f"# uptime: {os.popen('uptime').read().strip()}")
 
 
 def _embed(frame, n_components, seed):
@@ -252,7 +319,14 @@ def main():
     sp.add_argument("--repeats", type=int, default=5)
     sp.add_argument("--slow-repeats", type=int, default=5)
     sp.add_argument("--depths", type=int, nargs="+", default=list(DEPTHS))
-    sp.add_argument("--peer-depths", type=int, nargs="+", default=list(DEPTHS))
+    sp.add_argument("--peer-depths", type=int, nargs="*", default=[])
+    sp.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    sp.add_argument("--min-samples-leaf", type=int, default=1)
+    sp.add_argument(
+        "--before",
+        default=None,
+        help="git revision whose kd-tree kernel is timed as 'before'",
+    )
     qp = sub.add_parser("quality")
     qp.add_argument("--data", default=os.path.join("..", "shared", "data"))
     qp.add_argument("--seeds", type=int, default=3)

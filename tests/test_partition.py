@@ -318,18 +318,21 @@ def test_kdtree_levelwise_build_matches_recursive_reference_every_axis_rule(
 
 @pytest.mark.parametrize("split_axis", ["cycle", "max_spread", "pca"])
 @pytest.mark.parametrize("kind", ["continuous", "ties", "heavy"])
+@pytest.mark.parametrize("n_features", [3, 20])
 def test_kdtree_deep_tiny_leaves_match_reference_in_small_chunks(
-    split_axis, kind, monkeypatch
+    split_axis, kind, n_features, monkeypatch
 ):
     # max_depth=64 with min_samples_leaf=1 grows until the nodes hold one
     # row (or only tied rows); tiny chunk sizes make every level run through
-    # the chunked, padded and multi-class code paths of the kernel.
+    # the chunked, padded and multi-class code paths of the kernel; 20
+    # float64 features (rows wider than a cache line) take the one-pass
+    # bounds of wide rows.
     kern = partition_module._kdtree
     monkeypatch.setattr(kern, "_SEL_BLOCK", 37)
     monkeypatch.setattr(kern, "_CHUNK", 29)
     monkeypatch.setattr(kern, "_BLOCK", 7)
     rng = np.random.default_rng(["continuous", "ties", "heavy"].index(kind))
-    X, X_new = _tied_data(rng, 700, 3, kind)
+    X, X_new = _tied_data(rng, 700, n_features, kind)
     X_new = np.vstack([X_new, X[:50]])
     part = KDTreePartitioner(64, split_axis=split_axis).fit(X)
     if split_axis == "pca":
@@ -337,7 +340,7 @@ def test_kdtree_deep_tiny_leaves_match_reference_in_small_chunks(
         F_new = kern.project(X_new, part.mean_, part.components_)
         slack, rule = 1e-9 * np.abs(F).max(axis=0), "cycle"
     else:
-        F, F_new, slack, rule = X, X_new, np.zeros(3), split_axis
+        F, F_new, slack, rule = X, X_new, np.zeros(n_features), split_axis
     _check_against_reference(part, X, X_new, F, F_new, 64, 1, rule, slack)
     if kind == "continuous":
         assert part.n_cells_ == 700  # one row per leaf
