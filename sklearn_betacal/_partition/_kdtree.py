@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._kernels import _kdtree
-from ._base import _PartitionerMixin, node_ancestors
+from ._base import _PartitionerMixin
 
 #: ``tree_`` key -> key of the kernel's tree (``_kernels._kdtree``): the
 #: fitted attribute uses scikit-learn's ``Tree`` names, as the learned tree.
@@ -311,4 +311,18 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         t = self.tree_
         leaves = np.flatnonzero(t["cell"] >= 0)
         leaves = leaves[np.argsort(t["cell"][leaves])]
-        return node_ancestors(t["children_left"], t["children_right"], leaves)
+        # All leaves walk up one level at a time (a deep tree with tiny
+        # leaves has ~n_samples of them: no loop over leaves but the split).
+        left = np.asarray(t["children_left"], dtype=np.int64)
+        right = np.asarray(t["children_right"], dtype=np.int64)
+        parent = np.full(left.shape[0] + 1, -1, dtype=np.int64)  # parent[-1] = -1
+        inner = np.flatnonzero(left >= 0)
+        parent[left[inner]] = inner
+        parent[right[inner]] = inner
+        n_up = np.asarray(t["depth"], dtype=np.int64)[leaves]
+        chains = np.full((leaves.shape[0], int(n_up.max())), -1, dtype=np.int64)
+        cur = leaves.astype(np.int64)
+        for j in range(chains.shape[1]):
+            cur = parent[cur]
+            chains[:, j] = cur
+        return [chains[c, :k] for c, k in enumerate(n_up.tolist())]
