@@ -483,43 +483,41 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     )
 
 
-def _cycle_bounds(F, order, starts, n_samples, n_axes, A, B):
-    """Min and max of every leaf's rows in coordinates ``0 .. n_axes - 1``.
+def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
+    """Min and max of every leaf's rows in coordinates ``0 .. n_axes - 1``,
+    written to ``lower[p]`` and ``upper[p]`` (float64 rows of length
+    n_cells; ``n_axes = lower.shape[0]``).
 
-    Returns two ``(n_axes, n_cells)`` arrays of ``F``'s dtype. Narrow rows
-    (one cache line): per coordinate a strided copy, a gather in leaf order
-    and two ``reduceat``. Wide rows (embeddings): each strided copy reads a
-    cache line per row, so instead one pass over ``F[:, :n_axes]`` in row
-    order, block by block, updates the leaves' min/max with
-    ``ufunc.at`` (the coordinates of a path share the rows' first cache
-    lines: one pass instead of ``n_axes``). ``A``, ``B``: work buffers of
-    ``F``'s dtype and length.
+    Narrow rows (one cache line): per coordinate a strided copy, a gather
+    in leaf order and two ``reduceat``. Wide rows (embeddings): each strided
+    copy reads a cache line per row, so instead one pass over
+    ``F[:, :n_axes]`` in row order, block by block, updates the leaves'
+    min/max with ``ufunc.at`` (the coordinates of a path share the rows'
+    first cache lines: one pass instead of ``n_axes``). ``A``, ``B``: work
+    buffers of ``F``'s dtype and length.
     """
     n = F.shape[0]
-    n_cells = starts.shape[0]
+    n_axes = lower.shape[0]
     if n_axes == 0 or F.strides[0] <= 64 or F.strides[1] != F.itemsize:
-        lo = np.empty((n_axes, n_cells), dtype=F.dtype)
-        hi = np.empty((n_axes, n_cells), dtype=F.dtype)
         for p in range(n_axes):
             np.copyto(A, F[:, p])
             vals = _take(A, order, B)
-            np.minimum.reduceat(vals, starts, out=lo[p])
-            np.maximum.reduceat(vals, starts, out=hi[p])
-        return lo, hi
+            lower[p] = np.minimum.reduceat(vals, starts)
+            upper[p] = np.maximum.reduceat(vals, starts)
+        return
     # Cell of every row, by row id (int32 views of the work buffers).
     pos_cell = _segment_ids(A.view(np.int32)[:n], n_samples)
     row_cell = B.view(np.int32)[:n]
     _scatter(row_cell, order, pos_cell)
-    lo = np.full((n_axes, n_cells), np.inf, dtype=F.dtype)
-    hi = np.full((n_axes, n_cells), -np.inf, dtype=F.dtype)
+    lower.fill(np.inf)
+    upper.fill(-np.inf)
     step = max(1, _SEL_BLOCK // n_axes)
     for b0 in range(0, n, step):
-        block = np.ascontiguousarray(F[b0 : b0 + step, :n_axes].T)
+        block = F[b0 : b0 + step, :n_axes].T.astype(np.float64, order="C")
         cells = row_cell[b0 : b0 + step].astype(np.intp)
         for p in range(n_axes):
-            np.minimum.at(lo[p], cells, block[p])
-            np.maximum.at(hi[p], cells, block[p])
-    return lo, hi
+            np.minimum.at(lower[p], cells, block[p])
+            np.maximum.at(upper[p], cells, block[p])
 
 
 def _assemble(
@@ -567,29 +565,27 @@ def _assemble(
     # Bounds (App. C): min/max order statistics of each leaf's own rows in
     # every coordinate used on its path. A coordinate used at several
     # depths ("cycle" with L > M) is read once.
-    lower_t = np.full((L, n_cells), np.nan)
-    upper_t = np.full((L, n_cells), np.nan)
+    lower_t = np.empty((L, n_cells))
+    upper_t = np.empty((L, n_cells))
     if axis_rule == "cycle":
-        lo, hi = _cycle_bounds(F, order, starts, n_samples, min(L, M), A, B)
-        todo = [(lo[j % M], hi[j % M], j) for j in range(L)]
+        Lm = min(L, M)
+        _cycle_bounds(F, order, starts, n_samples, lower_t[:Lm], upper_t[:Lm], A, B)
+        for j in range(Lm, L):
+            lower_t[j] = lower_t[j % M]
+            upper_t[j] = upper_t[j % M]
     else:
-        todo = []
         for j in range(L):
             # per depth the leaves' own coordinates, gathered in leaf order
             ax = np.maximum(axes_t[j], 0).astype(order.dtype)
             vals = F[order, np.repeat(ax, n_samples)]
-            todo.append(
-                (
-                    np.minimum.reduceat(vals, starts),
-                    np.maximum.reduceat(vals, starts),
-                    j,
-                )
-            )
+            lower_t[j] = np.minimum.reduceat(vals, starts)
+            upper_t[j] = np.maximum.reduceat(vals, starts)
             del vals
-    for lo_j, hi_j, j in todo:
-        used = axes_t[j] >= 0
-        np.copyto(lower_t[j], lo_j, where=used)
-        np.copyto(upper_t[j], hi_j, where=used)
+    for j in range(L):
+        # NaN beyond a leaf's own depth (few leaves but at the last levels)
+        short = np.flatnonzero(lvl <= j)
+        lower_t[j, short] = np.nan
+        upper_t[j, short] = np.nan
     return {
         "axis": np.concatenate(lv_axis),
         "threshold": np.concatenate(lv_thr),
