@@ -36,24 +36,34 @@ y : array-like of shape (n_samples,)
     confidence is the probability of ``pos_label``.
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights (see Notes).""",
-    # the inputs of every metric of (correctness, confidence) pairs
-    "metric_inputs": """\
+    # the inputs of the metrics of (correctness, confidence) pairs
+    "y_true": """\
 y_true : array-like of shape (n_samples,)
-    Correctness labels, 0/1 or bool.
+    Correctness labels, 0/1 or bool.""",
+    "y_prob": """\
 y_prob : array-like of shape (n_samples,)
-    Confidence that the answer is correct, in ``[0, 1]``.
+    Confidence that the answer is correct, in ``[0, 1]``.""",
+    "sample_weight": """\
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights.""",
 }
+DOCS["metric_inputs"] = "\n".join(
+    DOCS[name] for name in ("y_true", "y_prob", "sample_weight")
+)
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
 
 
 def fill_doc(obj):
-    """Fill the ``%(name)s`` lines of ``obj.__doc__`` from :data:`DOCS`."""
-    doc = obj.__doc__
+    """Fill the ``%(name)s`` lines of ``obj.__doc__`` from :data:`DOCS`.
+
+    ``obj`` is a class, a function or a ``classmethod`` / ``staticmethod``
+    (whose function's docstring is the one that is read).
+    """
+    target = getattr(obj, "__func__", obj)
+    doc = target.__doc__
     if doc:  # None under python -OO
-        obj.__doc__ = _PLACEHOLDER.sub(
+        target.__doc__ = _PLACEHOLDER.sub(
             lambda m: textwrap.indent(DOCS[m.group(2)], m.group(1)), doc
         )
     return obj

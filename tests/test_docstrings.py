@@ -58,6 +58,20 @@ def test_fill_doc_indents_the_block_and_touches_nothing_else():
     assert "%(" not in f.__doc__
 
 
+def test_fill_doc_fills_a_classmethod():
+    class C:
+        @fill_doc
+        @classmethod
+        def m(cls):
+            """Doc.
+
+            %(y_true)s
+            """
+
+    assert "%(" not in C.m.__doc__
+    assert DOCS["y_true"].split("\n")[0] in C.m.__doc__
+
+
 def test_fill_doc_rejects_an_unknown_name():
     def g():
         """Doc.

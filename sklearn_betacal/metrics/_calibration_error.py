@@ -197,6 +197,7 @@ def _clopper_pearson(successes, trials, alpha):
     return lower, upper
 
 
+@fill_doc
 @validate_params(
     {**_COMMON, "alpha": [Interval(Real, 0, 1, closed="neither")]},
     prefer_skip_nested_validation=True,
@@ -213,10 +214,8 @@ def reliability_table(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
+    %(y_true)s
+    %(y_prob)s
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative frequency weights (zero drops a row, an integer ``m``
         counts it ``m`` times).
@@ -540,6 +539,7 @@ def _check_groups(groups, n_rows):
     return codes, int(codes.max()) + 1
 
 
+@fill_doc
 @validate_params(
     {
         **_COMMON,
@@ -571,16 +571,13 @@ def beta_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
+    %(y_true)s
+    %(y_prob)s
     groups : array-like of shape (n_samples,)
         The cell of each row: integer ids from a partitioner's ``transform``
         or ``apply`` (``-1``, "outside every bounded leaf", is a cell like
         any other here) or any other labels, e.g. topic names.
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(sample_weight)s
     n_bins : int, default=10
         Number of bins within each cell.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -726,6 +723,7 @@ def _resampled_cell_errors(y, p, w, bins, n_bins, norm, n_resamples, rng):
     return boot, null
 
 
+@fill_doc
 @validate_params(
     {
         **_COMMON,
@@ -762,15 +760,12 @@ def cell_calibration_table(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        Correctness labels, 0/1 or bool.
-    y_prob : array-like of shape (n_samples,)
-        Confidence that the answer is correct, in ``[0, 1]``.
+    %(y_true)s
+    %(y_prob)s
     groups : array-like of shape (n_samples,)
         The cell of each row (integer ids from a partitioner, ``-1``
         included, or names such as topics).
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(sample_weight)s
     n_bins : int, default=10
         Number of bins within each cell.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -989,6 +984,7 @@ def _squared_gaps(weight, sum_y, sum_p):
     return gap2, noise
 
 
+@fill_doc
 @validate_params(
     {
         **_COMMON,
@@ -1031,8 +1027,7 @@ def beta_calibration_noise_floor(
     groups : array-like of shape (n_samples,), default=None
         Cell id per row, as in :func:`beta_calibration_error`; ``None`` is a
         single cell (the floor of :func:`expected_calibration_error`).
-    sample_weight : array-like of shape (n_samples,), default=None
-        Non-negative frequency weights.
+    %(sample_weight)s
     n_bins : int, default=10
         Bins within each cell.
     strategy : {"uniform", "quantile"}, default="uniform"

@@ -3,6 +3,7 @@
 
 import numpy as np
 
+from ..._docstrings import fill_doc
 from .._selective import (
     accuracy_confidence_curve,
     area_under_accuracy_confidence,
@@ -154,6 +155,7 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
                 self.rc_ax_.legend(loc="upper left", fontsize="small", frameon=False)
         return self
 
+    @fill_doc
     @classmethod
     def from_predictions(
         cls,
@@ -175,8 +177,7 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
             Correctness labels (0/1 or bool), or labels with ``pos_label``.
         y_prob : array-like of shape (n_samples,)
             Confidences in ``[0, 1]``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights.
+        %(sample_weight)s
         grid : int or array-like, default=101
             Thresholds of the accuracy-confidence curve, as in
             :func:`~sklearn_betacal.metrics.area_under_accuracy_confidence`.

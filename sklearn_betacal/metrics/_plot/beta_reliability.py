@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..._docstrings import fill_doc
 from ...bounds import points_per_bin_for_epsilon
 from .._calibration_error import (
     beta_calibration_error,
@@ -400,6 +401,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 frameon=False,
             )
 
+    @fill_doc
     @classmethod
     def from_predictions(
         cls,
@@ -434,8 +436,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             Confidences in ``[0, 1]`` (raw or calibrated).
         groups : array-like of shape (n_samples,)
             The cell of each row: cell ids of a partitioner or names.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights.
+        %(sample_weight)s
         n_bins : int, default=10
             Bins within each cell.
         strategy : {"uniform", "quantile"}, default="uniform"

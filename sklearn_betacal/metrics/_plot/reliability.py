@@ -3,6 +3,7 @@
 
 import numpy as np
 
+from ..._docstrings import fill_doc
 from .._calibration_error import expected_calibration_error, reliability_table
 from ._base import _DisplayMixin
 
@@ -205,6 +206,7 @@ class ReliabilityDisplay(_DisplayMixin):
             ax.set_xlabel("confidence")
         return self
 
+    @fill_doc
     @classmethod
     def from_predictions(
         cls,
@@ -229,10 +231,8 @@ class ReliabilityDisplay(_DisplayMixin):
         y_true : array-like of shape (n_samples,)
             Correctness labels (0/1 or bool), or any labels with
             ``pos_label``.
-        y_prob : array-like of shape (n_samples,)
-            Confidence that the answer is correct, in ``[0, 1]``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative frequency weights.
+        %(y_prob)s
+        %(sample_weight)s
         n_bins : int, default=10
             Number of bins.
         strategy : {"uniform", "quantile"}, default="uniform"
