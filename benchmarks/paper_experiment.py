@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_betacal._protocol import (
+    CALIBRATORS,
     CONFIDENCE_COLUMNS,
     ProtocolConfig,
     format_table,
@@ -119,6 +120,23 @@ def main(argv=None):
     parser.add_argument("--points-per-bin", nargs="+", type=int, default=[20, 40, 80])
     parser.add_argument("--tune-by", choices=["beta_ce", "auac"], default="beta_ce")
     parser.add_argument(
+        "--calibrators",
+        nargs="+",
+        default=None,
+        help="run only these (e.g. BB-T B); default: all of the paper's table",
+    )
+    parser.add_argument(
+        "--tree-components",
+        type=int,
+        default=None,
+        help="BB-T's tree splits on this many principal directions",
+    )
+    parser.add_argument(
+        "--tree-no-stop",
+        action="store_true",
+        help="BB-T's tree without its significance stop (split_alpha=None)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=HERE / "results" / "paper_experiment.md"
     )
     args = parser.parse_args(argv)
@@ -129,7 +147,13 @@ def main(argv=None):
         "depths": tuple(args.depths),
         "points_per_bin": tuple(args.points_per_bin),
         "tune_by": args.tune_by,
+        "tree_kwargs": {
+            "n_components": args.tree_components,
+            **({"split_alpha": None} if args.tree_no_stop else {}),
+        },
     }
+    if args.calibrators:
+        base["calibrators"] = tuple(args.calibrators)
     tasks = [
         (key, rows, group, seeds, base)
         for key, rows, group in configurations(
@@ -178,6 +202,9 @@ def main(argv=None):
         "(crossed with the model for pooled rows). floor: CE(h;β) that "
         "perfectly calibrated confidences would get on the same cells and bins; "
         "CE²(h;β) debiased ×100: Kumar et al.'s unbiased squared error.",
+        "",
+        f"BB-T's learned tree: {base['tree_kwargs']}. Calibrators: "
+        f"{', '.join(base.get('calibrators', CALIBRATORS))}.",
         "",
         f"Load average (1, 5, 15 min) at start {' '.join(f'{v:.2f}' for v in load)}, "
         f"at end {' '.join(f'{v:.2f}' for v in os.getloadavg())}.",

@@ -80,6 +80,8 @@ class ProtocolConfig:
     ``group_column`` (e.g. ``"model"`` for rows pooled over several LLMs)
     makes that column part of beta: every kd-tree, the evaluation one
     included, is crossed with the groups (:class:`CrossPartitioner`).
+    ``tree_kwargs`` are passed to the learned tree of BB-T
+    (:class:`CalibrationTreePartitioner`, e.g. ``{"n_components": 8}``).
     ``tune_by`` is the tuning score: ``"beta_ce"`` (debiased squared
     CE(h; beta) on the evaluation beta, the default) or ``"auac"`` (the
     paper's choice). ``blas_threads`` caps the BLAS/OpenMP threads of a run
@@ -99,6 +101,7 @@ class ProtocolConfig:
     extra_feature_columns: tuple = ()
     group_column: str = None
     hierarchical_kwargs: dict = field(default_factory=dict)
+    tree_kwargs: dict = field(default_factory=dict)
     tune_by: str = "beta_ce"
     blas_threads: int = 1
 
@@ -291,7 +294,10 @@ def _run_protocol(frame, confidence, label, seed, config, on_step):
         leaf = max(int(np.ceil(2 * b_min * len(part) / len(cal))), 10)
         trees = [
             CalibrationTreePartitioner(
-                max_depth=d, min_samples_leaf=leaf, random_state=seed
+                max_depth=d,
+                min_samples_leaf=leaf,
+                random_state=seed,
+                **config.tree_kwargs,
             ).fit(Z[part], y[part], confidence=h[part])
             for d in config.depths
         ]
