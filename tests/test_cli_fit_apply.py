@@ -493,14 +493,20 @@ def test_group_values_that_look_numeric_in_a_late_chunk(tmp_path):
 
 
 def test_fit_warnings_are_one_line_each(frame, tmp_path, capsys):
+    # labels inverted: the confidences carry inverted signal, so temperature
+    # scaling runs to its upper bound and warns (a multi-line message would
+    # break a log line per warning)
     src = tmp_path / "train.csv"
-    frame.iloc[:3000].to_csv(src, index=False)
+    inverted = frame.iloc[:3000].copy()
+    inverted["correct_judge"] = 1 - inverted["correct_judge"]
+    inverted.to_csv(src, index=False)
     argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
             "correct_judge", "--method", "temperature", "--output",
             str(tmp_path / "m.skops")]  # fmt: skip
     assert main(argv) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err and all(line.startswith("betacal: warning: ") for line in err)
+    assert any("upper bound" in line for line in err)
 
 
 # ------------------------------------------- a set of Parquet files through dask
