@@ -342,7 +342,7 @@ def _input_set(text):
         if not files:
             raise UsageError(f"input folder {path} holds no .parquet file")
         return files
-    if not glob.has_magic(text):
+    if path.is_file() or not any(c in text for c in "*?["):  # glob's wildcards
         return None
     files = sorted(Path(f) for f in glob.glob(text))
     files = [f for f in files if not f.is_dir()]
