@@ -595,7 +595,15 @@ def test_apply_to_a_parquet_set_failure_leaves_nothing(fitted, frame, tmp_path, 
           "not a Parquet file")  # fmt: skip
     _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o3"),
                    "--column", "model"], "already has a column 'model'")  # fmt: skip
-    assert _listing(tmp_path) == ["in", "out"]
+    # a file without a column the others have, and a corrupt file
+    src = _parquet_set(frame, tmp_path / "in2", n_files=2)
+    frame.iloc[:5][["verbal_confidence"]].to_parquet(src / "answers-9.parquet")
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o4")],
+          "a file of the set lacks a column")  # fmt: skip
+    (src / "answers-9.parquet").write_bytes(b"PAR1 not really")
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "o5")],
+          "applying to")  # fmt: skip
+    assert _listing(tmp_path) == ["in", "in2", "out"]
 
 
 def test_apply_to_a_parquet_set_names_the_missing_dask_extra(

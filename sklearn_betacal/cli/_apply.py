@@ -399,7 +399,7 @@ def _apply_set(args, files, start):
     try:
         frame = dd.read_parquet([str(f) for f in files])
         present = list(frame.columns)
-    except (ValueError, OSError) as exc:  # ArrowInvalid is a ValueError
+    except (ValueError, TypeError, OSError, KeyError) as exc:  # pyarrow's too
         raise UsageError(
             f"could not read {args.input} as Parquet: {one_line(exc)}"
         ) from None
@@ -427,7 +427,15 @@ def _apply_set(args, files, start):
         ]
         try:
             done = dask.compute(*tasks)
-        except (ValueError, OSError) as exc:  # unreadable file, full disk, ...
+        except KeyError as exc:  # pyarrow/pandas: a file without a column
+            raise UsageError(
+                f"applying to {args.input}: a file of the set lacks a column that "
+                f"the first file has ({exc.args[0] if exc.args else exc}); give "
+                "files with the same columns"
+            ) from None
+        except (ValueError, TypeError, OSError) as exc:
+            # a corrupt file, types that differ between files, a full disk;
+            # pyarrow's errors derive from these
             raise UsageError(f"applying to {args.input}: {one_line(exc)}") from None
     counts = {
         "rows": sum(n for n, _ in done),
