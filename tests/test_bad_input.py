@@ -1261,3 +1261,44 @@ def test_cli_apply_on_malformed_files_keeps_the_contract(
         listed = sorted(p.name for p in Path(tmp).iterdir())
         inputs = [path.name] + ([model.name] if model_kind != "missing" else [])
         assert listed == sorted(inputs + ([out.name] if status == 0 else []))
+
+
+@_SETTINGS
+@given(
+    contents=st.lists(_FIT_CONTENT, min_size=1, max_size=3),
+    encode=st.lists(st.sampled_from([True, True, True, False]), min_size=3, max_size=3),
+    drop=st.sampled_from([None, None, "grp", "conf"]),
+    extra=st.sampled_from([[], [], ["--cells"], ["--column", "conf"], ["--force"]]),
+)
+def test_cli_apply_on_malformed_parquet_sets_keeps_the_contract(
+    grouped_model, contents, encode, drop, extra
+):
+    # a folder of Parquet files, some corrupt, some without a column, some
+    # with other types: exit 0 (a folder, one file per partition) or 2 (one
+    # line), never a traceback, the inputs unchanged, nothing else left
+    import tempfile
+    from pathlib import Path
+
+    import pandas as pd
+
+    pytest.importorskip("dask.dataframe")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in"
+        src.mkdir()
+        for i, (content, enc) in enumerate(zip(contents, encode, strict=False)):
+            _write_table(src / f"part-{i}.parquet", content, enc)
+        if drop is not None:
+            last = src / f"part-{len(contents) - 1}.parquet"
+            try:
+                frame = pd.read_parquet(last)
+            except Exception:  # noqa: BLE001 - a corrupt file stays as it is
+                frame = None
+            if frame is not None and drop in frame:
+                frame.drop(columns=[drop]).to_parquet(last)
+        before = {p.name: p.read_bytes() for p in src.iterdir()}
+        out = Path(tmp) / "out"
+        status, err = _run_cli(["apply", grouped_model, src, out, *extra])
+        _assert_clean_exit(status, err)
+        assert {p.name: p.read_bytes() for p in src.iterdir()} == before
+        listed = sorted(p.name for p in Path(tmp).iterdir())
+        assert listed == (["in", "out"] if status == 0 else ["in"])
