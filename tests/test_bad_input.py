@@ -1122,14 +1122,20 @@ def _run_cli(argv):
     return status, err.getvalue()
 
 
-def _assert_clean_exit(status, err):
+def _assert_clean_exit(status, err, folder):
+    """Exit 0, or 2 with one line that names what is wrong: a flag, a column,
+    or one of the files (all live in ``folder``)."""
     from hypothesis import event
 
     event(f"exit status {status}")
     assert status in (0, 2), err
     assert "Traceback" not in err, err
-    if status == 2:  # one line naming what is wrong
-        assert err.startswith("betacal: error:") and err.count("\n") == 1, err
+    *warned, last = err.rstrip("\n").split("\n") if err else [""]
+    assert all(w.startswith("betacal: warning: ") for w in warned), err
+    if status == 2:  # warnings, then one line naming what is wrong
+        assert last.startswith("betacal: error:"), err
+        names = ("--", "column", "MODEL", "OUT", "IN", str(folder))
+        assert any(n in last for n in names), f"names no argument: {err}"
 
 
 @_SETTINGS
@@ -1185,7 +1191,7 @@ def test_cli_fit_on_malformed_files_keeps_the_contract(
             ["fit", path, "--confidence", "conf", "--label", "ok",
              "--method", method, *extra, "--output", model]
         )  # fmt: skip
-        _assert_clean_exit(status, err)
+        _assert_clean_exit(status, err, tmp)
         expected = [path.name, model.name] if status == 0 else [path.name]
         assert sorted(p.name for p in Path(tmp).iterdir()) == sorted(expected)
 
@@ -1256,7 +1262,7 @@ def test_cli_apply_on_malformed_files_keeps_the_contract(
             model.write_bytes(good[: len(good) // 2])
         out = Path(tmp) / f"out{out_suffix}"
         status, err = _run_cli(["apply", model, path, out, *extra])
-        _assert_clean_exit(status, err)
+        _assert_clean_exit(status, err, tmp)
         assert path.read_bytes() == content
         listed = sorted(p.name for p in Path(tmp).iterdir())
         inputs = [path.name] + ([model.name] if model_kind != "missing" else [])
@@ -1298,7 +1304,24 @@ def test_cli_apply_on_malformed_parquet_sets_keeps_the_contract(
         before = {p.name: p.read_bytes() for p in src.iterdir()}
         out = Path(tmp) / "out"
         status, err = _run_cli(["apply", grouped_model, src, out, *extra])
-        _assert_clean_exit(status, err)
+        _assert_clean_exit(status, err, tmp)
         assert {p.name: p.read_bytes() for p in src.iterdir()} == before
         listed = sorted(p.name for p in Path(tmp).iterdir())
         assert listed == (["in", "out"] if status == 0 else ["in"])
+
+
+def test_cli_fit_on_one_row_reports_an_undefined_bound(tmp_path, capsys):
+    # found by the property test above: UMD fitted one bin on one row, then
+    # the summary's Thm 3.1 bound raised umd_epsilon's parameter error (exit
+    # 2 naming an internal function) after the model file had been written
+    pytest.importorskip("skops")
+    src = tmp_path / "one.csv"
+    src.write_text("conf,ok\n0.637,1\n")
+    model = tmp_path / "m.skops"
+    status, out, err = _cli(
+        ["fit", src, "--confidence", "conf", "--label", "ok", "--method", "umd",
+         "--output", model], capsys
+    )  # fmt: skip
+    assert status == 0, err
+    assert "UMD bound epsilon = undefined (1 row(s) in 1 bin(s))" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.skops", "one.csv"]

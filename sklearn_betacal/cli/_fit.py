@@ -248,10 +248,11 @@ def summarize(est, X, args, out):
     alpha = 0.1
     if hasattr(est, "n_bins_"):  # UMD, S-B
         n = X.shape[0]
-        eps = umd_epsilon(n, est.n_bins_, alpha=alpha)
-        print(
-            f"bins: {est.n_bins_}; UMD bound epsilon = {eps:.4f} (alpha 0.1)", file=out
-        )
+        try:
+            bound = f"{umd_epsilon(n, est.n_bins_, alpha=alpha):.4f} (alpha 0.1)"
+        except ValueError:  # Thm 3.1 needs at least 2 rows per bin
+            bound = f"undefined ({n} row(s) in {est.n_bins_} bin(s))"
+        print(f"bins: {est.n_bins_}; UMD bound epsilon = {bound}", file=out)
         return
     if hasattr(est, "temperature_"):
         print(f"temperature: {est.temperature_:.4f}", file=out)
@@ -460,7 +461,10 @@ def run_fit(args):
                 est = _tune(est, X, y, args, out)
             est.fit(X, y)
         except (ValueError, TypeError) as exc:
-            raise UsageError(f"fitting {args.method} failed: {one_line(exc)}") from None
+            raise UsageError(
+                f"fitting {args.method} on the {len(X)} usable row(s) of {path} "
+                f"failed: {one_line(exc)}"
+            ) from None
     # the estimators' warnings (small cells, separation, convergence), once
     # each and on one line, as the command's own messages are
     for message in dict.fromkeys(one_line(w.message) for w in caught):
@@ -479,7 +483,6 @@ def run_fit(args):
         "label": args.label,
         "n_rows": n_used,
     }
-    model_io.dump(est, output, metadata=metadata)
     dropped = len(frame) - n_used
     print(
         f"rows: {n_used} used, {dropped} left out"
@@ -491,5 +494,7 @@ def run_fit(args):
         file=out,
     )
     summarize(est, X, args, out)
+    # written last: a failure anywhere above leaves no model file
+    model_io.dump(est, output, metadata=metadata)
     print(f"model written to {output}", file=out)
     return EXIT_OK
