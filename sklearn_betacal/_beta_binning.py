@@ -177,14 +177,16 @@ class BetaBinningCalibrator(_GroupBinningBase):
     and -- as for ``UMDBinner`` -- with ``delta=0``.
 
     **Cost and memory.** All cells are fitted at once (one sort of the
-    rows by cell and confidence, then every cell's bins together) and
-    predicted at once (one search into all tables stacked, one gather), so
-    the cost does not grow with the number of cells. Prediction runs in
+    rows by confidence, a blockwise counting sort by cell, then every
+    cell's bins together) and predicted at once (one count of every row's
+    breakpoints in all tables merged, by a uniform grid, then one gather),
+    so the cost does not grow with the number of cells. Prediction runs in
     blocks of ``PREDICT_BLOCK_ROWS = 65,536`` rows: beyond the returned
     array and what ``validate_data`` makes of ``X`` (nothing for a float64
     array), its extra memory is that of one block, a few MiB whatever the
-    number of rows. Fitting needs about 40 bytes per row beyond the input
-    (the sort permutation and per-row bin indices).
+    number of rows. Fitting needs about 31 bytes per row beyond the input
+    with labels as targets (the labels and nudged confidences as float64,
+    cell ids, the sort order and the bin of every sorted row in int32).
 
     References
     ----------
