@@ -270,25 +270,9 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         # ancestor regions: one more table each, on the rows of the leaves
         # below the node (rows are shared with their own cells' tables)
         nodes = np.asarray(sorted(node_members), dtype=np.int64)
-        regions = []
-        for node in nodes.tolist():
-            members = np.asarray(node_members[node])
-            rows = np.isin(cells, members)
-            n_node = rows.sum() if sample_weight is None else sample_weight[rows].sum()
-            n_b = max(int(n_node // b), 1)
-            n_b = min(n_b, max(int(rows.sum()), 1))
-            del rows
-            regions.append(
-                umd_fit_segments(
-                    h,
-                    t,
-                    sample_weight,
-                    lambda r, m=members: np.where(np.isin(cells[r], m), 0, -1),
-                    [n_b],
-                    delta=delta,
-                    order_of_scores=order,
-                )
-            )
+        regions = self._fit_regions(
+            h, t, sample_weight, cells, ids, n_rows, n_s, node_members, order
+        )
         parts = [root]
         if fit.any():
             # capped as the root is (see resolve_n_bins and max_bins), so the
@@ -343,6 +327,56 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         if cells.shape[0] and int(cells.max()) < 2**31 - 1:
             return cells.astype(np.int32)
         return cells
+
+    def _fit_regions(
+        self, h, t, sample_weight, cells, ids, n_rows, n_s, members, order
+    ):
+        """The binnings of the ancestor regions, as ``UMDTable``s by node id.
+
+        A region is the union of the leaves below a node, so nested regions
+        overlap: they are fitted in layers of disjoint regions (a region's
+        layer is the number of chosen regions above it), one fused call per
+        layer, each reading the rows' regions block by block. ``B = floor(n
+        / b)`` (at least 1, at most the region's rows) for a region of
+        weight ``n``: its cells' weights summed.
+        """
+        nodes = sorted(members)
+        if not nodes:
+            return []
+        b = self.points_per_bin_
+        chosen = set(nodes)
+        ancestors = self._cell_ancestors(int(ids[-1]) + 1)
+        layer = {}
+        for v in nodes:
+            chain = [int(u) for u in ancestors[int(members[v][0])]]
+            layer[v] = sum(u in chosen for u in chain[chain.index(v) + 1 :])
+        # position of every member cell among the cells seen in fit
+        at = {v: np.searchsorted(ids, members[v]) for v in nodes}
+        for v in nodes:
+            ok = at[v] < ids.shape[0]
+            ok[ok] = ids[at[v][ok]] == np.asarray(members[v])[ok]
+            at[v] = at[v][ok]
+        tables = {}
+        for L in sorted(set(layer.values())):
+            these = [v for v in nodes if layer[v] == L]
+            seg_of = np.full(ids.shape[0] + 1, -1, dtype=np.int64)  # last: -1
+            n_b = np.empty(len(these), dtype=np.int64)
+            for j, v in enumerate(these):
+                seg_of[at[v]] = j
+                rows = int(n_rows[at[v]].sum())
+                n_b[j] = min(max(int(n_s[at[v]].sum() // b), 1), max(rows, 1))
+            fitted = umd_fit_segments(
+                h,
+                t,
+                sample_weight,
+                lambda r, seg_of=seg_of: seg_of[_cell_positions(cells[r], ids)],
+                n_b,
+                delta=float(self.delta),
+                order_of_scores=order,
+            )
+            for j, v in enumerate(these):
+                tables[v] = fitted.table(j)
+        return [tables[v] for v in nodes]
 
     def _fallback_plan(self, ids, n_s, b):
         """``(own, serving, node_members)`` aligned with the cell ``ids``."""

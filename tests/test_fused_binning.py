@@ -429,3 +429,55 @@ def test_score_order_is_argsort_in_int32(monkeypatch, chunk):
         assert_array_equal(h[got], np.sort(h))
         got = _binning.score_order(h, np.ones(n))
         assert_array_equal(got, np.argsort(h, kind="stable"))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ancestor_regions_fitted_in_layers_equal_umd_on_their_rows(weighted):
+    """Deep kd-tree, every leaf too small: nested ancestor regions (fitted
+    one layer of disjoint regions at a time) are UMD on their leaves' rows."""
+    import warnings
+
+    from sklearn.frozen import FrozenEstimator
+
+    from sklearn_betacal import KDTreePartitioner
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    F = rng.normal(size=(n, 2))
+    part = KDTreePartitioner(max_depth=7).fit(F)
+    # uneven cell sizes: keep a random share of every leaf's rows, so the
+    # regions chosen lie at several depths (nested ones among them)
+    keep = (
+        rng.uniform(size=n) < rng.uniform(0.2, 1.0, size=part.n_cells_)[part.apply(F)]
+    )
+    F, h = F[keep], rng.uniform(size=int(keep.sum()))
+    y = (rng.uniform(size=h.shape[0]) < h).astype(int)
+    w = rng.integers(1, 3, size=h.shape[0]).astype(float) if weighted else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bb = BetaBinningCalibrator(
+            FrozenEstimator(part), points_per_bin=40, delta=0.0
+        ).fit(np.column_stack([h, F]), y, sample_weight=w)
+    served = np.unique(bb.fallback_to_[bb.fallback_to_ >= 0])
+    assert served.size >= 3
+    chains = [[int(u) for u in c] for c in part.cell_ancestors()]
+    nested = {
+        (u, v)
+        for c in chains
+        for i, v in enumerate(c)
+        for u in c[i + 1 :]
+        if u in served and v in served
+    }
+    assert nested  # a served region inside another one: two layers
+    cells = part.apply(F)
+    n_own = bb.n_cells_fitted_
+    for k, v in enumerate(served.tolist()):
+        below = [c for c, chain in enumerate(chains) if v in chain]  # leaves
+        rows = np.isin(cells, below)
+        ws = None if w is None else w[rows]
+        n_node = rows.sum() if w is None else ws.sum()
+        B = min(max(int(n_node // 40), 1), int(rows.sum()))
+        want = umd_fit(h[rows], y[rows].astype(float), ws, B)
+        got = bb.tables_.table(n_own + 1 + k)
+        for f in FIELDS[:3]:
+            assert _same(getattr(got, f), getattr(want, f)), (v, f)
