@@ -32,8 +32,26 @@ BETA = {"BB", "BB-T", "HS-BB", "S-BB"}
 KEYS = ["dataset", "model", "kind"]
 
 
+def read(spec):
+    """A recorded CSV, or ``(base, variant)``: base with the calibrators of
+    the variant's CSV replaced by the variant's rows (same seeds and splits:
+    the variant run repeats a calibrator with other settings)."""
+    base, variant = (spec, None) if isinstance(spec, str | Path) else spec
+    R = pd.read_csv(HERE / base, keep_default_na=False, na_values=[""])
+    if variant is not None:
+        V = pd.read_csv(HERE / variant, keep_default_na=False, na_values=[""])
+        redo = set(V.calibrator) - {"B"}  # B is run alongside as a check
+        R = pd.concat([R[~R.calibrator.isin(redo)], V[V.calibrator.isin(redo)]])
+    return R
+
+
+def exists(spec):
+    files = [spec] if isinstance(spec, str | Path) else spec
+    return all((HERE / f).exists() for f in files)
+
+
 def stats(path):
-    R = pd.read_csv(path, keep_default_na=False, na_values=[""])  # "None" is a name
+    R = read(path)  # "None" is a calibrator's name, not a missing value
     R = R[R.model != "pooled"]
     M = R.groupby([*KEYS, "calibrator"]).mean(numeric_only=True).reset_index()
     out = {"rows": M.groupby(KEYS).ngroups, "seeds": R.seed.nunique()}
@@ -76,11 +94,10 @@ def stats_lines(runs):
         "|---|---|---|---|---|---|---|",
     ]
     for name, file in runs:
-        path = HERE / file
-        if not path.exists():
+        if not exists(file):
             lines.append(f"| {name} | — | not run | | | | |")
             continue
-        s = stats(path)
+        s = stats(file)
         lines.append(
             f"| {name} | {s['seeds']} | {s['beta_ce']} | {s['beta_ce_debiased']} | "
             f"{s['best_over_umd']:.3f} | {s['bb_over_umd']:.3f} | {s['brier']} |"
@@ -121,7 +138,7 @@ def row_verdicts(path, col="beta_ce_debiased", pooled=False, n_boot=2000, seed=0
     baselines that can win); the margin counts (``> 2 se``) are the robust
     ones.
     """
-    R = pd.read_csv(path, keep_default_na=False, na_values=[""])  # "None" is a name
+    R = read(path)
     R = R[(R.model == "pooled") == pooled]
     out = []
     for key, block in R.groupby(KEYS, sort=True):
@@ -177,11 +194,10 @@ def noise_lines(runs):
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, file, pooled in runs:
-        path = HERE / file
-        if not path.exists():
+        if not exists(file):
             lines.append(f"| {name} | — | not run | | | | | | | |")
             continue
-        _, s = row_verdicts(path, pooled=pooled)
+        _, s = row_verdicts(file, pooled=pooled)
         lo, mid, hi = s["boot"]
         lines.append(
             f"| {name} | {s['seeds']} | {s['rows']} | {s['beta_best']} | "
@@ -210,6 +226,10 @@ def main():
             "after, debiased CE, grid with depth 0",
             "paper_experiment_verbal_depth0.csv",
         ),
+        (
+            "after, debiased CE, BB-T's tree on 8 principal directions, no stop",
+            ("paper_experiment_verbal.csv", "paper_experiment_verbal_bbt_pca.csv"),
+        ),
     ]
     token = [
         (
@@ -218,6 +238,10 @@ def main():
         ),
         ("after, tuned by debiased CE(h;β) (default)", "paper_experiment_token.csv"),
         ("after, debiased CE, grid with depth 0", "paper_experiment_token_depth0.csv"),
+        (
+            "after, debiased CE, BB-T's tree on 8 principal directions, no stop",
+            ("paper_experiment_token.csv", "paper_experiment_token_bbt_pca.csv"),
+        ),
     ]
     noise = [
         ("verbal, first record", "paper_experiment_verbal_3seeds.csv", False),
@@ -225,6 +249,16 @@ def main():
         ("verbal, grid with depth 0", "paper_experiment_verbal_depth0.csv", False),
         ("token", "paper_experiment_token.csv", False),
         ("token, grid with depth 0", "paper_experiment_token_depth0.csv", False),
+        (
+            "verbal, BB-T on principal directions",
+            ("paper_experiment_verbal.csv", "paper_experiment_verbal_bbt_pca.csv"),
+            False,
+        ),
+        (
+            "token, BB-T on principal directions",
+            ("paper_experiment_token.csv", "paper_experiment_token_bbt_pca.csv"),
+            False,
+        ),
         ("verbal, pooled rows", "paper_experiment_verbal.csv", True),
         ("token, pooled rows", "paper_experiment_token.csv", True),
     ]
