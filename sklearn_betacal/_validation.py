@@ -183,6 +183,17 @@ def check_confidence(h, *, input="probability", name="X"):
     if h.dtype.kind not in "uifb":
         raise ValueError(f"{name} must be numeric confidences; got dtype {h.dtype}.")
     h = h.astype(np.float64, copy=False)
+    # the common case in one or two reductions (NaN fails both tests; an
+    # overflowing sum of finite scores only takes the full check below)
+    if h.size == 0:
+        return h
+    if input == "probability":
+        if 0.0 <= h.min() and h.max() <= 1.0:
+            return h
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.add.reduce(h)):
+                return h
     n_nan = int(np.count_nonzero(np.isnan(h)))
     n_inf = int(np.count_nonzero(np.isinf(h)))
     if n_nan or n_inf:
