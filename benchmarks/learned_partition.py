@@ -20,6 +20,9 @@ with its labels and confidences; it is never binned: honest), frozen:
   significance stop (``split_alpha=None``; the depth is tuned anyway). Each
   is grown on the partition split with its labels and confidences and
   frozen: honest by a separate split, as the paper's kd-tree;
+  ``tree-pca-free-honest`` (not in the default run, ``--partitions``): the
+  last one given unfitted to the calibrator, whose honest split grows it on
+  half of the calibration rows and bins the other half;
 - ``kd-cycle``, ``kd-max_spread``, ``kd-pca``: :class:`KDTreePartitioner`
   (depths 1-3);
 - ``kmeans``: :class:`ClusterPartitioner` with KMeans (2, 4, 8 clusters).
@@ -92,7 +95,18 @@ TREES = {
 }
 
 
+#: grown *inside* the calibrator instead (unfitted, so BB's honest split
+#: grows it on half of the calibration rows and bins the other half; the
+#: partition split is then left to the unsupervised partitions)
+HONEST = {"tree-pca-free-honest": {"n_components": 8, "split_alpha": None}}
+
+
 def partitions(kind, Zp, yp, hp, leaf, seed):
+    if kind in HONEST:  # unfitted: min_samples_leaf "auto" = 2 b of the grid
+        return [
+            CalibrationTreePartitioner(max_depth=d, random_state=seed, **HONEST[kind])
+            for d in DEPTHS
+        ]
     if kind in TREES:
         return [
             CalibrationTreePartitioner(
@@ -172,7 +186,10 @@ def run_one(
     for kind in kinds:
         parts = partitions(kind, Z[part], y[part], h[part], leaf, seed)
         grid = [
-            {"partitioner": FrozenEstimator(pt), "points_per_bin": b}
+            {
+                "partitioner": pt if kind in HONEST else FrozenEstimator(pt),
+                "points_per_bin": b,
+            }
             for pt in parts
             for b in B_GRID
         ]
@@ -312,7 +329,10 @@ def report(R, args, elapsed, load_before, load_after=None, note=""):
         "CalibrationTreePartitioner's defaults (raw coordinates, significance "
         "stop); tree-pca: splits on the top 8 principal directions "
         "(n_components=8); tree-pca-free: the same without the stop "
-        "(split_alpha=None; the depth is tuned on the tuning split).",
+        "(split_alpha=None; the depth is tuned on the tuning split); "
+        "tree-pca-free-honest (where run): the same grown inside the calibrator, "
+        "on half of the calibration rows (its honest split), binning the other "
+        "half.",
         "",
         "## Summary over (model, kind) rows",
         "",
