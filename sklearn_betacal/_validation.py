@@ -325,7 +325,9 @@ def take_rows(Z, rows):
     if isinstance(rows, slice):
         if not is_dataframe(Z):
             return Z[rows]
-        rows = np.arange(Z.shape[0])[rows]
+        # the block's positions only (an arange of all rows per block made a
+        # blockwise predict on a DataFrame quadratic in its rows)
+        rows = np.arange(*rows.indices(Z.shape[0]))
     rows = np.asarray(rows)
     if rows.dtype == bool:
         rows = np.flatnonzero(rows)
