@@ -211,3 +211,16 @@ def test_array_after_dataframe_gets_sklearns_name_warning(make):
     predict = getattr(est, "predict_proba", None) or est.transform
     with pytest.warns(UserWarning, match="does not have valid feature names"):
         predict(X.to_numpy())
+
+
+@pytest.mark.parametrize(
+    "rows", [slice(2, 5), slice(0, 10), slice(8, 20), slice(None, None, 3), slice(5, 5)]
+)
+def test_take_rows_slices_a_dataframe_like_iloc(rows):
+    # a predict block of a DataFrame is a slice; take_rows builds the block's
+    # positions only (it used to build an arange of all rows per block)
+    from sklearn_betacal._validation import take_rows
+
+    Z = pd.DataFrame({"a": np.arange(10) * 1.5, "g": list("abcdefghij")})
+    assert take_rows(Z, rows).equals(Z.iloc[rows])
+    assert np.array_equal(take_rows(Z.to_numpy(), rows), Z.to_numpy()[rows])
