@@ -246,6 +246,7 @@ def main():
     noise = [
         ("verbal, first record", "paper_experiment_verbal_3seeds.csv", False),
         ("verbal", "paper_experiment_verbal.csv", False),
+        ("verbal, tuned by AUAC", "paper_experiment_verbal_auac.csv", False),
         ("verbal, grid with depth 0", "paper_experiment_verbal_depth0.csv", False),
         ("token", "paper_experiment_token.csv", False),
         ("token, grid with depth 0", "paper_experiment_token_depth0.csv", False),
