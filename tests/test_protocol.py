@@ -8,6 +8,7 @@ import pytest
 from sklearn_betacal._protocol import (
     CALIBRATORS,
     METHOD_LEGEND,
+    OPTIONAL_CALIBRATORS,
     ProtocolConfig,
     collect_warnings,
     format_legend,
@@ -166,7 +167,26 @@ def test_collect_warnings_once_per_message_with_its_calibrators():
 
 
 def test_method_legend_covers_every_calibrator():
-    assert set(METHOD_LEGEND) == set(CALIBRATORS)
+    assert set(METHOD_LEGEND) == set(CALIBRATORS) | set(OPTIONAL_CALIBRATORS)
     lines = format_legend(["BB", "TS", "unknown"])
     assert lines[0].startswith("- **BB**: beta-binning")
     assert len(lines) == 2
+
+
+def test_bb_kt_tunes_over_the_kd_trees_and_the_learned_trees():
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+
+    frame = load_triviaqa_confidence().frame
+    rows = frame[frame.model.isin(sorted(frame.model.unique())[:2])]
+    config = ProtocolConfig(
+        depths=(1, 2),
+        points_per_bin=(30, 60),
+        n_components=8,
+        calibrators=("BB-KT", "BB", "BB-T"),
+    )
+    results, _ = run_protocol(rows, "verbal_confidence", seed=0, config=config)
+    score = results.set_index("calibrator").beta_ce_debiased
+    # its grid is the union of BB's and BB-T's: on the tuning split it can
+    # only do as well as the better of the two, so on the test split it is
+    # one of them
+    assert score["BB-KT"] in (score["BB"], score["BB-T"])
