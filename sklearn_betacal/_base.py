@@ -422,7 +422,9 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         if isinstance(b, Integral) and _fit_takes(part, "points_per_bin"):
             # the leaf minimum of a learned tree follows the bins it must hold
             kwargs["points_per_bin"] = int(b)
-        self.partitioner_ = part.fit(take_rows(Z, grow), y[grow], **kwargs)
+        # labels as 0.0 / 1.0 (fit passes them as bool)
+        y_grow = np.asarray(y[grow], dtype=np.float64)
+        self.partitioner_ = part.fit(take_rows(Z, grow), y_grow, **kwargs)
         return rows
 
     def _cells(self, Z):
@@ -477,16 +479,23 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
                 sample_weight, _num_samples(X), max_total=self._weights_max_total
             )
         h, Z, y = self._split_X(X, y, reset=True)
+        # the 0/1 labels kept as bool while the partitioner is fitted (1 byte
+        # per row instead of 8 next to the partitioner's own memory)
+        positive = y > 0.5
+        del y
         rows = None
         if sw is not None and not np.all(sw > 0):
             rows = np.flatnonzero(sw > 0)  # check_weights rejects all-zero
-            h, Z, y, sw = h[rows], take_rows(Z, rows), y[rows], sw[rows]
-        bin_rows = self._fit_partitioner(Z, y, h, sw)
+            h, Z, sw = h[rows], take_rows(Z, rows), sw[rows]
+            positive = positive[rows]
+        bin_rows = self._fit_partitioner(Z, positive, h, sw)
         if bin_rows is not None:
-            h, Z, y = h[bin_rows], take_rows(Z, bin_rows), y[bin_rows]
+            h, Z, positive = h[bin_rows], take_rows(Z, bin_rows), positive[bin_rows]
             sw = None if sw is None else sw[bin_rows]
             rows = bin_rows if rows is None else rows[bin_rows]
         X_rows = X if rows is None else take_rows(X, rows)
+        y = positive.astype(np.float64)
+        del positive
         return self._fit(X_rows, h, y, sw, self._fit_cells(Z))
 
     def _fit_cells(self, Z):
