@@ -33,20 +33,24 @@ KEYS = ["dataset", "model", "kind"]
 
 
 def read(spec):
-    """A recorded CSV, or ``(base, variant)``: base with the calibrators of
-    the variant's CSV replaced by the variant's rows (same seeds and splits:
-    the variant run repeats a calibrator with other settings)."""
-    base, variant = (spec, None) if isinstance(spec, str | Path) else spec
+    """A recorded CSV, or ``(base, variant[, rename])``: base with the
+    calibrators of the variant's CSV replaced by the variant's rows (same
+    seeds and splits: the variant run repeats a calibrator with other
+    settings; ``rename`` maps a variant's name onto the one it replaces)."""
+    if isinstance(spec, str | Path):
+        spec = (spec, None)
+    base, variant, rename = (*spec, {})[:3]
     R = pd.read_csv(HERE / base, keep_default_na=False, na_values=[""])
     if variant is not None:
         V = pd.read_csv(HERE / variant, keep_default_na=False, na_values=[""])
+        V["calibrator"] = V.calibrator.replace(rename)
         redo = set(V.calibrator) - {"B"}  # B is run alongside as a check
         R = pd.concat([R[~R.calibrator.isin(redo)], V[V.calibrator.isin(redo)]])
     return R
 
 
 def exists(spec):
-    files = [spec] if isinstance(spec, str | Path) else spec
+    files = [spec] if isinstance(spec, str | Path) else spec[:2]
     return all((HERE / f).exists() for f in files)
 
 
@@ -230,6 +234,14 @@ def main():
             "after, debiased CE, BB-T's tree on 8 principal directions, no stop",
             ("paper_experiment_verbal.csv", "paper_experiment_verbal_bbt_pca.csv"),
         ),
+        (
+            "after, debiased CE, BB's grid also holds the learned trees (BB-KT)",
+            (
+                "paper_experiment_verbal.csv",
+                "paper_experiment_verbal_bbkt.csv",
+                {"BB-KT": "BB"},
+            ),
+        ),
     ]
     token = [
         (
@@ -241,6 +253,14 @@ def main():
         (
             "after, debiased CE, BB-T's tree on 8 principal directions, no stop",
             ("paper_experiment_token.csv", "paper_experiment_token_bbt_pca.csv"),
+        ),
+        (
+            "after, debiased CE, BB's grid also holds the learned trees (BB-KT)",
+            (
+                "paper_experiment_token.csv",
+                "paper_experiment_token_bbkt.csv",
+                {"BB-KT": "BB"},
+            ),
         ),
     ]
     noise = [
@@ -258,6 +278,24 @@ def main():
         (
             "token, BB-T on principal directions",
             ("paper_experiment_token.csv", "paper_experiment_token_bbt_pca.csv"),
+            False,
+        ),
+        (
+            "verbal, BB's grid with the learned trees",
+            (
+                "paper_experiment_verbal.csv",
+                "paper_experiment_verbal_bbkt.csv",
+                {"BB-KT": "BB"},
+            ),
+            False,
+        ),
+        (
+            "token, BB's grid with the learned trees",
+            (
+                "paper_experiment_token.csv",
+                "paper_experiment_token_bbkt.csv",
+                {"BB-KT": "BB"},
+            ),
             False,
         ),
         ("verbal, pooled rows", "paper_experiment_verbal.csv", True),
