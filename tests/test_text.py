@@ -153,6 +153,22 @@ def test_text_embedder_rows_have_unit_norm(frame):
     assert_allclose(np.linalg.norm(Xt, axis=1), 1.0, rtol=1e-10)
 
 
+def test_text_embedder_null_projection_is_exactly_zero():
+    # found by the property module: a text whose TF-IDF row has (up to
+    # rounding) nothing in the one fitted SVD direction came out with length
+    # ~1e-16, neither unit nor zero
+    texts = ["delta beta", "alpha", "alpha", "eps", "zeta delta", "zeta eps"]
+    emb = TextEmbedder(n_components=1).fit(texts)
+    probe = texts + ["alpha beta gamma delta eps zeta", "beta zeta", "gamma"]
+    raw = emb.svd_.transform(emb.vectorizer_.transform(probe))
+    tiny = np.abs(raw[:, 0]) < 1e-12
+    assert tiny.any() and (raw[tiny] != 0).any()  # the case is present
+    out = emb.transform(probe)
+    norms = np.linalg.norm(out, axis=1)
+    assert_array_equal(out[tiny], 0.0)
+    assert_allclose(norms[~tiny], 1.0)
+
+
 def test_text_embedder_is_deterministic(frame):
     a = TextEmbedder(n_components=4, random_state=7).fit_transform(frame.question)
     b = TextEmbedder(n_components=4, random_state=7).fit_transform(frame.question)
