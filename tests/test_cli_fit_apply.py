@@ -624,3 +624,23 @@ def test_apply_to_a_parquet_set_names_the_missing_dask_extra(
     _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "out")],
           "pip install 'sklearn-betacal[dask]'")  # fmt: skip
     assert _listing(tmp_path) == ["in"]
+
+
+def test_fit_crosses_groups_before_text_so_fallback_stays_in_the_group(frame, tmp_path):
+    # a (group, text-leaf) cell too small for its own binning must fall back
+    # to its group's rows, not to a text leaf pooled across groups
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--group", "model", "--text", "question",
+            "--max-depth", "3", "--method", "bb", "--points-per-bin", "40",
+            "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    part = model_io.load(model).partitioner_
+    names = [name for name, _, _ in part.partitioners_]
+    group = names.index("group")
+    first_region = [chain[0] for chain in part.cell_ancestors()]
+    for region in np.unique(first_region):
+        members = np.flatnonzero(np.asarray(first_region) == region)
+        assert np.unique(part.cell_codes_[members, group]).size == 1

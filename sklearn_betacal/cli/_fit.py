@@ -109,7 +109,13 @@ def _partitioner(args):
         TextEmbedder,
     )
 
+    # groups first: CrossPartitioner treats the first component as the
+    # coarsest, so a crossed cell too small for its own binning falls back
+    # within its group (and model) rather than to a text cell across groups
     parts = []
+    for flag, column in (("group", args.group), ("model", args.model_column)):
+        if column is not None:
+            parts.append((flag, GroupColumnPartitioner(column), [column]))
     if args.text:
         embed = TextEmbedder(
             list(args.text),
@@ -118,9 +124,6 @@ def _partitioner(args):
         )
         tree = KDTreePartitioner(max_depth=args.max_depth)
         parts.append(("text", make_pipeline(embed, tree), list(args.text)))
-    for flag, column in (("group", args.group), ("model", args.model_column)):
-        if column is not None:
-            parts.append((flag, GroupColumnPartitioner(column), [column]))
     features = [c for _, _, cols in parts for c in cols]
     if len(parts) == 1:
         return parts[0][1], features
