@@ -27,6 +27,15 @@ with its labels and confidences; it is never binned: honest), frozen:
   (depths 1-3);
 - ``kmeans``: :class:`ClusterPartitioner` with KMeans (2, 4, 8 clusters).
 
+Not in the default run (``--partitions``): ``tree-pca-free-residual`` (the
+learned tree on the residual ``y - h`` instead of the Platt scores) and two
+diagnostics that are not methods: ``oracle`` (the hidden dataset itself given
+to the calibrators as the partition, the ceiling of any partition) and
+``text-oracle`` (the dataset as a logistic regression on the embedding
+predicts it, trained on the partition split: what the text can tell).
+``--b-grid`` and ``--n-components`` change the points-per-bin grid (of UMD
+and the beta-methods alike) and the embedding's dimension.
+
 Each partition is used by BB (:class:`BetaBinningCalibrator`) and HS-BB
 (:class:`ScalingBetaBinningCalibrator`); baselines UMD (B), Platt (S) and
 isotonic regression. Hyper-parameters (depth / clusters x points per bin) are
@@ -52,12 +61,14 @@ import pandas as pd
 from sklearn.cluster import KMeans
 from sklearn.frozen import FrozenEstimator
 from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss
 
 from sklearn_betacal import (
     BetaBinningCalibrator,
     CalibrationTreePartitioner,
     ClusterPartitioner,
+    GroupColumnPartitioner,
     KDTreePartitioner,
     PlattScaler,
     ScalingBetaBinningCalibrator,
@@ -93,6 +104,17 @@ TREES = {
     "tree-pca": {"n_components": 8},
     "tree-pca-free": {"n_components": 8, "split_alpha": None},
 }
+DEFAULT_KINDS = (*TREES, "kd-cycle", "kd-max_spread", "kd-pca", "kmeans")
+#: not in the default run (``--partitions``): the learned tree on the
+#: residual ``y - h`` instead of the Platt (logit-scale) scores
+TREES["tree-pca-free-residual"] = {**TREES["tree-pca-free"], "criterion": "residual"}
+
+
+#: diagnostics, not methods (``--partitions``): the hidden beta given to the
+#: calibrator (``oracle``: the ceiling of any partition), and the dataset as a
+#: logistic regression on the embedding predicts it, trained on the
+#: partition split's datasets (``text-oracle``: what the text can tell)
+ORACLES = ("oracle", "text-oracle")
 
 
 #: grown *inside* the calibrator instead (unfitted, so BB's honest split
@@ -102,6 +124,8 @@ HONEST = {"tree-pca-free-honest": {"n_components": 8, "split_alpha": None}}
 
 
 def partitions(kind, Zp, yp, hp, leaf, seed):
+    if kind in ORACLES:  # a column of X: the beta itself, or its text estimate
+        return [GroupColumnPartitioner(group_column=0)]
     if kind in HONEST:  # unfitted: min_samples_leaf "auto" = 2 b of the grid
         return [
             CalibrationTreePartitioner(max_depth=d, random_state=seed, **HONEST[kind])
@@ -146,19 +170,26 @@ def tune(make, grid, X, y, cal, tune_rows, g):
 
 
 def run_one(
-    rows, column, seed, kinds=(*TREES, "kd-cycle", "kd-max_spread", "kd-pca", "kmeans")
+    rows,
+    column,
+    seed,
+    kinds=DEFAULT_KINDS,
+    b_grid=B_GRID,
+    n_components=32,
 ):
     h = rows[column].to_numpy(float)
     y = rows.correct_judge.to_numpy(int)
     g = pd.factorize(rows.dataset, sort=True)[0]  # evaluation beta: hidden
     part, cal, tun, test = split_indices(len(rows), (0.2, 0.6, 0.1, 0.1), seed)
     emb = TextEmbedder(
-        text_columns=["question", "answer"], n_components=32, random_state=seed
+        text_columns=["question", "answer"],
+        n_components=n_components,
+        random_state=seed,
     )
     emb.fit(rows.iloc[part])
     Z = np.asarray(emb.transform(rows), dtype=float)
     X = np.column_stack([h, Z])
-    leaf = max(int(np.ceil(2 * min(B_GRID) * len(part) / len(cal))), 10)
+    leaf = max(int(np.ceil(2 * min(b_grid) * len(part) / len(cal))), 10)
     out = {}
 
     def record(name, p):
@@ -172,7 +203,7 @@ def run_one(
     record("None", h[test])
     umd = tune(
         lambda b: UMDBinner(points_per_bin=b, random_state=seed),
-        [{"b": b} for b in B_GRID],
+        [{"b": b} for b in b_grid],
         h.reshape(-1, 1),
         y,
         cal,
@@ -185,34 +216,42 @@ def run_one(
     record("isotonic", iso.predict(h[test]))
     for kind in kinds:
         parts = partitions(kind, Z[part], y[part], h[part], leaf, seed)
+        XK = X
+        if kind == "oracle":
+            XK = np.column_stack([h, g])
+        elif kind == "text-oracle":  # the dataset as the text predicts it
+            clf = LogisticRegression(max_iter=1000).fit(Z[part], g[part])
+            XK = np.column_stack([h, clf.predict(Z)])
         grid = [
             {
-                "partitioner": pt if kind in HONEST else FrozenEstimator(pt),
+                "partitioner": pt
+                if kind in HONEST or kind in ORACLES
+                else FrozenEstimator(pt),
                 "points_per_bin": b,
             }
             for pt in parts
-            for b in B_GRID
+            for b in b_grid
         ]
         bb = tune(
             lambda **kw: BetaBinningCalibrator(random_state=seed, **kw),
             grid,
-            X,
+            XK,
             y,
             cal,
             tun,
             g,
         )
-        record(f"BB {kind}", bb.predict_proba(X[test])[:, 1])
+        record(f"BB {kind}", bb.predict_proba(XK[test])[:, 1])
         hs = tune(
             lambda **kw: ScalingBetaBinningCalibrator(random_state=seed, **kw),
             grid,
-            X,
+            XK,
             y,
             cal,
             tun,
             g,
         )
-        record(f"HS-BB {kind}", hs.predict_proba(X[test])[:, 1])
+        record(f"HS-BB {kind}", hs.predict_proba(XK[test])[:, 1])
     return out
 
 
@@ -223,9 +262,22 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument("--models", nargs="*", default=None)
     parser.add_argument(
+        "--b-grid",
+        nargs="+",
+        type=int,
+        default=list(B_GRID),
+        help="points per bin tried on the tuning split (UMD and every beta-method)",
+    )
+    parser.add_argument(
+        "--n-components",
+        type=int,
+        default=32,
+        help="dimension of the TF-IDF+SVD embedding the partitions see",
+    )
+    parser.add_argument(
         "--partitions",
         nargs="+",
-        default=[*TREES, "kd-cycle", "kd-max_spread", "kd-pca", "kmeans"],
+        default=list(DEFAULT_KINDS),
     )
     parser.add_argument(
         "--reuse",
@@ -277,7 +329,14 @@ def main(argv=None):
             for seed in range(args.seeds):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res = run_one(rows, col, seed, args.partitions)
+                    res = run_one(
+                        rows,
+                        col,
+                        seed,
+                        args.partitions,
+                        tuple(args.b_grid),
+                        args.n_components,
+                    )
                 for name, m in res.items():
                     records.append(
                         {
