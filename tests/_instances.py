@@ -184,7 +184,7 @@ _CONFIDENCE_ONLY = {
     "check_fit1d": ONE_D_X,
     "check_classifiers_train": FIRST_FEATURE_ONLY,
 }
-_BINNING = {  # UMDBinner and ScalingBinningCalibrator
+_ONE_CONFIDENCE = {  # PlattScaler, UMDBinner and ScalingBinningCalibrator
     **_CONFIDENCE_ONLY,
     **dict.fromkeys(
         [
@@ -200,20 +200,6 @@ _BINNING = {  # UMDBinner and ScalingBinningCalibrator
     # classification is supported." (tests/test_labels.py), but the check
     # fits multi-column X, which is refused first
     "check_classifier_not_supporting_multiclass": ONE_CONFIDENCE_COLUMN,
-}
-_PLATT = {
-    **_CONFIDENCE_ONLY,
-    **dict.fromkeys(
-        [
-            "check_classifier_not_supporting_multiclass",
-            "check_classifiers_one_label_sample_weights",
-            "check_estimators_nan_inf",
-            "check_sample_weight_equivalence_on_dense_data",
-            "check_sample_weights_not_overwritten",
-            "check_sample_weights_shape",
-        ],
-        ONE_CONFIDENCE_COLUMN,
-    ),
 }
 _TEMPERATURE = {
     **dict.fromkeys(
@@ -285,9 +271,9 @@ TREE_TIES = (
 #: class -> {check name: reason}; classes not listed must pass every check.
 XFAIL = {
     TemperatureScaler: _TEMPERATURE,
-    PlattScaler: _PLATT,
-    UMDBinner: _BINNING,
-    ScalingBinningCalibrator: _BINNING,
+    PlattScaler: _ONE_CONFIDENCE,
+    UMDBinner: _ONE_CONFIDENCE,
+    ScalingBinningCalibrator: _ONE_CONFIDENCE,
     BetaBinningCalibrator: _BB,
     _AnyScoreBB: _ANY_SCORE_BB,
     ScalingBetaBinningCalibrator: _SBB,
