@@ -38,11 +38,11 @@ import platform
 import statistics
 import sys
 import time
-import tracemalloc
 
 import numpy as np
 import scipy
 import sklearn
+from _measure import peak_bytes
 from sklearn.frozen import FrozenEstimator
 
 import sklearn_betacal
@@ -217,17 +217,6 @@ def cmd_fit(args):
     for name, sec in res.items():
         print(f"| {name} | {sec:.4f} | {sec / base:.2f} |")
     print(f"\n({load()} after)")
-
-
-def peak_bytes(fn):
-    """(result, peak bytes allocated above the level before the call)."""
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    tracemalloc.reset_peak()
-    out = fn()
-    peak = tracemalloc.get_traced_memory()[1] - before
-    tracemalloc.stop()
-    return out, peak
 
 
 def cmd_memory(args):

@@ -58,12 +58,12 @@ import statistics
 import subprocess
 import sys
 import time
-import tracemalloc
 import types
 
 import numpy as np
 import scipy
 import sklearn
+from _measure import peak_bytes
 
 import sklearn_betacal
 from sklearn_betacal import KDTreePartitioner
@@ -127,19 +127,6 @@ def kernel_at(ref):
     return mod
 
 
-def peak_bytes(fn):
-    """Peak bytes allocated (tracemalloc) during ``fn()`` above the level
-    before the call; the result is dropped before returning."""
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    tracemalloc.reset_peak()
-    out = fn()
-    peak = tracemalloc.get_traced_memory()[1] - before
-    tracemalloc.stop()
-    del out
-    return peak
-
-
 def speed(args):
     from sklearn.neighbors import KDTree
 
@@ -185,11 +172,13 @@ def speed(args):
         k_c, k_w = timed(lambda depth=depth: build_kdtree(X, depth, msl, "cycle"), reps)
         row.append(f"{k_c:.3f} ({k_w:.3f}) **{k_c / f_c:.2f}x**")
         if before is not None:
-            mb = peak_bytes(lambda d_=depth: before.build_kdtree(X, d_, msl, "cycle"))
+            mb = peak_bytes(lambda d_=depth: before.build_kdtree(X, d_, msl, "cycle"))[
+                1
+            ]
             row.append(f"{mb / n:.1f}")
         else:
             row.append("-")
-        ma = peak_bytes(lambda d_=depth: build_kdtree(X, d_, msl, "cycle"))
+        ma = peak_bytes(lambda d_=depth: build_kdtree(X, d_, msl, "cycle"))[1]
         row.append(f"{ma / n:.1f}")
         part = KDTreePartitioner(depth, min_samples_leaf=msl)
         e_c, e_w = timed(lambda part=part: part.fit(X), reps)
