@@ -575,6 +575,45 @@ def test_apply_to_a_parquet_set_refuses_to_touch_its_input(
     assert _listing(tmp_path) == ["in", "old"]
 
 
+def test_apply_to_a_parquet_set_failure_waits_for_every_writer(
+    fitted, frame, tmp_path, capsys, monkeypatch
+):
+    # dask.compute raises at the first failing partition while other threads
+    # go on calibrating and writing into the temporary folder -- after the
+    # failure removed it, or while it does, which left a .out.*.tmp behind in
+    # CI: every writer must write while its folder exists and have ended when
+    # apply returns
+    pytest.importorskip("dask.dataframe")
+    import threading
+    import time
+
+    _, model = fitted
+    bad = frame.copy()
+    bad.loc[2, "verbal_confidence"] = 1.7  # in the first file
+    src = _parquet_set(bad, tmp_path / "in")
+    running, writes, lock = [0], [], threading.Lock()
+    write = pd.DataFrame.to_parquet
+
+    def slow_write(self, path, *args, **kwargs):
+        with lock:
+            running[0] += 1
+            writes.append(os.path.isdir(os.path.dirname(path)))
+        try:
+            time.sleep(0.3)
+            return write(self, path, *args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", slow_write)
+    _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "out")],
+          "partition 0 of")  # fmt: skip
+    assert running[0] == 0
+    time.sleep(1.0)  # a stray thread would reach its write by now
+    assert all(writes), writes
+    assert _listing(tmp_path) == ["in"]
+
+
 def test_apply_to_a_parquet_set_failure_leaves_nothing(fitted, frame, tmp_path, capsys):
     pytest.importorskip("dask.dataframe")
     _, model = fitted

@@ -25,6 +25,7 @@ import io
 import lzma
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -415,18 +416,32 @@ def _apply_set(args, files, start):
     )
     width = len(str(max(frame.npartitions - 1, 0)))
 
-    def write_part(part, i, folder):
-        result, unparsed = calibrate(part, i)
-        result.to_parquet(folder / f"part.{i:0{width}d}.parquet", index=False)
+    parts = frame.to_delayed()
+    failed = threading.Event()
+
+    def write_part(i, folder):
+        # errors are returned, not raised: dask.compute raises at the first
+        # error while other threads are still writing into ``folder``, which
+        # the failed block then could not remove; so every task ends first
+        # (the rest skip their work once one has failed)
+        if failed.is_set():
+            return None
+        try:
+            part = parts[i].compute(scheduler="sync")
+            result, unparsed = calibrate(part, i)
+            result.to_parquet(folder / f"part.{i:0{width}d}.parquet", index=False)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            failed.set()
+            return exc
         return len(result), unparsed
 
     with atomic_directory(out) as folder, limit_threads(1):
-        tasks = [
-            dask.delayed(write_part)(part, i, folder)
-            for i, part in enumerate(frame.to_delayed())
-        ]
+        tasks = [dask.delayed(write_part)(i, folder) for i in range(len(parts))]
         try:
             done = dask.compute(*tasks)
+            error = next((d for d in done if isinstance(d, BaseException)), None)
+            if error is not None:
+                raise error
         except KeyError as exc:  # pyarrow/pandas: a file without a column
             raise UsageError(
                 f"applying to {args.input}: a file of the set lacks a column that "
