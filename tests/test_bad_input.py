@@ -670,6 +670,23 @@ def test_metrics_keep_the_contract(metric, data):
         _check_contract(lambda: metric(y, np.linspace(0, 1, n), n_bins=n_bins), names)
 
 
+def test_brier_with_weights_near_the_float64_maximum():
+    # brier=inf when one weight was 1.8e308: scikit-learn's weighted mean
+    # multiplies before it divides (found by the property test above)
+    from sklearn_betacal.metrics import brier_decomposition
+
+    p = np.zeros(23)
+    p[16] = 1.0
+    y = np.zeros(23, dtype=int)
+    w = np.zeros(23)
+    w[16] = np.finfo(np.float64).max
+    assert brier_decomposition(y, p, sample_weight=w).brier == 1.0
+    w[3] = w[16]
+    assert brier_decomposition(y, p, sample_weight=w).brier == 0.5
+    ref = brier_decomposition(y, p, sample_weight=np.arange(23.0))
+    assert brier_decomposition(y, p, sample_weight=np.arange(23.0) * 2.0**900) == ref
+
+
 # -------------------------------------- items 8, 10, 12: partitioner inputs
 
 

@@ -506,6 +506,11 @@ def brier_decomposition(
     conf, acc = conf[nonempty], acc[nonempty]
     calibration = float(np.sum(share * (conf - acc) ** 2))
     refinement = float(np.sum(share * acc * (1.0 - acc)))
+    if w is not None:
+        # scikit-learn's weighted mean multiplies before it divides, so weights
+        # near the float64 maximum overflowed to brier=inf; a power-of-two
+        # rescale leaves every ratio exact
+        w = np.ldexp(w, -np.frexp(np.max(w))[1])
     brier = float(
         brier_score_loss(
             np.asarray(y, dtype=np.float64), p, sample_weight=w, labels=[0, 1]
