@@ -41,14 +41,21 @@ def _planted(seed, n=6000, kind="offset"):
 
 
 @pytest.mark.parametrize("kind", ["offset", "slope"])
-def test_calibration_tree_recovers_planted_groups(kind):
+@pytest.mark.parametrize("directions", [None, "recalibration"])
+def test_calibration_tree_recovers_planted_groups(kind, directions):
     Z, h, y, group = _planted(0, kind=kind)
-    part = CalibrationTreePartitioner(max_depth=1, random_state=0)
+    part = CalibrationTreePartitioner(
+        max_depth=1, directions=directions, random_state=0
+    )
     part.fit(Z, y, confidence=h)
     nodes = part.tree_.tree_
     assert part.n_cells_ == 2
-    assert nodes.feature[0] == 0
-    assert abs(nodes.threshold[0] - 0.5) < 0.05
+    if directions is None:  # a threshold of the first feature
+        assert nodes.feature[0] == 0
+        assert abs(nodes.threshold[0] - 0.5) < 0.05
+    else:  # the learned direction of the offset (intercept) or of the slope
+        assert nodes.feature[0] == (0 if kind == "offset" else 1)
+        assert part.components_[nodes.feature[0]][0] > 0.95
     cells = part.apply(Z)
     # each cell is (almost) one planted group
     purity = max(np.mean(group[cells == 0]), 1 - np.mean(group[cells == 0]))
@@ -81,7 +88,7 @@ def test_calibration_tree_residual_criterion_misses_a_slope_difference():
     found = []
     for criterion in ("recalibration", "residual"):
         part = CalibrationTreePartitioner(
-            max_depth=1, criterion=criterion, random_state=0
+            max_depth=1, criterion=criterion, directions=None, random_state=0
         ).fit(Z, y, confidence=h)
         nodes = part.tree_.tree_
         found.append(nodes.feature[0] == 0 and abs(nodes.threshold[0] - 0.5) < 0.05)
@@ -164,9 +171,14 @@ def test_calibration_tree_without_confidence_splits_on_accuracy():
     rng = np.random.default_rng(5)
     Z = rng.uniform(size=(2000, 2))
     y = (rng.uniform(size=2000) < np.where(Z[:, 1] > 0.3, 0.8, 0.2)).astype(int)
-    part = CalibrationTreePartitioner(max_depth=1).fit(Z, y)
+    part = CalibrationTreePartitioner(max_depth=1, directions=None).fit(Z, y)
     assert part.tree_.tree_.feature[0] == 1
     assert abs(part.tree_.tree_.threshold[0] - 0.3) < 0.05
+    # by default along the ridge direction of y on Z: the second feature
+    learned = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(Z, y)
+    assert learned.n_directions_ == 1 and learned.components_[0, 1] > 0.95
+    share = (Z[learned.apply(Z) == 0, 1] > 0.3).mean()
+    assert max(share, 1 - share) > 0.95
 
 
 def test_calibration_tree_errors():
@@ -348,7 +360,12 @@ def test_calibration_tree_zero_weight_is_drop(n_components):
     Z, h, y, _ = _planted(12, n=3000)
     w = np.ones(3000)
     w[::3] = 0
-    kw = {"max_depth": 3, "min_samples_leaf": 100, "n_components": n_components}
+    kw = {
+        "max_depth": 3,
+        "min_samples_leaf": 100,
+        "n_components": n_components,
+        "directions": None,
+    }
     part = CalibrationTreePartitioner(**kw)
     a = part.fit(Z, y, confidence=h, sample_weight=w).apply(Z)
     keep = w > 0
@@ -374,6 +391,7 @@ def _oblique(seed, n=4000, d=6):
 def test_calibration_tree_principal_directions_find_an_oblique_group():
     Z, h, y, group, u = _oblique(0)
     kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
+    kw["directions"] = None
     pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
     raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
 
@@ -425,3 +443,112 @@ def test_beta_binning_fallback_when_the_last_cells_get_no_rows():
     assert_array_equal(bb.cells_, np.arange(6))
     assert_array_equal(bb.fallback_cells_, [5])
     assert_array_equal(bb.fallback_to_, [part.cell_ancestors()[5][0]])
+
+
+def _narrow(seed, n=6000, d=6):
+    """Miscalibrated beyond the median of a low-variance oblique direction.
+
+    The features have standard deviations 3, 3, 3, 3, 1, 1; the group is
+    ``Z @ u > 0`` with ``u`` mixing the last two, narrowest coordinates, so
+    neither a single coordinate nor the top principal directions carry it.
+    """
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, d)) * np.r_[3.0, 3.0, 3.0, 3.0, 1.0, 1.0]
+    u = np.r_[0.0, 0.0, 0.0, 0.0, 1.0, 1.0] / np.sqrt(2)
+    h = rng.uniform(0.3, 1.0, size=n)
+    group = Z @ u > 0
+    acc = np.where(group, h - 0.25, h)
+    y = (rng.uniform(size=n) < np.clip(acc, 0, 1)).astype(int)
+    return Z, h, y, group, u
+
+
+def _purity(part, Z, group):
+    share = group[part.apply(Z) == 0].mean()
+    return max(share, 1 - share)
+
+
+def test_calibration_tree_learned_directions_find_what_pca_misses():
+    Z, h, y, group, u = _narrow(0)
+    kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
+    learned = CalibrationTreePartitioner(**kw)  # directions="recalibration"
+    learned.fit(Z, y, confidence=h)
+    kw["directions"] = None
+    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
+    raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
+    # the intercept direction is u (the group is an offset); unit rows
+    assert learned.n_directions_ == 2 and learned.components_.shape == (2, 6)
+    assert learned.components_[0] @ u > 0.9
+    assert_allclose(np.linalg.norm(learned.components_, axis=1), 1.0)
+    assert learned.tree_.tree_.feature[0] == 0
+    assert _purity(learned, Z, group) > 0.9
+    assert _purity(pca, Z, group) < 0.7
+    assert _purity(raw, Z, group) < 0.85
+    # with principal directions too: the learned ones come first
+    kw["directions"] = "recalibration"
+    both = CalibrationTreePartitioner(n_components=3, **kw).fit(Z, y, confidence=h)
+    assert both.components_.shape == (5, 6) and both.n_directions_ == 2
+    assert_allclose(both.components_[:2], learned.components_)
+    assert _purity(both, Z, group) > 0.9
+
+
+def test_calibration_tree_slope_direction_finds_a_slope_group():
+    # over-confident above 0.5, under-confident below, no mean residual: the
+    # group shows in the slope (s X) direction, not in the intercept one
+    rng = np.random.default_rng(1)
+    n = 8000
+    Z = rng.normal(size=(n, 4))
+    u = np.r_[1.0, -1.0, 0.0, 0.0] / np.sqrt(2)
+    group = Z @ u > 0
+    h = rng.uniform(size=n)
+    acc = np.where(group, 0.5 + 0.5 * (h - 0.5), h)
+    y = (rng.uniform(size=n) < acc).astype(int)
+    part = CalibrationTreePartitioner(
+        max_depth=1, min_samples_leaf=200, directions="recalibration", random_state=0
+    ).fit(Z, y, confidence=h)
+    assert abs(part.components_[1] @ u) > 0.9
+    assert part.tree_.tree_.feature[0] == 1
+    assert _purity(part, Z, group) > 0.9
+
+
+def test_calibration_tree_directions_without_what_they_need():
+    Z, h, y, _, _ = _narrow(2, n=400)
+    kw = {"max_depth": 2, "directions": "recalibration", "random_state": 0}
+    # one class, or fewer rows of a class than folds: no direction, one cell
+    for labels in (np.ones(400, dtype=int), np.r_[np.ones(396), np.zeros(4)]):
+        part = CalibrationTreePartitioner(**kw).fit(Z, labels, confidence=h)
+        assert_array_equal(part.components_, 0.0)
+        assert part.n_cells_ == 1
+    # without confidences: one direction, from the regression of y on X
+    part = CalibrationTreePartitioner(**kw).fit(Z, 3.5 * y)
+    assert part.n_directions_ == 1 and part.components_.shape == (1, 6)
+
+
+def test_calibration_tree_directions_are_reproducible_and_zero_weight_is_drop():
+    Z, h, y, _, _ = _narrow(3, n=3000)
+    w = np.ones(3000)
+    w[::3] = 0
+    keep = w > 0
+    kw = {"max_depth": 2, "directions": "recalibration", "random_state": 7}
+    a = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h, sample_weight=w)
+    b = CalibrationTreePartitioner(**kw).fit(Z[keep], y[keep], confidence=h[keep])
+    # equal up to the summation order of the weighted sums (zeros included)
+    assert_allclose(a.components_, b.components_, atol=1e-12)
+    assert_array_equal(a.apply(Z), b.apply(Z))
+    again = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h, sample_weight=w)
+    assert_array_equal(again.components_, a.components_)
+
+
+def test_calibration_tree_learned_directions_do_not_split_noise():
+    # the directions are fitted to the same labels; with the chi^2_k stop of
+    # a fixed split a calibrated sample was split in 32 dimensions every time
+    cells = []
+    for seed in range(6):
+        rng = np.random.default_rng(100 + seed)
+        Z = rng.uniform(size=(3000, 32))
+        h = rng.uniform(size=3000)
+        y = (rng.uniform(size=3000) < h).astype(int)
+        part = CalibrationTreePartitioner(
+            max_depth=3, min_samples_leaf=50, directions="recalibration"
+        )
+        cells.append(part.fit(Z, y, confidence=h).n_cells_)
+    assert cells.count(1) >= 5
