@@ -552,3 +552,26 @@ def test_calibration_tree_learned_directions_do_not_split_noise():
         )
         cells.append(part.fit(Z, y, confidence=h).n_cells_)
     assert cells.count(1) >= 5
+
+
+@pytest.mark.parametrize("n_components", [None, 2])
+def test_calibration_tree_saved_before_directions_keeps_its_behaviour(n_components):
+    # a pickle from before ``directions`` has no such attribute: it loads as
+    # directions=None (how it was grown), predicts the same cells and refits
+    # the same tree
+    import pickle
+
+    from sklearn.base import clone
+
+    Z, h, y, _ = _planted(14, n=3000)
+    kw = {"max_depth": 2, "n_components": n_components, "random_state": 0}
+    part = CalibrationTreePartitioner(directions=None, **kw).fit(Z, y, confidence=h)
+    state = part.__getstate__()
+    del state["directions"], state["n_directions_"]
+    old = CalibrationTreePartitioner.__new__(CalibrationTreePartitioner)
+    old.__setstate__(state)
+    loaded = pickle.loads(pickle.dumps(old))
+    assert loaded.get_params()["directions"] is None and loaded.n_directions_ == 0
+    assert_array_equal(loaded.apply(Z), part.apply(Z))
+    refit = clone(loaded).fit(Z, y, confidence=h)
+    assert_array_equal(refit.apply(Z), part.apply(Z))

@@ -524,6 +524,16 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         self.leaf_n_samples_ = counts
         return self
 
+    def __setstate__(self, state):
+        # a model saved before the learned directions existed was grown on
+        # the features (or their principal components): it keeps doing so,
+        # and a refit (clone) reproduces it
+        if "directions" not in state:
+            state["directions"] = None
+            if "tree_" in state:
+                state["n_directions_"] = 0
+        super().__setstate__(state)
+
     def _project(self, X):
         """``X`` itself, or its coordinates on ``components_``."""
         if self.components_ is None:
