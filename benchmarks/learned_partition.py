@@ -14,20 +14,24 @@ Protocol per (model, kind, seed): 20:60:10:10 split (partition : calibration
 : tuning : test). Partitions fitted on the partition split (the learned tree
 with its labels and confidences; it is never binned: honest), frozen:
 
-- ``tree``: :class:`CalibrationTreePartitioner` (depths 1-3), its defaults;
-  ``tree-pca``: splitting on the top 8 principal directions of the
-  embedding (``n_components=8``); ``tree-pca-free``: the same without the
-  significance stop (``split_alpha=None``; the depth is tuned anyway). Each
-  is grown on the partition split with its labels and confidences and
-  frozen: honest by a separate split, as the paper's kd-tree;
-  ``tree-pca-free-honest`` (not in the default run, ``--partitions``): the
-  last one given unfitted to the calibrator, whose honest split grows it on
-  half of the calibration rows and bins the other half;
+- ``tree``: :class:`CalibrationTreePartitioner` (depths 1-3), its defaults
+  (splits along the two learned recalibration directions, significance
+  stop); ``tree-free``: the same without the stop (``split_alpha=None``; the
+  depth is tuned anyway); ``tree-pca-free``: the learned directions and the
+  top 8 principal directions of the embedding (``n_components=8``), no stop;
+  ``tree-raw``, ``tree-raw-pca``, ``tree-raw-pca-free``: the same without
+  the learned directions (``directions=None``: the raw coordinates, the top
+  8 principal directions, the latter without the stop). Each is grown on the
+  partition split with its labels and confidences and frozen: honest by a
+  separate split, as the paper's kd-tree; ``tree-raw-pca-free-honest`` (not
+  in the default run, ``--partitions``): the last one given unfitted to the
+  calibrator, whose honest split grows it on half of the calibration rows
+  and bins the other half;
 - ``kd-cycle``, ``kd-max_spread``, ``kd-pca``: :class:`KDTreePartitioner`
   (depths 1-3);
 - ``kmeans``: :class:`ClusterPartitioner` with KMeans (2, 4, 8 clusters).
 
-Not in the default run (``--partitions``): ``tree-pca-free-residual`` (the
+Not in the default run (``--partitions``): ``tree-raw-pca-free-residual`` (the
 learned tree on the residual ``y - h`` instead of the Platt scores) and two
 diagnostics that are not methods: ``oracle`` (the hidden dataset itself given
 to the calibrators as the partition, the ceiling of any partition) and
@@ -97,18 +101,25 @@ def load(path):
     return A
 
 
-#: the learned tree's variants: its defaults (significance stop), splits on
-#: the top 8 principal directions, and the latter without the stop (the
-#: depth is tuned on the tuning split, which guards against noise splits)
+#: the learned tree's variants: its defaults (learned recalibration
+#: directions, significance stop), the same without the stop (the depth is
+#: tuned on the tuning split, which guards against noise splits), with the
+#: top 8 principal directions too; and each without the learned directions
 TREES = {
     "tree": {},
-    "tree-pca": {"n_components": 8},
+    "tree-free": {"split_alpha": None},
     "tree-pca-free": {"n_components": 8, "split_alpha": None},
+    "tree-raw": {"directions": None},
+    "tree-raw-pca": {"directions": None, "n_components": 8},
+    "tree-raw-pca-free": {"directions": None, "n_components": 8, "split_alpha": None},
 }
 DEFAULT_KINDS = (*TREES, "kd-cycle", "kd-max_spread", "kd-pca", "kmeans")
 #: not in the default run (``--partitions``): the learned tree on the
 #: residual ``y - h`` instead of the Platt (logit-scale) scores
-TREES["tree-pca-free-residual"] = {**TREES["tree-pca-free"], "criterion": "residual"}
+TREES["tree-raw-pca-free-residual"] = {
+    **TREES["tree-raw-pca-free"],
+    "criterion": "residual",
+}
 
 
 #: diagnostics, not methods (``--partitions``): the hidden beta given to the
@@ -121,7 +132,7 @@ ORACLES = ("oracle", "text-oracle")
 #: grown *inside* the calibrator instead (unfitted, so BB's honest split
 #: grows it on half of the calibration rows and bins the other half; the
 #: partition split is then left to the unsupervised partitions)
-HONEST = {"tree-pca-free-honest": {"n_components": 8, "split_alpha": None}}
+HONEST = {"tree-raw-pca-free-honest": TREES["tree-raw-pca-free"]}
 
 
 def partitions(kind, Zp, yp, hp, leaf, seed):
@@ -335,6 +346,12 @@ def main(argv=None):
         "(e.g. two halves run in parallel); with --elapsed and --loads",
     )
     parser.add_argument("--elapsed", type=float, default=float("nan"))
+    parser.add_argument(
+        "--note",
+        default=None,
+        help="with --combine: how the combined runs were made (replaces the "
+        "default note in the report's first paragraph)",
+    )
     parser.add_argument("--loads", nargs=6, type=float, default=None)
     args = parser.parse_args(argv)
     if args.combine:
@@ -347,7 +364,9 @@ def main(argv=None):
         )
         R.to_csv(args.out.with_suffix(".csv"), index=False)
         loads = args.loads or [float("nan")] * 6
-        note = f"; {len(args.combine)} runs over disjoint models, in parallel"
+        note = args.note or (
+            f"; {len(args.combine)} runs over disjoint models, in parallel"
+        )
         text = report(R, args, args.elapsed, loads[:3], loads[3:], note)
         args.out.write_text(text)
         print(text)
@@ -422,21 +441,24 @@ def report(R, args, elapsed, load_before, load_after=None, note=""):
         "",
         f"Seeds: {args.seeds}; {elapsed:.0f} s; load average at start "
         f"{tuple(round(v, 1) for v in load_before)}, at end "
-        f"{tuple(round(v, 1) for v in load_after or os.getloadavg())} (2 cores "
-        f"shared by 5 engineers, run with nice){note}. Evaluation beta = the QA "
+        f"{tuple(round(v, 1) for v in load_after or os.getloadavg())} (2 shared "
+        f"cores, run with nice){note}. Evaluation beta = the QA "
         "dataset, hidden from every calibrator (they see the confidence and a "
         f"{args.n_components}-d {EMBEDDING_NAMES[args.embedding]} embedding of "
         "question + answer). Means over seeds of "
         "the test split. Every partition is fitted on the partition split (the "
         "learned trees with its labels and confidences) and frozen: the learned "
         "trees are honest by a separate split, like the paper's kd-tree. tree: "
-        "CalibrationTreePartitioner's defaults (raw coordinates, significance "
-        "stop); tree-pca: splits on the top 8 principal directions "
-        "(n_components=8); tree-pca-free: the same without the stop "
-        "(split_alpha=None; the depth is tuned on the tuning split); "
-        "tree-pca-free-honest (where run): the same grown inside the calibrator, "
-        "on half of the calibration rows (its honest split), binning the other "
-        "half.",
+        "CalibrationTreePartitioner's defaults (splits along the two learned "
+        "recalibration directions, significance stop); tree-free: the same "
+        "without the stop (split_alpha=None; the depth is tuned on the tuning "
+        "split); tree-pca-free: the learned and the top 8 principal directions "
+        "(n_components=8), no stop; tree-raw, tree-raw-pca, tree-raw-pca-free: "
+        "the same three kinds without the learned directions (directions=None): "
+        "raw coordinates with the stop, the top 8 principal directions with "
+        "and without it; tree-raw-pca-free-honest (where run): the last grown "
+        "inside the calibrator, on half of the calibration rows (its honest "
+        "split), binning the other half.",
         "",
         "## Summary over (model, kind) rows",
         "",

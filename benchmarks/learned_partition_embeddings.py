@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 RESULTS = Path(__file__).resolve().parent / "results"
-PARTS = ("text-oracle", "kmeans", "kd-pca", "tree-pca-free")
+PARTS = ("text-oracle", "kmeans", "kd-pca", "tree-raw-pca-free")
 METHODS = [f"{a} {p}" for p in PARTS for a in ("BB", "HS-BB")]
 REAL = [m for m in METHODS if "oracle" not in m]
 ORACLE = [m for m in METHODS if "oracle" in m]

@@ -107,8 +107,9 @@ def main(argv=None):
         "--merge",
         type=Path,
         default=None,
-        help="CSV of an earlier run of the same code: its rows of other seeds "
-        "are added before the table is written",
+        help="CSV of an earlier run of the same code: its rows that this run "
+        "did not recompute (other seeds, or other calibrators with "
+        "--calibrators) are added before the table is written",
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
@@ -182,8 +183,9 @@ def main(argv=None):
     results = pd.concat(frames, ignore_index=True)
     if args.merge is not None:
         old = pd.read_csv(args.merge, keep_default_na=False, na_values=[""])
-        old = old[~old.seed.isin(seeds)]
-        results = pd.concat([old, results], ignore_index=True)
+        keys = ["dataset", "model", "kind", "seed", "calibrator"]
+        redone = old.set_index(keys).index.isin(results.set_index(keys).index)
+        results = pd.concat([old[~redone], results], ignore_index=True)
     n_seeds = results.seed.nunique()
     keys = ("dataset", "model", "kind", "calibrator")
     summary = summarize(results, by=keys)
