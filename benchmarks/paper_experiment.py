@@ -229,6 +229,8 @@ def write_diagram(folder, row, preds):
     from sklearn_betacal.metrics._plot._panels import reliability_grid, save_png
 
     curves = {c: preds[c] for c in ("None", "S", "B", "BB", "HS-BB") if c in preds}
+    if not curves:  # a run of other calibrators only (--calibrators BB-T)
+        return
     name = f"paper_{row.dataset}_{row.kind}_pooled.png"
     title = f"{row.dataset}, {row.kind} confidence, all models pooled (seed 0)"
     fig, _ = reliability_grid(preds["_y"], curves, title=title, ncols=5)
