@@ -52,7 +52,8 @@ def test_calibration_tree_recovers_planted_groups(kind, directions):
     assert part.n_cells_ == 2
     if directions is None:  # a threshold of the first feature
         assert nodes.feature[0] == 0
-        assert abs(nodes.threshold[0] - 0.5) < 0.05
+        # thresholds are on the features divided by scale_
+        assert abs(nodes.threshold[0] * part.scale_[0] - 0.5) < 0.05
     else:  # the learned direction of the offset (intercept) or of the slope
         assert nodes.feature[0] == (0 if kind == "offset" else 1)
         assert part.components_[nodes.feature[0]][0] > 0.95
@@ -91,7 +92,8 @@ def test_calibration_tree_residual_criterion_misses_a_slope_difference():
             max_depth=1, criterion=criterion, directions=None, random_state=0
         ).fit(Z, y, confidence=h)
         nodes = part.tree_.tree_
-        found.append(nodes.feature[0] == 0 and abs(nodes.threshold[0] - 0.5) < 0.05)
+        cut = nodes.threshold[0] * part.scale_[0]
+        found.append(nodes.feature[0] == 0 and abs(cut - 0.5) < 0.05)
     assert found == [True, False]
 
 
@@ -173,7 +175,7 @@ def test_calibration_tree_without_confidence_splits_on_accuracy():
     y = (rng.uniform(size=2000) < np.where(Z[:, 1] > 0.3, 0.8, 0.2)).astype(int)
     part = CalibrationTreePartitioner(max_depth=1, directions=None).fit(Z, y)
     assert part.tree_.tree_.feature[0] == 1
-    assert abs(part.tree_.tree_.threshold[0] - 0.3) < 0.05
+    assert abs(part.tree_.tree_.threshold[0] * part.scale_[1] - 0.3) < 0.05
     # by default along the ridge direction of y on Z: the second feature
     learned = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(Z, y)
     assert learned.n_directions_ == 1 and learned.components_[0, 1] > 0.95
@@ -575,3 +577,26 @@ def test_calibration_tree_saved_before_directions_keeps_its_behaviour(n_componen
     assert_array_equal(loaded.apply(Z), part.apply(Z))
     refit = clone(loaded).fit(Z, y, confidence=h)
     assert_array_equal(refit.apply(Z), part.apply(Z))
+
+
+@pytest.mark.parametrize("directions", [None, "recalibration"])
+@pytest.mark.parametrize("n_components", [None, 2])
+def test_calibration_tree_is_scale_free(directions, n_components):
+    # features near 1e150 overflowed scikit-learn's float32 tree (a ValueError
+    # about float32 the user never passed), the principal directions at 1e300
+    # raised numpy's LinAlgError, and learned positions near 1e-30 could not
+    # be split (the tree treats spreads below 1e-7 as constant)
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(2000, 3))
+    h = rng.uniform(size=2000)
+    acc = np.where(Z[:, 0] + Z[:, 1] > 0, h - 0.2, h)
+    y = (rng.uniform(size=2000) < np.clip(acc, 0, 1)).astype(int)
+    kw = {"max_depth": 2, "min_samples_leaf": 100, "random_state": 0}
+    kw.update(directions=directions, n_components=n_components)
+    ref = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
+    assert ref.n_cells_ > 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way either
+        for scale in (2.0**-1000, 1e-30, 1e30, 1e150, 1e300):
+            part = CalibrationTreePartitioner(**kw).fit(Z * scale, y, confidence=h)
+            assert_array_equal(part.apply(Z * scale), ref.apply(Z))

@@ -53,6 +53,32 @@ def recalibration_scores(h, y, w):
     return ((y - p)[:, None] * x) @ chol
 
 
+def _unit_exponent(X):
+    """``e`` such that ``X * 2**-e`` has its largest magnitude in [0.5, 1).
+
+    Scaling by a power of two is exact, so sums of squares and covariances
+    computed on the scaled values neither overflow (features near 1e300) nor
+    lose the tiny ones (near 1e-300), and every ratio is unchanged.
+    """
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
+def column_spread(Z, w):
+    """Weighted standard deviation of each column of ``Z``, overflow-safe.
+
+    1.0 where a column is constant (or its spread is not finite): dividing by
+    the spread then leaves it as it is.
+    """
+    e = _unit_exponent(Z)
+    U = np.ldexp(Z, -e)
+    total = float(np.sum(w))
+    mean = (w @ U) / total
+    spread = np.ldexp(np.sqrt((w @ (U - mean) ** 2) / total), e)
+    spread[~(np.isfinite(spread) & (spread > 0))] = 1.0
+    return spread
+
+
 def principal_directions(X, w, k):
     """Weighted mean and top ``k`` principal directions of the rows of ``X``.
 
@@ -63,9 +89,12 @@ def principal_directions(X, w, k):
     ``(mean, components)`` with ``components`` of shape ``(min(k, d), d)``.
     """
     total = float(np.sum(w))
-    mean = (w @ X) / total
-    Xc = X - mean
-    cov = (Xc * w[:, None]).T @ Xc / total
+    e = _unit_exponent(X)  # the directions do not depend on the scale
+    U = np.ldexp(X, -e)
+    mean = (w @ U) / total
+    Uc = U - mean
+    cov = (Uc * w[:, None]).T @ Uc / total
+    mean = np.ldexp(mean, e)
     values, vectors = np.linalg.eigh(cov)
     order = np.argsort(values, kind="stable")[::-1][: min(k, X.shape[1])]
     comps = vectors[:, order].T
@@ -176,8 +205,9 @@ def recalibration_directions(X, y, w, h, random_state):
     n, d = X.shape
     n_dir = 1 if h is None else 2
     total = float(np.sum(w))
-    mean = (w @ X) / total
-    Xc = X - mean
+    e = _unit_exponent(X)  # computed on X * 2**-e: no overflow, exact ratios
+    X = np.ldexp(X, -e)
+    Xc = X - (w @ X) / total
     none = np.zeros((n_dir, d)), np.zeros((n, n_dir))
     keep = np.flatnonzero(w > 0)
     Xk, yk, wk = Xc[keep], y[keep], w[keep]
@@ -211,7 +241,7 @@ def recalibration_directions(X, y, w, h, random_state):
         u = _unit_directions(fc[skip:], scale, n_dir, d)
         u *= np.where(np.sum(u * dirs, axis=1) < 0, -1.0, 1.0)[:, None]
         proj[keep[held]] = Xk[held] @ u.T
-    return np.ascontiguousarray(dirs), proj
+    return np.ascontiguousarray(dirs), np.ldexp(proj, e)  # in units of X
 
 
 class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
@@ -300,7 +330,9 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     Attributes
     ----------
     tree_ : sklearn.tree.DecisionTreeRegressor
-        The fitted tree (its ``tree_`` holds the node arrays).
+        The fitted tree (its ``tree_`` holds the node arrays). Its
+        thresholds are on the split features divided by ``scale_``: multiply
+        by ``scale_[feature]`` for the units of the features.
     leaf_nodes_ : ndarray of shape (`n_cells_`,)
         Node id (in ``tree_.tree_``) of the leaf of each cell.
     n_cells_ : int
@@ -323,6 +355,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     mean_ : ndarray of shape (`n_features_in_`,) or None
         With ``directions`` or ``n_components``: the weighted mean of ``X``
         removed before the projection.
+    scale_ : ndarray of shape (n_split_features,)
+        Weighted standard deviation of each feature the tree splits on (the
+        projections, or the features of ``X``), by which it is divided: the
+        partition does not depend on the scale of ``X`` (the tree works in
+        float32, where features near 1e150 overflow and spreads below 1e-7
+        count as constant).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
@@ -365,8 +403,9 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     >>> # on the features themselves: a threshold of the first one
     >>> raw = CalibrationTreePartitioner(max_depth=1, directions=None, random_state=0)
     >>> raw = raw.fit(Z, y, confidence=h)
-    >>> round(float(raw.tree_.tree_.threshold[0]), 2), int(raw.tree_.tree_.feature[0])
-    (0.5, 0)
+    >>> nodes = raw.tree_.tree_  # thresholds on the features / scale_
+    >>> int(nodes.feature[0]), round(float(nodes.threshold[0] * raw.scale_[0]), 2)
+    (0, 0.5)
     """
 
     _parameter_constraints = {
@@ -494,11 +533,21 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         if self.n_components is not None:
             parts.append(principal_directions(X, w, self.n_components)[1])
         if parts:
-            self.mean_ = (w @ X) / total
+            e = _unit_exponent(X)
+            self.mean_ = np.ldexp((w @ np.ldexp(X, -e)) / total, e)
             self.components_ = np.ascontiguousarray(np.vstack(parts))
-            X = self._project(X)
-            if cross_fitted is not None:  # grown on the cross-fitted positions
-                X[:, : self.n_directions_] = cross_fitted
+        # every feature the tree sees is divided by its spread: scikit-learn's
+        # tree works in float32 and treats features spanning less than 1e-7
+        # as constant, so unscaled features near 1e150 overflowed and near
+        # 1e-30 could not be split
+        self.scale_ = None
+        X = self._project(X)
+        self.scale_ = column_spread(X[w > 0], w[w > 0])
+        X = X / self.scale_
+        if cross_fitted is not None:  # grown on the cross-fitted positions
+            X[:, : self.n_directions_] = (
+                cross_fitted / self.scale_[: self.n_directions_]
+            )
         # the minimum is on the weight (a frequency weight is a repeated row)
         tree = DecisionTreeRegressor(
             max_depth=max(self.max_depth, 1),
@@ -527,18 +576,22 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     def __setstate__(self, state):
         # a model saved before the learned directions existed was grown on
         # the features (or their principal components): it keeps doing so,
-        # and a refit (clone) reproduces it
+        # and a refit (clone) reproduces it; before scale_ the tree saw the
+        # features unscaled
         if "directions" not in state:
             state["directions"] = None
             if "tree_" in state:
                 state["n_directions_"] = 0
+        if "tree_" in state:
+            state.setdefault("scale_", None)
         super().__setstate__(state)
 
     def _project(self, X):
-        """``X`` itself, or its coordinates on ``components_``."""
-        if self.components_ is None:
-            return X
-        return (X - self.mean_) @ self.components_.T
+        """The features the tree splits on: ``X`` itself or its coordinates
+        on ``components_``, each divided by ``scale_``."""
+        if self.components_ is not None:
+            X = (X - self.mean_) @ self.components_.T
+        return X if self.scale_ is None else X / self.scale_
 
     def _min_decrease(self, target, w, n_features):
         """sklearn's ``min_impurity_decrease`` for a significant split.
