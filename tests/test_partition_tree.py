@@ -557,19 +557,27 @@ def test_calibration_tree_learned_directions_do_not_split_noise():
 
 
 @pytest.mark.parametrize("n_components", [None, 2])
-def test_calibration_tree_saved_before_directions_keeps_its_behaviour(n_components):
-    # a pickle from before ``directions`` has no such attribute: it loads as
-    # directions=None (how it was grown), predicts the same cells and refits
-    # the same tree
+def test_calibration_tree_saved_before_directions_keeps_its_behaviour(
+    n_components, monkeypatch
+):
+    # a pickle from before ``directions`` and ``scale_`` has neither: it loads
+    # as directions=None (how it was grown) with unscaled features, predicts
+    # the same cells and refits the same partition
     import pickle
 
     from sklearn.base import clone
 
+    from sklearn_betacal._partition import _tree
+
     Z, h, y, _ = _planted(14, n=3000)
     kw = {"max_depth": 2, "n_components": n_components, "random_state": 0}
     part = CalibrationTreePartitioner(directions=None, **kw).fit(Z, y, confidence=h)
-    state = part.__getstate__()
-    del state["directions"], state["n_directions_"]
+    with monkeypatch.context() as m:  # a tree grown on unscaled features
+        m.setattr(_tree, "column_spread", lambda Z, w: np.ones(Z.shape[1]))
+        legacy = CalibrationTreePartitioner(directions=None, **kw)
+        legacy.fit(Z, y, confidence=h)
+    state = legacy.__getstate__()
+    del state["directions"], state["n_directions_"], state["scale_"]
     old = CalibrationTreePartitioner.__new__(CalibrationTreePartitioner)
     old.__setstate__(state)
     loaded = pickle.loads(pickle.dumps(old))
