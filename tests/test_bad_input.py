@@ -565,29 +565,52 @@ def test_confidence_calibrators_keep_the_contract(est, data):
         _check_contract(lambda: _fit_predict(logit, scores, y, w), _ARG_NAMES)
 
 
+def _with_learned_tree():
+    """The grouped calibrators as built, and BB / S-BB on the learned tree
+    (its direction fit and whitened scores see the same inputs)."""
+    from sklearn_betacal import CalibrationTreePartitioner
+
+    grouped = [e for e in ESTIMATORS if _family(e) == "grouped"]
+    learned = [
+        type(e)(CalibrationTreePartitioner(), random_state=0)
+        for e in grouped
+        if type(e).__name__ in {"BetaBinningCalibrator", "ScalingBetaBinningCalibrator"}
+    ]
+    return grouped + learned
+
+
 @pytest.mark.parametrize(
     "est",
-    [e for e in ESTIMATORS if _family(e) == "grouped"],
-    ids=lambda e: type(e).__name__,
+    _with_learned_tree(),
+    ids=lambda e: (
+        type(e).__name__
+        + (
+            "-tree"
+            if type(e.get_params()["partitioner"]).__name__.startswith("Cal")
+            else ""
+        )
+    ),
 )
 @_SETTINGS
 @given(data=st.data())
 def test_grouped_calibrators_keep_the_contract(est, data):
     n = data.draw(_N)
     h = data.draw(_confidences(n)).astype(np.float64, copy=False)
-    kind = data.draw(st.sampled_from(["random", "constant", "one_per_row", "huge"]))
+    kinds = ["random", "constant", "one_per_row", "huge", "tiny"]
+    kind = data.draw(st.sampled_from(kinds))
     rng = np.random.default_rng(data.draw(st.integers(0, 99)))
     Z = {
         "random": rng.normal(size=(n, 2)),
         "constant": np.zeros((n, 2)),
         "one_per_row": np.column_stack([np.arange(n), np.arange(n)]) * 1.0,
         "huge": rng.normal(size=(n, 2)) * 1e200,
+        "tiny": rng.normal(size=(n, 2)) * 1e-300,
     }[kind]
     X = np.column_stack([h, Z])
     y = data.draw(_labels(n))
     w = data.draw(_weights(n))
     params = {"points_per_bin": 2} if "points_per_bin" in est.get_params() else {}
-    est = type(est)(**{**est.get_params(), **params})
+    est = type(est)(**{**est.get_params(deep=False), **params})
     _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
 
 
@@ -685,6 +708,27 @@ def test_brier_with_weights_near_the_float64_maximum():
     assert brier_decomposition(y, p, sample_weight=w).brier == 0.5
     ref = brier_decomposition(y, p, sample_weight=np.arange(23.0))
     assert brier_decomposition(y, p, sample_weight=np.arange(23.0) * 2.0**900) == ref
+
+
+def test_learned_tree_with_subnormal_weights():
+    # numpy's LinAlgError "Singular matrix": with every weight 5e-324 the
+    # Fisher information of the tree's whitened scores underflowed to zero
+    # (found by the property test above with the learned tree)
+    from sklearn_betacal import BetaBinningCalibrator, CalibrationTreePartitioner
+
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.zeros(14), rng.normal(size=(14, 2))])
+    bb = BetaBinningCalibrator(CalibrationTreePartitioner(), points_per_bin=2)
+    p = bb.fit(X, np.zeros(14, dtype=int), sample_weight=5e-324).predict_proba(X)
+    assert np.all(np.isfinite(p))
+    h = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < h).astype(int)
+    X = np.column_stack([h, rng.normal(size=(400, 2))])
+    tree = CalibrationTreePartitioner(max_depth=2, random_state=0)
+    ref = tree.fit(X[:, 1:], y, confidence=h).apply(X[:, 1:])
+    tiny = CalibrationTreePartitioner(max_depth=2, random_state=0)
+    tiny.fit(X[:, 1:], y, confidence=h, sample_weight=np.full(400, 5e-324))
+    np.testing.assert_array_equal(tiny.apply(X[:, 1:]), ref)  # relative weights
 
 
 # -------------------------------------- items 8, 10, 12: partitioner inputs

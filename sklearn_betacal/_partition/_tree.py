@@ -47,8 +47,12 @@ def recalibration_scores(h, y, w):
     s = to_logit(h, platt.logit_eps_)
     p = platt.predict_proba(h)[:, 1]
     x = np.column_stack([np.ones_like(s), s])
-    info = (x * (w * p * (1 - p))[:, None]).T @ x / np.sum(w)
-    info += 1e-12 * np.trace(info) * np.eye(2)  # a constant s: singular
+    u = np.ldexp(w, -_unit_exponent(w))  # exact rescale: subnormal weights
+    info = (x * (u * p * (1 - p))[:, None]).T @ x / np.sum(u)
+    trace = np.trace(info)
+    # a constant s makes it singular; p(1 - p) underflowing to 0 everywhere
+    # (every label alike) leaves nothing to whiten: the identity then
+    info += (1e-12 * trace if np.isfinite(trace) and trace > 0 else 1.0) * np.eye(2)
     chol = np.linalg.cholesky(np.linalg.inv(info))
     return ((y - p)[:, None] * x) @ chol
 
