@@ -23,10 +23,12 @@ with its labels and confidences; it is never binned: honest), frozen:
   the learned directions (``directions=None``: the raw coordinates, the top
   8 principal directions, the latter without the stop). Each is grown on the
   partition split with its labels and confidences and frozen: honest by a
-  separate split, as the paper's kd-tree; ``tree-raw-pca-free-honest`` (not
-  in the default run, ``--partitions``): the last one given unfitted to the
-  calibrator, whose honest split grows it on half of the calibration rows
-  and bins the other half;
+  separate split, as the paper's kd-tree; ``tree-honest``,
+  ``tree-free-honest`` and ``tree-raw-pca-free-honest`` (not in the default
+  run, ``--partitions``): ``tree``, ``tree-free`` and ``tree-raw-pca-free``
+  given unfitted to the calibrator, whose honest split grows it on half of
+  the calibration rows and bins the other half (what
+  ``BetaBinningCalibrator(CalibrationTreePartitioner())`` does);
 - ``kd-cycle``, ``kd-max_spread``, ``kd-pca``: :class:`KDTreePartitioner`
   (depths 1-3);
 - ``kmeans``: :class:`ClusterPartitioner` with KMeans (2, 4, 8 clusters).
@@ -132,7 +134,11 @@ ORACLES = ("oracle", "text-oracle")
 #: grown *inside* the calibrator instead (unfitted, so BB's honest split
 #: grows it on half of the calibration rows and bins the other half; the
 #: partition split is then left to the unsupervised partitions)
-HONEST = {"tree-raw-pca-free-honest": TREES["tree-raw-pca-free"]}
+HONEST = {
+    "tree-raw-pca-free-honest": TREES["tree-raw-pca-free"],
+    "tree-honest": TREES["tree"],
+    "tree-free-honest": TREES["tree-free"],
+}
 
 
 def partitions(kind, Zp, yp, hp, leaf, seed):
