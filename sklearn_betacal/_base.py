@@ -20,6 +20,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -292,6 +293,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
       bin_rows)``, it is fitted on ``grow_rows`` only and the calibrator
       (step 4) sees only ``bin_rows``: the cells are fixed before the rows
       they bin are looked at (Thm 3.1 conditions on the partition).
+    - a :class:`~sklearn.pipeline.Pipeline` is supervised when its last step
+      is (e.g. ``make_pipeline(TextEmbedder(...),
+      CalibrationTreePartitioner())``): the keywords go to that step by name
+      and its ``honest_split`` is used.
     """
 
     _calibrator_input = "group"  # see calibrator_input
@@ -404,24 +409,30 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             part = KDTreePartitioner()
         else:
             part = clone(self.partitioner)
-        if y is None or not get_tags(part).target_tags.required:
+        # a Pipeline (e.g. a text embedder, then a learned tree) is supervised
+        # when its last step is; that step gets the keywords, by name
+        final, prefix = part, ""
+        if isinstance(part, Pipeline) and part.steps:
+            name, final = part.steps[-1]
+            prefix = f"{name}__"
+        if y is None or not get_tags(final).target_tags.required:
             # y positionally: FrozenEstimator-like wrappers require it
             self.partitioner_ = part.fit(Z, None)
             return None
         grow, rows = slice(None), None
-        if hasattr(part, "honest_split"):
-            grow, rows = part.honest_split(
+        if hasattr(final, "honest_split"):
+            grow, rows = final.honest_split(
                 h.shape[0], random_state=getattr(self, "random_state", None)
             )
         kwargs = {}
-        if h is not None and _fit_takes(part, "confidence"):
-            kwargs["confidence"] = h[grow]
-        if sample_weight is not None and _fit_takes(part, "sample_weight"):
-            kwargs["sample_weight"] = sample_weight[grow]
+        if h is not None and _fit_takes(final, "confidence"):
+            kwargs[prefix + "confidence"] = h[grow]
+        if sample_weight is not None and _fit_takes(final, "sample_weight"):
+            kwargs[prefix + "sample_weight"] = sample_weight[grow]
         b = getattr(self, "points_per_bin", None)
-        if isinstance(b, Integral) and _fit_takes(part, "points_per_bin"):
+        if isinstance(b, Integral) and _fit_takes(final, "points_per_bin"):
             # the leaf minimum of a learned tree follows the bins it must hold
-            kwargs["points_per_bin"] = int(b)
+            kwargs[prefix + "points_per_bin"] = int(b)
         # labels as 0.0 / 1.0 (fit passes them as bool)
         y_grow = np.asarray(y[grow], dtype=np.float64)
         self.partitioner_ = part.fit(take_rows(Z, grow), y_grow, **kwargs)

@@ -65,15 +65,26 @@ def _public_estimator_classes():
     return classes
 
 
+#: scikit-learn types that fitted estimators of this package hold and skops
+#: does not trust by itself: the node arrays of the regression tree inside
+#: :class:`~sklearn_betacal.CalibrationTreePartitioner` (skops stores them as
+#: plain arrays).
+SKLEARN_TYPES = ("sklearn.tree._tree.Tree",)
+
+
 def trusted_types():
     """Types a sklearn_betacal model file may hold beyond skops' defaults.
 
     These are the public estimators of the package, named as skops names
-    them (``module.ClassName`` of their defining module). skops already
-    trusts NumPy, SciPy and scikit-learn types (``Pipeline``,
-    ``FrozenEstimator``, ``TfidfVectorizer``, ...). The fitted state of every
-    estimator here is plain arrays, numbers, strings and dicts, so no private
-    class of this package is ever needed.
+    them (``module.ClassName`` of their defining module), and
+    ``SKLEARN_TYPES``: scikit-learn's tree node arrays
+    (``sklearn.tree._tree.Tree``, held by a fitted
+    :class:`~sklearn_betacal.CalibrationTreePartitioner`), which skops does
+    not trust by itself. skops already trusts NumPy, SciPy and most
+    scikit-learn types (``Pipeline``, ``FrozenEstimator``,
+    ``TfidfVectorizer``, ...). The fitted state of every estimator here is
+    plain arrays, numbers, strings and dicts, so no private class of this
+    package is ever needed.
 
     Returns
     -------
@@ -87,9 +98,8 @@ def trusted_types():
     >>> "sklearn_betacal._beta_binning.BetaBinningCalibrator" in trusted_types()
     True
     """
-    return sorted(
-        f"{cls.__module__}.{cls.__qualname__}" for cls in _public_estimator_classes()
-    )
+    ours = [f"{c.__module__}.{c.__qualname__}" for c in _public_estimator_classes()]
+    return sorted([*ours, *SKLEARN_TYPES])
 
 
 def _versions():

@@ -683,3 +683,39 @@ def test_fit_crosses_groups_before_text_so_fallback_stays_in_the_group(frame, tm
     for region in np.unique(first_region):
         members = np.flatnonzero(np.asarray(first_region) == region)
         assert np.unique(part.cell_codes_[members, group]).size == 1
+
+
+def test_learned_partition_of_the_text(frame, tmp_path, capsys):
+    # --partition learned: the text embedding split by CalibrationTreePartitioner
+    # (learned directions), grown on half of the rows, the other half binned
+    from sklearn_betacal import CalibrationTreePartitioner
+
+    src = tmp_path / "train.csv"
+    frame.iloc[:4000].to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    base = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--method", "bb", "--text", "question",
+            "--partition", "learned", "--points-per-bin", "40"]  # fmt: skip
+    assert main([*base, "--output", str(model)]) == 0
+    est = model_io.load(model)
+    tree = est.partitioner_[-1]
+    assert isinstance(tree, CalibrationTreePartitioner) and tree.n_directions_ == 2
+    assert tree.leaf_n_samples_.sum() == 2000  # grown on half of the 4,000 rows
+    assert est.n_cells_fallback_ == 0
+    out = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(src), str(out), "--cells"]) == 0
+    result = pd.read_csv(out)
+    X = result[list(est.feature_names_in_)]
+    assert_allclose(result["calibrated_confidence"], est.predict_proba(X)[:, 1])
+    assert_array_equal(result["cell"], est.apply(X))
+    # --tune scores every b on the learned partition fitted on all rows
+    tuned = tmp_path / "t.skops"
+    capsys.readouterr()
+    argv = [*base[:-2], "--tune", "--output", str(tuned)]
+    assert main(argv) == 0
+    assert "tuned points per bin by 5-fold debiased beta-CE" in capsys.readouterr().out
+    # the learned tree needs text, and is not crossed with groups
+    _fail(capsys, [*base[:8], "--partition", "learned", "--group", "model",
+                   "--output", str(tmp_path / "x.skops")], "--text COL")  # fmt: skip
+    _fail(capsys, [*base, "--model-column", "model", "--output",
+                   str(tmp_path / "y.skops")], "works on --text alone")  # fmt: skip

@@ -78,6 +78,15 @@ def _fitted_models():
             ),
             np.column_stack([h, emb, group]),
         ),
+        (
+            "bb-learned-tree",
+            sb.BetaBinningCalibrator(
+                sb.CalibrationTreePartitioner(max_depth=2, random_state=0),
+                points_per_bin=20,
+                random_state=0,
+            ),
+            X_emb,
+        ),
         ("hls", sb.HierarchicalLogisticScaler(sb.GroupColumnPartitioner()), X_grp),
         ("hs-bb", sb.ScalingBetaBinningCalibrator(kd, random_state=0), X_emb),
         (
@@ -129,8 +138,11 @@ def test_trusted_types_are_the_public_estimators():
     names = {t.rsplit(".", 1)[1] for t in types}
     assert {"BetaBinningCalibrator", "KDTreePartitioner", "TextEmbedder"} <= names
     # only public classes: a private helper class must never be needed
-    assert all(not n.startswith("_") for n in names)
-    assert all(t.startswith("sklearn_betacal.") for t in types)
+    ours = [t for t in types if t.startswith("sklearn_betacal.")]
+    assert all(not t.rsplit(".", 1)[1].startswith("_") for t in ours)
+    # beyond them only the scikit-learn types skops does not trust by itself
+    assert set(types) - set(ours) == set(model_io.SKLEARN_TYPES)
+    assert "sklearn.tree._tree.Tree" in model_io.SKLEARN_TYPES
 
 
 def test_text_embedder_pipeline_round_trips(tmp_path):

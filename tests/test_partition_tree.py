@@ -608,3 +608,25 @@ def test_calibration_tree_is_scale_free(directions, n_components):
         for scale in (2.0**-1000, 1e-30, 1e30, 1e150, 1e300):
             part = CalibrationTreePartitioner(**kw).fit(Z * scale, y, confidence=h)
             assert_array_equal(part.apply(Z * scale), ref.apply(Z))
+
+
+def test_learned_tree_inside_a_pipeline_is_fitted_as_the_bare_tree():
+    # a Pipeline whose last step is supervised gets y, the confidences, the
+    # weights and b (by step name) and its honest split: an identity step in
+    # front changes nothing
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    Z, h, y, _ = _planted(15, n=4000)
+    X = np.column_stack([h, Z])
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=4000)
+    tree = CalibrationTreePartitioner(max_depth=2, random_state=0)
+    kw = {"points_per_bin": 40, "random_state": 3}
+    bare = BetaBinningCalibrator(tree, **kw).fit(X, y, sample_weight=w)
+    piped = BetaBinningCalibrator(make_pipeline(FunctionTransformer(), tree), **kw)
+    piped.fit(X, y, sample_weight=w)
+    inner = piped.partitioner_[-1]
+    assert inner.min_samples_leaf_ == 80  # b reached the last step
+    assert inner.leaf_n_samples_.sum() == bare.partitioner_.leaf_n_samples_.sum()
+    assert_array_equal(piped.apply(X), bare.apply(X))
+    assert_array_equal(piped.predict_proba(X), bare.predict_proba(X))

@@ -103,11 +103,25 @@ def _partitioner(args):
     from sklearn.pipeline import make_pipeline
 
     from .. import (
+        CalibrationTreePartitioner,
         CrossPartitioner,
         GroupColumnPartitioner,
         KDTreePartitioner,
         TextEmbedder,
     )
+
+    learned = args.partition == "learned"
+    if learned and not args.text:
+        raise UsageError(
+            "--partition learned grows a tree on the text embedding: give "
+            "--text COL ... (groups alone are already their own cells)"
+        )
+    if learned and (args.group or args.model_column):
+        raise UsageError(
+            "--partition learned works on --text alone for now (a learned tree "
+            "crossed with --group/--model-column is not supported); drop the "
+            "group flags or use --partition kdtree"
+        )
 
     # groups first: CrossPartitioner treats the first component as the
     # coarsest, so a crossed cell too small for its own binning falls back
@@ -122,7 +136,12 @@ def _partitioner(args):
             n_components=args.n_components,
             random_state=args.random_state,
         )
-        tree = KDTreePartitioner(max_depth=args.max_depth)
+        if learned:  # grown on half of the rows, the other half binned
+            tree = CalibrationTreePartitioner(
+                max_depth=args.max_depth, random_state=args.random_state
+            )
+        else:
+            tree = KDTreePartitioner(max_depth=args.max_depth)
         parts.append(("text", make_pipeline(embed, tree), list(args.text)))
     features = [c for _, _, cols in parts for c in cols]
     if len(parts) == 1:
@@ -200,7 +219,14 @@ def _tune(est, X, y, args, out):
     if "partitioner" in est.get_params(deep=False):
         # every candidate is scored on the same cells: the partition fitted
         # on all rows (the beta of the search)
-        part = clone(est.partitioner).fit(X.drop(columns=[args.confidence]))
+        part = clone(est.partitioner)
+        Z = X.drop(columns=[args.confidence])
+        if args.partition == "learned":  # the text pipeline's tree needs y, h
+            name = part.steps[-1][0]
+            h = X[args.confidence].to_numpy(dtype=np.float64)
+            part.fit(Z, np.asarray(y, dtype=np.float64), **{f"{name}__confidence": h})
+        else:
+            part.fit(Z)
         scorer = make_beta_calibration_error_scorer(
             FrozenEstimator(part), confidence_column=args.confidence, **debiased
         )
@@ -353,6 +379,14 @@ def add_fit(subparsers):
         type=_fraction,
         metavar="E",
         help="bb/hs-bb/s-bb: the smallest points per bin whose Thm 3.1 bound is E",
+    )
+    parser.add_argument(
+        "--partition",
+        choices=["kdtree", "learned"],
+        default="kdtree",
+        help="cells of the --text embedding: the paper's kd-tree (median "
+        "splits), or a tree learned where the miscalibration differs "
+        "(CalibrationTreePartitioner, grown on half of the rows)",
     )
     parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
     parser.add_argument("--n-components", type=_int_at_least(1), default=16)
