@@ -14,17 +14,15 @@
 """
 
 import warnings
-from inspect import signature
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
-from sklearn.pipeline import Pipeline
-from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import _fit_context, _num_samples
+from ._partition._base import fit_supervised, is_supervised, supervised_step
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
@@ -246,14 +244,6 @@ def max_bins(n_rows, n_rows_total=None):
     return max(n_rows, MAX_DENSE_BINS * n_rows // max(n_total, 1), 1)
 
 
-def _fit_takes(estimator, name):
-    """Whether ``estimator.fit`` has a parameter called ``name``."""
-    try:
-        return name in signature(estimator.fit).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     """Template ``fit`` for calibrators on ``X = [confidence | features]``.
 
@@ -411,31 +401,26 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             part = clone(self.partitioner)
         # a Pipeline (e.g. a text embedder, then a learned tree) is supervised
         # when its last step is; that step gets the keywords, by name
-        final, prefix = part, ""
-        if isinstance(part, Pipeline) and part.steps:
-            name, final = part.steps[-1]
-            prefix = f"{name}__"
-        if y is None or not get_tags(final).target_tags.required:
+        if y is None or not is_supervised(part):
             # y positionally: FrozenEstimator-like wrappers require it
             self.partitioner_ = part.fit(Z, None)
             return None
+        final, _ = supervised_step(part)
         grow, rows = slice(None), None
         if hasattr(final, "honest_split"):
             grow, rows = final.honest_split(
                 h.shape[0], random_state=getattr(self, "random_state", None)
             )
-        kwargs = {}
-        if h is not None and _fit_takes(final, "confidence"):
-            kwargs[prefix + "confidence"] = h[grow]
-        if sample_weight is not None and _fit_takes(final, "sample_weight"):
-            kwargs[prefix + "sample_weight"] = sample_weight[grow]
-        b = getattr(self, "points_per_bin", None)
-        if isinstance(b, Integral) and _fit_takes(final, "points_per_bin"):
-            # the leaf minimum of a learned tree follows the bins it must hold
-            kwargs[prefix + "points_per_bin"] = int(b)
-        # labels as 0.0 / 1.0 (fit passes them as bool)
-        y_grow = np.asarray(y[grow], dtype=np.float64)
-        self.partitioner_ = part.fit(take_rows(Z, grow), y_grow, **kwargs)
+        # labels as 0.0 / 1.0 (fit passes them as bool); the leaf minimum of a
+        # learned tree follows the bins it must hold (points_per_bin)
+        self.partitioner_ = fit_supervised(
+            part,
+            take_rows(Z, grow),
+            np.asarray(y[grow], dtype=np.float64),
+            confidence=None if h is None else h[grow],
+            sample_weight=None if sample_weight is None else sample_weight[grow],
+            points_per_bin=getattr(self, "points_per_bin", None),
+        )
         return rows
 
     def _cells(self, Z):

@@ -714,8 +714,15 @@ def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     argv = [*base[:-2], "--tune", "--output", str(tuned)]
     assert main(argv) == 0
     assert "tuned points per bin by 5-fold debiased beta-CE" in capsys.readouterr().out
-    # the learned tree needs text, and is not crossed with groups
+    # the learned tree needs text
     _fail(capsys, [*base[:8], "--partition", "learned", "--group", "model",
                    "--output", str(tmp_path / "x.skops")], "--text COL")  # fmt: skip
-    _fail(capsys, [*base, "--model-column", "model", "--output",
-                   str(tmp_path / "y.skops")], "works on --text alone")  # fmt: skip
+    # crossed with the answering model: cells within each model
+    crossed = tmp_path / "c.skops"
+    assert main([*base, "--model-column", "model", "--output", str(crossed)]) == 0
+    est = model_io.load(crossed)
+    parts = est.partitioner_.partitioners_
+    assert [name for name, _, _ in parts] == ["model", "text"]
+    assert isinstance(parts[1][1][-1], CalibrationTreePartitioner)
+    assert parts[1][1][-1].leaf_n_samples_.sum() == 2000  # the honest half
+    assert main(["apply", str(crossed), str(src), str(tmp_path / "c.csv")]) == 0

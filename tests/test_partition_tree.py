@@ -630,3 +630,37 @@ def test_learned_tree_inside_a_pipeline_is_fitted_as_the_bare_tree():
     assert inner.leaf_n_samples_.sum() == bare.partitioner_.leaf_n_samples_.sum()
     assert_array_equal(piped.apply(X), bare.apply(X))
     assert_array_equal(piped.predict_proba(X), bare.predict_proba(X))
+
+
+def test_learned_tree_crossed_with_a_group_column():
+    # CrossPartitioner passes y, h, w and b to its supervised components and
+    # lends their honest split to the calibrator: the tree is the one grown
+    # on the grow rows alone, crossed with the groups
+    from sklearn_betacal import CrossPartitioner
+
+    Z, h, y, _ = _planted(16, n=6000)
+    group = np.arange(6000) % 3
+    X = np.column_stack([h, group, Z])
+    tree = CalibrationTreePartitioner(max_depth=1, random_state=0)
+    cross = CrossPartitioner(
+        [("group", GroupColumnPartitioner(), [0]), ("text", tree, [1, 2, 3])]
+    )
+    w = np.random.default_rng(1).uniform(0.2, 3.0, size=6000)
+    bb = BetaBinningCalibrator(cross, points_per_bin=40, random_state=5)
+    bb.fit(X, y, sample_weight=w)
+    fitted = bb.partitioner_.partitioners_[1][1]
+    grow, _ = tree.honest_split(6000, random_state=5)
+    ref = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(
+        Z[grow],
+        y[grow].astype(float),
+        confidence=h[grow],
+        sample_weight=w[grow],
+        points_per_bin=40,
+    )
+    assert_allclose(fitted.leaf_n_samples_, ref.leaf_n_samples_)  # weighted
+    assert fitted.min_samples_leaf_ == 80
+    assert_array_equal(fitted.apply(Z), ref.apply(Z))
+    assert bb.partitioner_.n_cells_ == 3 * ref.n_cells_ == 6
+    # without a supervised component nothing changes: unsupervised, no split
+    plain = CrossPartitioner([("group", GroupColumnPartitioner(), [0])])
+    assert not hasattr(plain, "honest_split")

@@ -6,6 +6,7 @@ every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
 ``(n, 1)`` column named ``"cell"``) and the tags.
 """
 
+from inspect import signature
 from numbers import Integral
 
 import numpy as np
@@ -15,6 +16,52 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import _check_feature_names_in
 
 _CELL_NAME = np.asarray(["cell"], dtype=object)
+
+
+def _fit_takes(estimator, name):
+    """Whether ``estimator.fit`` has a parameter called ``name``."""
+    try:
+        return name in signature(estimator.fit).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def supervised_step(part):
+    """``(step, prefix)``: the estimator whose tags say whether ``part`` is
+    supervised, and the prefix that routes ``fit`` keywords to it -- the last
+    step of a :class:`~sklearn.pipeline.Pipeline` (``"name__"``), else
+    ``part`` itself (``""``)."""
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(part, Pipeline) and part.steps:
+        name, step = part.steps[-1]
+        return step, f"{name}__"
+    return part, ""
+
+
+def is_supervised(part):
+    """Whether ``part`` (or a Pipeline's last step) requires ``y`` in ``fit``."""
+    from sklearn.utils import get_tags
+
+    step, _ = supervised_step(part)
+    return not isinstance(step, str) and get_tags(step).target_tags.required
+
+
+def fit_supervised(
+    part, Z, y, *, confidence=None, sample_weight=None, points_per_bin=None
+):
+    """``part.fit(Z, y, ...)`` with each keyword its ``fit`` (or a Pipeline's
+    last step's) takes: the confidences, the weights, and ``points_per_bin``
+    (only an int; a learned tree sizes its leaves by it)."""
+    step, prefix = supervised_step(part)
+    kwargs = {}
+    if confidence is not None and _fit_takes(step, "confidence"):
+        kwargs[prefix + "confidence"] = confidence
+    if sample_weight is not None and _fit_takes(step, "sample_weight"):
+        kwargs[prefix + "sample_weight"] = sample_weight
+    if isinstance(points_per_bin, Integral) and _fit_takes(step, "points_per_bin"):
+        kwargs[prefix + "points_per_bin"] = int(points_per_bin)
+    return part.fit(Z, y, **kwargs)
 
 
 class _PartitionerMixin(TransformerMixin):

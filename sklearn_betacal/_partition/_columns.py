@@ -11,9 +11,16 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._compat import HasMethods, StrOptions, _fit_context
-from .._validation import is_dataframe
-from ._base import _map_to_cells, _PartitionerMixin, _select_columns
+from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
+from .._validation import check_weights, is_dataframe
+from ._base import (
+    _map_to_cells,
+    _PartitionerMixin,
+    _select_columns,
+    fit_supervised,
+    is_supervised,
+    supervised_step,
+)
 
 
 class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
@@ -426,14 +433,24 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         return np.column_stack(ids)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None):
+    def fit(
+        self, X, y=None, *, confidence=None, sample_weight=None, points_per_bin=None
+    ):
         """Fit every component on its columns and record the combinations.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : None
-            Ignored; accepted for Pipeline compatibility.
+        y : array-like of shape (n_samples,), default=None
+            Passed, with the keywords below, to the supervised components
+            (e.g. a :class:`CalibrationTreePartitioner`, alone or as the last
+            step of a Pipeline); the others are fitted on their columns
+            alone.
+        confidence, sample_weight, points_per_bin : default=None
+            The confidences, weights and points per bin a calibrator passes;
+            each goes to the supervised components whose ``fit`` takes it.
+            The unsupervised components are fitted unweighted, as they are
+            when used alone.
 
         Returns
         -------
@@ -443,11 +460,23 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
             raise ValueError("partitioners must name at least one partitioner.")
         self._check_spec()
         X = self._validate(X, reset=True)
+        if sample_weight is not None:  # the library's checks and messages
+            sample_weight = check_weights(sample_weight, _num_samples(X))
         fitted = []
         for name, part, columns in self.partitioners:
             est = clone(part)
-            # y positionally: FrozenEstimator.fit requires it.
-            est.fit(_select_columns(X, columns, who=f"partitioner {name!r}"), None)
+            sel = _select_columns(X, columns, who=f"partitioner {name!r}")
+            if y is not None and is_supervised(est):
+                fit_supervised(
+                    est,
+                    sel,
+                    y,
+                    confidence=confidence,
+                    sample_weight=sample_weight,
+                    points_per_bin=points_per_bin,
+                )
+            else:  # y positionally: FrozenEstimator.fit requires it
+                est.fit(sel, None)
             fitted.append((name, est, columns))
         self.partitioners_ = fitted
         ids = self._component_ids(X, fitted)
@@ -455,6 +484,34 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         self.cell_codes_ = np.unique(inside, axis=0)
         self.n_cells_ = int(self.cell_codes_.shape[0])
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # supervised when a component is: calibrators then pass y and h
+        try:
+            parts = [entry[1] for entry in self.partitioners]
+        except (TypeError, IndexError, KeyError):  # malformed: fit says so
+            parts = []
+        tags.target_tags.required = any(is_supervised(p) for p in parts)
+        return tags
+
+    @property
+    def honest_split(self):
+        """The ``honest_split`` of the first supervised component that has one.
+
+        A calibrator then grows every component on the same ``grow`` rows
+        and bins the others (see :class:`CalibrationTreePartitioner`). A
+        group seen only among the binned rows is outside (``-1``), calibrated
+        by the root. Absent (``AttributeError``) when no component has one.
+        """
+        for _, part, _ in self.partitioners:
+            step, _ = supervised_step(part)
+            if is_supervised(part) and hasattr(step, "honest_split"):
+                return step.honest_split
+        raise AttributeError(
+            "CrossPartitioner has no honest_split: none of its components is "
+            "a supervised partitioner with one."
+        )
 
     def cell_ancestors(self):
         """Ancestor regions of every crossed cell, nearest first (for fallback).

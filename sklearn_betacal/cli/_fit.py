@@ -116,12 +116,6 @@ def _partitioner(args):
             "--partition learned grows a tree on the text embedding: give "
             "--text COL ... (groups alone are already their own cells)"
         )
-    if learned and (args.group or args.model_column):
-        raise UsageError(
-            "--partition learned works on --text alone for now (a learned tree "
-            "crossed with --group/--model-column is not supported); drop the "
-            "group flags or use --partition kdtree"
-        )
 
     # groups first: CrossPartitioner treats the first component as the
     # coarsest, so a crossed cell too small for its own binning falls back
@@ -221,10 +215,11 @@ def _tune(est, X, y, args, out):
         # on all rows (the beta of the search)
         part = clone(est.partitioner)
         Z = X.drop(columns=[args.confidence])
-        if args.partition == "learned":  # the text pipeline's tree needs y, h
-            name = part.steps[-1][0]
+        if args.partition == "learned":  # the learned tree needs y and h
+            from .._partition._base import fit_supervised
+
             h = X[args.confidence].to_numpy(dtype=np.float64)
-            part.fit(Z, np.asarray(y, dtype=np.float64), **{f"{name}__confidence": h})
+            fit_supervised(part, Z, np.asarray(y, dtype=np.float64), confidence=h)
         else:
             part.fit(Z)
         scorer = make_beta_calibration_error_scorer(
