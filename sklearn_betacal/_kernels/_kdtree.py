@@ -36,6 +36,8 @@ leaf (cell id ``-1``, handled by the root calibrator, Alg. 2 line 5).
 
 import numpy as np
 
+from ._scaling import unit_exponent
+
 # Rows per block when a computation needs full feature rows (max-spread axis
 # choice, projections): bounds the temporary memory to ``_BLOCK * d`` floats.
 _BLOCK = 16384
@@ -719,8 +721,7 @@ def principal_axes(X, n_components):
     ~1e155 the squares in the covariance overflowed (``LinAlgError``).
     """
     X = np.asarray(X, dtype=np.float64)
-    top = float(np.max(np.abs(X))) if X.size else 0.0
-    shift = int(np.frexp(top)[1]) if top > 0 else 0
+    shift = unit_exponent(X)
     Xs = np.ldexp(X, -shift)
     mean_s = Xs.mean(axis=0)
     mean = np.ldexp(mean_s, shift)

@@ -397,6 +397,18 @@ def softmax_scaled(z, beta, argmax_before):
 # --------------------------------------------------------------------------
 # Platt scaling
 # --------------------------------------------------------------------------
+def unit_exponent(x):
+    """``e`` such that ``x * 2**-e`` has its largest magnitude in [0.5, 1).
+
+    Scaling by a power of two (``np.ldexp``) is exact, so sums of squares,
+    covariances and weighted means computed on the scaled values neither
+    overflow (values near 1e300) nor lose the tiny ones (near 1e-300), and
+    every ratio is unchanged. 0 for an empty or all-zero ``x``.
+    """
+    top = float(np.max(np.abs(x))) if x.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
 def covariate_exponent(x):
     """``k`` such that ``x * 2**-k`` has ``max |x| < 1``, or 0 below 2**20.
 

@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._kernels._scaling import to_logit
+from .._kernels._scaling import to_logit, unit_exponent
 from .._validation import check_binary_labels, check_confidence, check_weights
 from ._base import _map_to_cells, _PartitionerMixin, node_ancestors
 
@@ -47,7 +47,7 @@ def recalibration_scores(h, y, w):
     s = to_logit(h, platt.logit_eps_)
     p = platt.predict_proba(h)[:, 1]
     x = np.column_stack([np.ones_like(s), s])
-    u = np.ldexp(w, -_unit_exponent(w))  # exact rescale: subnormal weights
+    u = np.ldexp(w, -unit_exponent(w))  # exact rescale: subnormal weights
     info = (x * (u * p * (1 - p))[:, None]).T @ x / np.sum(u)
     trace = np.trace(info)
     # a constant s makes it singular; p(1 - p) underflowing to 0 everywhere
@@ -57,24 +57,13 @@ def recalibration_scores(h, y, w):
     return ((y - p)[:, None] * x) @ chol
 
 
-def _unit_exponent(X):
-    """``e`` such that ``X * 2**-e`` has its largest magnitude in [0.5, 1).
-
-    Scaling by a power of two is exact, so sums of squares and covariances
-    computed on the scaled values neither overflow (features near 1e300) nor
-    lose the tiny ones (near 1e-300), and every ratio is unchanged.
-    """
-    top = float(np.max(np.abs(X))) if X.size else 0.0
-    return int(np.frexp(top)[1]) if top > 0 else 0
-
-
 def column_spread(Z, w):
     """Weighted standard deviation of each column of ``Z``, overflow-safe.
 
     1.0 where a column is constant (or its spread is not finite): dividing by
     the spread then leaves it as it is.
     """
-    e = _unit_exponent(Z)
+    e = unit_exponent(Z)
     U = np.ldexp(Z, -e)
     total = float(np.sum(w))
     mean = (w @ U) / total
@@ -93,7 +82,7 @@ def principal_directions(X, w, k):
     ``(mean, components)`` with ``components`` of shape ``(min(k, d), d)``.
     """
     total = float(np.sum(w))
-    e = _unit_exponent(X)  # the directions do not depend on the scale
+    e = unit_exponent(X)  # the directions do not depend on the scale
     U = np.ldexp(X, -e)
     mean = (w @ U) / total
     Uc = U - mean
@@ -209,7 +198,7 @@ def recalibration_directions(X, y, w, h, random_state):
     n, d = X.shape
     n_dir = 1 if h is None else 2
     total = float(np.sum(w))
-    e = _unit_exponent(X)  # computed on X * 2**-e: no overflow, exact ratios
+    e = unit_exponent(X)  # computed on X * 2**-e: no overflow, exact ratios
     X = np.ldexp(X, -e)
     Xc = X - (w @ X) / total
     none = np.zeros((n_dir, d)), np.zeros((n, n_dir))
@@ -537,7 +526,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         if self.n_components is not None:
             parts.append(principal_directions(X, w, self.n_components)[1])
         if parts:
-            e = _unit_exponent(X)
+            e = unit_exponent(X)
             self.mean_ = np.ldexp((w @ np.ldexp(X, -e)) / total, e)
             self.components_ = np.ascontiguousarray(np.vstack(parts))
         # every feature the tree sees is divided by its spread: scikit-learn's

@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 from .._compat import Interval, StrOptions, validate_params
 from .._docstrings import fill_doc
 from .._kernels import _calibration as _k
+from .._kernels._scaling import unit_exponent
 from .._validation import (
     check_binary_labels,
     check_confidence,
@@ -510,7 +511,7 @@ def brier_decomposition(
         # scikit-learn's weighted mean multiplies before it divides, so weights
         # near the float64 maximum overflowed to brier=inf; a power-of-two
         # rescale leaves every ratio exact
-        w = np.ldexp(w, -np.frexp(np.max(w))[1])
+        w = np.ldexp(w, -unit_exponent(w))
     brier = float(
         brier_score_loss(
             np.asarray(y, dtype=np.float64), p, sample_weight=w, labels=[0, 1]
