@@ -204,8 +204,7 @@ def recalibration_directions(X, y, w, h, random_state):
     none = np.zeros((n_dir, d)), np.zeros((n, n_dir))
     keep = np.flatnonzero(w > 0)
     Xk, yk, wk = Xc[keep], y[keep], w[keep]
-    scale = np.sqrt((wk @ Xk**2) / total)
-    scale[~(scale > 0)] = 1.0
+    scale = column_spread(Xk, wk)
     Xs = Xk / scale
     if h is None:
         if keep.shape[0] < DIRECTION_FOLDS or np.ptp(yk) == 0:
@@ -229,7 +228,9 @@ def recalibration_directions(X, y, w, h, random_state):
     sign = np.sign(dirs[np.arange(n_dir), top])
     sign[sign == 0] = 1.0
     dirs *= sign[:, None]
-    proj = Xc @ dirs.T
+    proj = np.zeros((n, n_dir))
+    drop = np.flatnonzero(w <= 0)  # the others get their fold's directions
+    proj[drop] = Xc[drop] @ dirs.T
     for held, fc in zip(helds, fold_coefs, strict=True):
         u = _unit_directions(fc[skip:], scale, n_dir, d)
         u *= np.where(np.sum(u * dirs, axis=1) < 0, -1.0, 1.0)[:, None]
