@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import _fit_context, _num_samples
 from ._partition._base import fit_supervised, is_supervised, supervised_step
+from ._random import seed_inner
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
@@ -399,6 +400,9 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             part = KDTreePartitioner()
         else:
             part = clone(self.partitioner)
+        # the calibrator's seed reaches every random_state left unset inside
+        # (a learned tree's folds and ties, KMeans, a text embedder's SVD)
+        seed_inner(part, getattr(self, "random_state", None), name="partitioner")
         # a Pipeline (e.g. a text embedder, then a learned tree) is supervised
         # when its last step is; that step gets the keywords, by name
         if y is None or not is_supervised(part):

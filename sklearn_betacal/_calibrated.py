@@ -48,6 +48,7 @@ from ._compat import (
 )
 from ._defaults import default_calibrator
 from ._kernels._scaling import LOGIT_EPS, to_logit
+from ._random import seed_inner
 
 _MULTICLASS = ("auto", "top-label", "top-label-by-class", "one-vs-rest", "native")
 
@@ -201,6 +202,14 @@ default=None
         (more points per bin) and one classifier on all rows. ``"auto"`` is
         ``True`` (``False`` for a ``FrozenEstimator``, where there are no
         folds).
+    random_state : int, RandomState instance or None, default=None
+        Seeds every ``random_state`` left at ``None`` in the clones that are
+        fitted: the calibrator (the default ``UMDBinner``'s tie-breaking,
+        and through it its partitioner and scaler), the classifier (each
+        fold's clone gets the same seed) and a ``partition_features``
+        transformer. A seed set on them is kept; a ``FrozenEstimator`` and
+        a ``cv`` splitter keep their own. An int gives byte-identical
+        results; ``None`` sets nothing.
 
     Attributes
     ----------
@@ -277,6 +286,7 @@ default=None
             HasMethods(["fit", "transform"]),
         ],
         "ensemble": ["boolean", StrOptions({"auto"})],
+        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -288,6 +298,7 @@ default=None
         multiclass="auto",
         partition_features=None,
         ensemble="auto",
+        random_state=None,
     ):
         self.estimator = estimator
         self.calibrator = calibrator
@@ -295,6 +306,12 @@ default=None
         self.multiclass = multiclass
         self.partition_features = partition_features
         self.ensemble = ensemble
+        self.random_state = random_state
+
+    def __setstate__(self, state):
+        # saved before random_state existed: such a fit seeded nothing
+        state.setdefault("random_state", None)
+        super().__setstate__(state)
 
     # ------------------------------------------------------------ checking
     def _get_calibrator(self):
@@ -425,7 +442,9 @@ default=None
     # -------------------------------------------------------------- fitting
     def _fit_calibrators(self, S, F, y_idx, cal_params):
         """Fit the calibrator(s) of one pair on scores ``S`` (classes_ order)."""
-        proto = clone(self._get_calibrator())
+        proto = seed_inner(
+            clone(self._get_calibrator()), self.random_state, name="calibrator"
+        )
         if self._kind == "group":
             proto.set_params(confidence_column=0)
         # the targets below are 0/1 ("is right", "is class k"); the wrapper's
@@ -571,7 +590,11 @@ default=None
         pf = self.partition_features
         if hasattr(pf, "transform"):
             self.partition_transformer_ = (
-                pf if isinstance(pf, FrozenEstimator) else clone(pf).fit(X)
+                pf
+                if isinstance(pf, FrozenEstimator)
+                else seed_inner(
+                    clone(pf), self.random_state, name="partition_features"
+                ).fit(X)
             )
 
         if frozen:
@@ -613,7 +636,8 @@ default=None
         def fit_clf(rows):
             params = _check_method_params(X, params=est_params, indices=rows)
             Xr, yr = _safe_indexing(X, rows), _safe_indexing(y, rows)
-            return clone(self.estimator).fit(Xr, yr, **params)
+            est = seed_inner(clone(self.estimator), self.random_state, name="estimator")
+            return est.fit(Xr, yr, **params)
 
         if ensemble:
             pairs = []

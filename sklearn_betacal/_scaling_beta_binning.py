@@ -31,6 +31,7 @@ from ._compat import (
 from ._defaults import hierarchical_scaler, platt_scaler
 from ._docstrings import fill_doc
 from ._group_binning import _GroupBinningBase
+from ._random import seed_inner
 from ._validation import (
     check_binary_labels,
     check_confidence,
@@ -240,6 +241,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         else:
             scaler = clone(self.scaler)
             X1, X2 = _safe_indexing(X, d1), _safe_indexing(X, d2)
+        seed_inner(scaler, self.random_state, name="scaler")
         y1 = y[d1]
         if w1 is None:
             scaler.fit(X1, y1)

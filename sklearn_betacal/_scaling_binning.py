@@ -21,6 +21,7 @@ from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
 from ._docstrings import fill_doc
 from ._kernels._binning import tie_break, umd_fit, umd_predict
+from ._random import seed_inner
 from ._validation import (
     validate_confidence_data,
 )
@@ -212,6 +213,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
             scaler = platt_scaler(self.input)
         else:
             scaler = clone(self.scaler)
+        seed_inner(scaler, self.random_state, name="scaler")
         frozen = isinstance(scaler, FrozenEstimator)
         n = h.shape[0]
         if frozen:

@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
+from .._random import seed_inner
 from .._validation import check_weights, is_dataframe
 from ._base import (
     _map_to_cells,
@@ -208,8 +209,9 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         ``predict`` (DBSCAN, AgglomerativeClustering) cannot label new rows
         and are rejected.
     random_state : int, RandomState instance or None, default=None
-        Seed of the default KMeans; unused when ``clusterer`` is given
-        (set the clusterer's own ``random_state``).
+        Seed of the default KMeans; with a given ``clusterer``, the seed of
+        its clone when the clusterer's own ``random_state`` (or that of an
+        estimator inside it) is ``None``. A clusterer's own seed is kept.
 
     Attributes
     ----------
@@ -279,7 +281,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
             # 8 clusters, or one per row when there are fewer rows
             est = KMeans(n_clusters=min(8, X.shape[0]), random_state=rng)
         else:
-            est = clone(self.clusterer)
+            est = seed_inner(clone(self.clusterer), self.random_state, name="clusterer")
         try:
             # y is passed positionally: FrozenEstimator.fit requires it.
             self.clusterer_ = est.fit(X, None)

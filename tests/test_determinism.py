@@ -1,0 +1,401 @@
+# SPDX-License-Identifier: MIT
+"""Same ``random_state``, same bytes -- also through the inner estimators.
+
+Every public estimator of the package (found from ``__all__``, with its
+default inner parts and ``random_state=0`` where it has one), and the
+composites whose inner parts draw random numbers -- a learned
+:class:`CalibrationTreePartitioner` (cross-validation folds, tie-breaking),
+KMeans inside :class:`ClusterPartitioner`, a Pipeline ending in the learned
+tree, a :class:`CrossPartitioner` with a learned component, a text
+embedder's randomized SVD, a stochastic scaler -- is fitted twice on the
+same data: its ``predict_proba`` (``transform`` for a partitioner or an
+embedder) must be the same bytes, also after a pickle round trip, a
+``sklearn_betacal.io`` round trip and in a fresh interpreter with another
+``PYTHONHASHSEED`` (iteration order over sets and dicts of strings).
+
+The calibrator's seed reaches every ``random_state`` left at ``None``
+inside it, on the fitted clone; a seed set by the user is kept and the
+user's objects are not changed.
+"""
+
+import hashlib
+import inspect
+import json
+import os
+import pickle
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.cluster import KMeans
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import sklearn_betacal
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    CalibratedClassifier,
+    CalibrationTreePartitioner,
+    ClusterPartitioner,
+    CrossPartitioner,
+    GroupColumnPartitioner,
+    HierarchicalLogisticScaler,
+    ScalingBetaBinningCalibrator,
+    ScalingBinningCalibrator,
+    TextEmbedder,
+)
+from sklearn_betacal._random import derived_seed, seed_inner
+
+N_ROWS = 1200
+#: columns of the group calibrators' X: confidence, 3 features, a group
+FEATURES = [1, 2, 3]
+GROUP = 4
+
+
+def _data():
+    """Tied confidences (the tie-breaking nudges matter), 3 continuous
+    features and a group column; overconfident where feature 0 > 0."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(N_ROWS, 3))
+    g = rng.integers(0, 3, size=N_ROWS)
+    h = np.round(rng.uniform(0.2, 1.0, size=N_ROWS) * 20) / 20
+    acc = np.clip(np.where(Z[:, 0] > 0, h - 0.3, h) + 0.1 * (g - 1), 0.02, 0.98)
+    y = (rng.uniform(size=N_ROWS) < acc).astype(np.int64)
+    # the question text tells the overconfident rows apart (mostly)
+    hard = np.array(["tricky", "riddle", "obscure", "trap", "puzzle", "odd"])
+    easy = np.array(["paris", "capital", "who", "wrote", "river", "king"])
+    flip = rng.uniform(size=N_ROWS) < 0.1
+    text = [
+        " ".join(rng.choice(hard if (z > 0) != f else easy, size=4))
+        for z, f in zip(Z[:, 0], flip, strict=True)
+    ]
+    return h, Z, g, y, text
+
+
+def _learned_cross(random_state=None):
+    return CrossPartitioner(
+        [
+            ("tree", CalibrationTreePartitioner(random_state=random_state), [0, 1, 2]),
+            ("group", GroupColumnPartitioner(), [3]),
+        ]
+    )
+
+
+def _text_pipeline():
+    return make_pipeline(
+        TextEmbedder(n_components=4), CalibrationTreePartitioner(max_depth=2)
+    )
+
+
+def _discovered():
+    """name -> (factory, kind) for every public estimator class, built with
+    its defaults (``random_state=0`` where it has one)."""
+    out = {}
+    for name in sklearn_betacal.__all__:
+        cls = getattr(sklearn_betacal, name)
+        if not (inspect.isclass(cls) and issubclass(cls, BaseEstimator)):
+            continue
+        params = inspect.signature(cls).parameters
+        kw = {"random_state": 0} if "random_state" in params else {}
+        if cls is CalibratedClassifier:
+            case = (
+                (lambda cls=cls, kw=kw: cls(LogisticRegression(), **kw)),
+                "classifier",
+            )
+        elif cls is CrossPartitioner:  # no seed of its own: its component's
+            case = (lambda: _learned_cross(random_state=0)), "supervised"
+        elif cls is TextEmbedder:
+            case = (lambda cls=cls, kw=kw: cls(**kw)), "text"
+        elif cls is GroupColumnPartitioner:
+            case = cls, "groups"
+        else:
+            if cls is CalibrationTreePartitioner:
+                kind = "supervised"
+            elif name.endswith("Partitioner"):
+                kind = "features"
+            elif "confidence_column" in params:
+                kind = "group"
+            else:
+                kind = "confidence"
+            case = (lambda cls=cls, kw=kw: cls(**kw)), kind
+        out[name] = case
+    return out
+
+
+#: name -> (factory, kind): composites whose inner parts draw random numbers
+COMPOSITES = {
+    "BB-tree": (
+        lambda: BetaBinningCalibrator(CalibrationTreePartitioner(), random_state=0),
+        "group",
+    ),
+    "SBB-tree": (
+        lambda: ScalingBetaBinningCalibrator(
+            CalibrationTreePartitioner(), random_state=0
+        ),
+        "group",
+    ),
+    "HLS-tree": (
+        lambda: HierarchicalLogisticScaler(
+            CalibrationTreePartitioner(), random_state=0
+        ),
+        "group",
+    ),
+    "BB-cluster": (
+        lambda: BetaBinningCalibrator(ClusterPartitioner(), random_state=0),
+        "group",
+    ),
+    "BB-kmeans": (
+        lambda: BetaBinningCalibrator(
+            ClusterPartitioner(KMeans(n_clusters=4, n_init=1)), random_state=0
+        ),
+        "group",
+    ),
+    "HLS-kmeans": (
+        lambda: HierarchicalLogisticScaler(
+            ClusterPartitioner(KMeans(n_clusters=4, n_init=1)), random_state=0
+        ),
+        "group",
+    ),
+    "BB-pipeline-tree": (
+        lambda: BetaBinningCalibrator(
+            make_pipeline(StandardScaler(), CalibrationTreePartitioner()),
+            random_state=0,
+        ),
+        "group",
+    ),
+    "BB-cross-tree": (
+        lambda: BetaBinningCalibrator(_learned_cross(), random_state=0),
+        "group",
+    ),
+    "SBB-cross-tree": (
+        lambda: ScalingBetaBinningCalibrator(_learned_cross(), random_state=0),
+        "group",
+    ),
+    "BB-text-tree": (
+        lambda: BetaBinningCalibrator(
+            _text_pipeline(), confidence_column="conf", random_state=0
+        ),
+        "text-group",
+    ),
+    "SB-sgd": (
+        lambda: ScalingBinningCalibrator(
+            SGDClassifier(loss="log_loss"), random_state=0
+        ),
+        "confidence",
+    ),
+    "SBB-sgd": (
+        lambda: ScalingBetaBinningCalibrator(
+            GroupColumnPartitioner(GROUP - 1),
+            scaler=SGDClassifier(loss="log_loss"),
+            random_state=0,
+        ),
+        "group",
+    ),
+    "CC-forest-tree": (
+        lambda: CalibratedClassifier(
+            RandomForestClassifier(n_estimators=10),
+            BetaBinningCalibrator(CalibrationTreePartitioner()),
+            cv=2,
+            random_state=0,
+        ),
+        "classifier",
+    ),
+}
+
+CASES = {**_discovered(), **COMPOSITES}
+
+
+def _inputs(kind):
+    """``(fit args, fit kwargs, predict X)`` of a kind of estimator."""
+    h, Z, g, y, text = _data()
+    if kind == "confidence":
+        return (h, y), {}, h
+    if kind == "group":
+        X = np.column_stack([h, Z, g])
+        return (X, y), {}, X
+    if kind == "text-group":
+        X = pd.DataFrame({"conf": h, "question": text})
+        return (X, y), {}, X
+    if kind == "classifier":
+        X = np.column_stack([Z, g])
+        return (X, y), {}, X
+    if kind == "features":
+        return (Z,), {}, Z
+    if kind == "groups":
+        return (g.reshape(-1, 1),), {}, g.reshape(-1, 1)
+    if kind == "supervised":
+        Zg = np.column_stack([Z, g])
+        return (Zg, y), {"confidence": h}, Zg
+    if kind == "text":
+        return (np.asarray(text, dtype=object),), {}, np.asarray(text, dtype=object)
+    raise AssertionError(kind)
+
+
+def _fit(name):
+    factory, kind = CASES[name]
+    args, kwargs, _ = _inputs(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return factory().fit(*args, **kwargs)
+
+
+def _output(name, fitted):
+    _, kind = CASES[name]
+    X = _inputs(kind)[2]
+    if hasattr(fitted, "predict_proba"):
+        out = fitted.predict_proba(X)
+    else:
+        out = fitted.transform(X)
+    out = np.ascontiguousarray(out)
+    assert out.shape[0] == N_ROWS
+    return out.dtype.str, out.shape, out.tobytes()
+
+
+def _digest(name):
+    """sha256 of the predictions (the pickled state is compared in-process
+    only: scikit-learn's TfidfVectorizer pickles an ``id()``, an address that
+    differs between processes and is used for nothing but a cache)."""
+    dtype, shape, data = _output(name, _fit(name))
+    return hashlib.sha256(f"{dtype}{shape}".encode() + data).hexdigest()
+
+
+def _digests():
+    """``{case: digest or the error it raised}`` (run by the fresh process)."""
+    out = {}
+    for name in sorted(CASES):
+        try:
+            out[name] = _digest(name)
+        except Exception as exc:  # reported by the case's own test
+            out[name] = f"error: {type(exc).__name__}: {exc}"
+    return out
+
+
+def test_every_public_estimator_is_covered():
+    found = set(_discovered())
+    assert {"BetaBinningCalibrator", "CalibrationTreePartitioner"} <= found
+    assert found <= set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_random_state_same_bytes(name, tmp_path):
+    first, second = _fit(name), _fit(name)
+    want = _output(name, first)
+    assert _output(name, second) == want, f"{name}: two fits differ"
+    # the fitted state too (a learned partition whose cells happen to agree
+    # on these rows may still differ in its directions or embedding)
+    state = pickle.dumps(first, protocol=5)
+    assert pickle.dumps(second, protocol=5) == state, f"{name}: fitted states differ"
+    assert _output(name, pickle.loads(pickle.dumps(first))) == want
+    try:
+        import skops.io as sio
+    except ImportError:
+        return
+    from sklearn_betacal import io
+
+    path = io.dump(first, tmp_path / "model.skops")
+    loaded = io.load(path, trusted=sio.get_untrusted_types(file=path))
+    assert _output(name, loaded) == want, f"{name}: model file round trip differs"
+
+
+@pytest.fixture(scope="module")
+def fresh_process_digests():
+    """Digests of every case computed by two fresh interpreters with other
+    hash seeds than this one's."""
+    tests = Path(__file__).resolve().parent
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); "
+        "import test_determinism as t; "
+        "print(json.dumps(t._digests()))"
+    )
+    out = []
+    mine = os.environ.get("PYTHONHASHSEED")
+    for seed in ("1", "2"):
+        if seed == mine:
+            seed = "3"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [sys.executable, "-c", code, str(tests)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        out.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_bytes_in_a_fresh_process(name, fresh_process_digests):
+    here = _digest(name)
+    assert [d[name] for d in fresh_process_digests] == [here, here]
+
+
+# ----------------------------------------------------- what the seed reaches
+def test_calibrator_seed_reaches_the_learned_tree_on_a_clone():
+    h, Z, g, y, _ = _data()
+    X = np.column_stack([h, Z, g])
+    tree = CalibrationTreePartitioner()
+    bb = BetaBinningCalibrator(tree, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bb.fit(X, y)
+        other = clone(bb).set_params(random_state=1).fit(X, y)
+    assert tree.random_state is None  # the user's object is left alone
+    assert bb.partitioner_.random_state == derived_seed(0, "partitioner")
+    assert other.partitioner_.random_state != bb.partitioner_.random_state
+    # the tree did split, so the seed had something to decide
+    assert bb.partitioner_.n_cells_ > 1
+
+
+def test_seed_inner_keeps_set_seeds_and_frozen_estimators():
+    frozen_inner = KMeans(n_clusters=2)
+    frozen = FrozenEstimator(frozen_inner)
+    cross = CrossPartitioner(
+        [
+            ("kept", CalibrationTreePartitioner(random_state=7), [0]),
+            ("set", make_pipeline(StandardScaler(), ClusterPartitioner()), [1]),
+            ("frozen", ClusterPartitioner(frozen, random_state=5), [2]),
+        ]
+    )
+    part = seed_inner(clone(cross), 0, name="partitioner")
+    comps = {n: p for n, p, _ in part.partitioners}
+    assert comps["kept"].random_state == 7
+    cluster = comps["set"].steps[-1][1]
+    assert cluster.random_state == derived_seed(
+        0, "partitioner.partitioners.1.1.steps.1.1"
+    )
+    assert comps["frozen"].clusterer is frozen
+    assert frozen_inner.random_state is None
+    # the user's cross is untouched
+    assert cross.partitioners[1][1].steps[-1][1].random_state is None
+
+
+def test_seed_inner_none_sets_nothing_and_a_random_state_draws_once():
+    tree = CalibrationTreePartitioner()
+    assert seed_inner(tree, None, name="partitioner").random_state is None
+    rs = np.random.RandomState(0)
+    expected = np.random.RandomState(0).randint(np.iinfo(np.int32).max)
+    seeded = seed_inner(CalibrationTreePartitioner(), rs, name="partitioner")
+    assert seeded.random_state == derived_seed(expected, "partitioner")
+    # nothing to seed: nothing is drawn
+    state = rs.get_state()[1].copy()
+    seed_inner(CalibrationTreePartitioner(random_state=3), rs, name="partitioner")
+    assert np.array_equal(rs.get_state()[1], state)
+
+
+def test_calibrator_without_seed_leaves_inner_seeds_unset():
+    h, Z, g, y, _ = _data()
+    X = np.column_stack([h, Z, g])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bb = BetaBinningCalibrator(CalibrationTreePartitioner()).fit(X, y)
+    assert bb.partitioner_.random_state is None
