@@ -272,7 +272,9 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     **The partitioner hook.** ``None`` means ``KDTreePartitioner()``; a
     ``FrozenEstimator`` is used as it is, never refitted (the way to fit the
     partition on rows apart from the calibration rows, as the paper does).
-    Otherwise a clone is fitted on the kept rows:
+    Otherwise a clone is fitted on the kept rows, every ``random_state``
+    left at ``None`` in it seeded from the calibrator's
+    (:func:`~sklearn_betacal._random.seed_inner`):
 
     - unsupervised (the default): ``fit(Z, None)``;
     - supervised -- its tags say it needs ``y``

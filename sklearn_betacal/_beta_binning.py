@@ -70,8 +70,12 @@ class BetaBinningCalibrator(_GroupBinningBase):
         delta)`` before binning; ``0`` turns it off. See
         :class:`~sklearn_betacal.UMDBinner`, Notes.
     random_state : int, RandomState instance or None, default=None
-        Seeds the tie-breaking nudges. It is not passed to the partitioner,
-        which has its own (``partitioner__random_state``).
+        Seeds the tie-breaking nudges and a supervised partitioner's honest
+        split. It also reaches the partitioner: every ``random_state`` left
+        at ``None`` in the fitted clone (its own, a Pipeline step's, a
+        CrossPartitioner component's, a clusterer's) gets a seed derived
+        from this one; a seed set there is kept. An int gives byte-identical
+        fits.
     %(pos_label)s
 
     Attributes

@@ -87,8 +87,9 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
     random_state : int, RandomState instance or None, default=None
         Seeds the random starting point of statsmodels' ``fit_vb`` /
         ``fit_map`` (which otherwise draw it from fresh OS entropy, so that
-        two fits differ). The default ``"laplace"`` solver is deterministic
-        and ignores it.
+        two fits differ); the default ``"laplace"`` solver draws nothing.
+        As in :class:`BetaBinningCalibrator` it also seeds every
+        ``random_state`` left at ``None`` in the partitioner.
     %(pos_label)s
 
     Attributes

@@ -91,7 +91,9 @@ class ScalingBetaBinningCalibrator(_GroupBinningBase):
         UMD's randomized tie-breaking (see :class:`BetaBinningCalibrator`).
     random_state : int, RandomState instance or None, default=None
         Draws the D1/D2 split (one permutation of the rows) and then the
-        tie-breaking nudges of the D2 rows, in that order.
+        tie-breaking nudges of the D2 rows, in that order. As in
+        :class:`BetaBinningCalibrator` it also seeds every ``random_state``
+        left at ``None`` in the partitioner and the scaler.
     scaler : {"hierarchical", "pooled"} or estimator, default="hierarchical"
         ``"hierarchical"``: :class:`HierarchicalLogisticScaler` on the
         ``covariate`` with the partition's cells (Eq. 5; HS-BB).

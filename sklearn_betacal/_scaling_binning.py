@@ -81,7 +81,8 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         Scale of ``X``: confidences in ``[0, 1]`` or finite scores. Passed to
         the default ``PlattScaler``.
     random_state : int, RandomState instance or None, default=None
-        Controls the ``D1``/``D2`` split and the tie-breaking noise.
+        Controls the ``D1``/``D2`` split and the tie-breaking noise, and
+        seeds the scaler's clone where its ``random_state`` is ``None``.
     %(pos_label)s
 
     Attributes

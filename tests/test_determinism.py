@@ -399,3 +399,20 @@ def test_calibrator_without_seed_leaves_inner_seeds_unset():
         warnings.simplefilter("ignore")
         bb = BetaBinningCalibrator(CalibrationTreePartitioner()).fit(X, y)
     assert bb.partitioner_.random_state is None
+
+
+def test_calibrated_classifier_saved_before_random_state_loads():
+    # a model saved before CalibratedClassifier had random_state: it loads
+    # with None (how it was fitted, seeding nothing) and predicts as before
+    _, Z, g, y, _ = _data()
+    X = np.column_stack([Z, g])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cc = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    state = cc.__getstate__()
+    del state["random_state"]
+    old = CalibratedClassifier.__new__(CalibratedClassifier)
+    old.__setstate__(state)
+    loaded = pickle.loads(pickle.dumps(old))
+    assert loaded.get_params()["random_state"] is None
+    assert loaded.predict_proba(X).tobytes() == cc.predict_proba(X).tobytes()

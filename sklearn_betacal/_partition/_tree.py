@@ -319,7 +319,10 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         ``X``. Costs about 30 regularised fits (seconds for 10^5 rows of 32
         features). ``None``: no learned directions (see ``n_components``).
     random_state : int, RandomState instance or None, default=None
-        Seeds the honest split and the tree's tie-breaking among features.
+        Seeds the honest split, the folds of the direction fit and the
+        tree's tie-breaking among features. Inside a calibrator, ``None``
+        is replaced by a seed derived from the calibrator's
+        ``random_state``, which also draws the honest split.
 
     Attributes
     ----------
