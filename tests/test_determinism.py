@@ -416,3 +416,26 @@ def test_calibrated_classifier_saved_before_random_state_loads():
     loaded = pickle.loads(pickle.dumps(old))
     assert loaded.get_params()["random_state"] is None
     assert loaded.predict_proba(X).tobytes() == cc.predict_proba(X).tobytes()
+
+
+def test_kd_tree_pca_subsample_is_seeded_by_the_calibrator():
+    # above PCA_MAX_SAMPLES rows the kd-tree's PCA draws a subsample: with
+    # the partitioner's random_state left at None two fits put 42 of 20,500
+    # rows in other cells
+    from sklearn_betacal import KDTreePartitioner
+    from sklearn_betacal._partition._kdtree import PCA_MAX_SAMPLES
+
+    rng = np.random.default_rng(0)
+    n = PCA_MAX_SAMPLES + 500
+    Z = rng.normal(size=(n, 3)) * [3.0, 2.0, 1.0]
+    h = np.round(rng.uniform(0.2, 1.0, n) * 20) / 20
+    y = (rng.uniform(size=n) < h).astype(int)
+    X = np.column_stack([h, Z])
+
+    def fit():
+        part = KDTreePartitioner(split_axis="pca")
+        return BetaBinningCalibrator(part, random_state=0).fit(X, y)
+
+    a, b = fit(), fit()
+    assert np.array_equal(a.apply(X), b.apply(X))
+    assert a.predict_proba(X).tobytes() == b.predict_proba(X).tobytes()
