@@ -21,6 +21,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import sklearn_betacal._partition._kdtree as partition_module
 from sklearn_betacal import (
+    BetaBinningCalibrator,
     ClusterPartitioner,
     CrossPartitioner,
     GroupColumnPartitioner,
@@ -644,13 +645,42 @@ def test_group_column_maps_groups_to_sorted_cell_ids():
     assert part.n_cells_ == 3
     # a user group labelled -1 is renumbered: never confused with "outside"
     assert_array_equal(part.apply(X), [1, 2, 1, 0])
-    assert_array_equal(part.apply(np.array([[0.1, 5], [0.1, 7]])), [-1, 2])
+    with pytest.warns(UserWarning, match=r"1 of 2 row\(s\) have 1 group"):
+        assert_array_equal(part.apply(np.array([[0.1, 5], [0.1, 7]])), [-1, 2])
 
 
 def test_group_column_unknown_error_names_the_groups():
     part = GroupColumnPartitioner(handle_unknown="error").fit([[1], [2]])
     with pytest.raises(ValueError, match=r"1 row\(s\) have groups not seen.*\[9\]"):
         part.transform([[2], [9]])
+
+
+def test_group_column_unseen_groups_are_counted_and_warned():
+    # issue 20, item 7: unseen groups went to the root (cell -1) silently
+    part = GroupColumnPartitioner().fit([[1], [2]])
+    with pytest.warns(UserWarning, match=r"3 of 4 row\(s\) have 2 group\(s\) not "):
+        assert part.apply([[2], [9], [9], [5]]).tolist() == [1, -1, -1, -1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        part.transform([[1], [2]])  # every group seen: no warning
+    assert not caught
+
+
+def test_group_calibrator_warns_once_for_unseen_groups():
+    rng = np.random.default_rng(0)
+    h = rng.uniform(size=400)
+    X = np.column_stack([h, np.repeat([0, 1], 200)])
+    y = (rng.uniform(size=400) < h).astype(int)
+    bb = BetaBinningCalibrator(GroupColumnPartitioner(), points_per_bin=20).fit(X, y)
+    new = np.column_stack([h[:5], [0, 7, 7, 8, 1]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p = bb.predict_proba(new)
+    msgs = [str(w.message) for w in caught if "not seen in fit" in str(w.message)]
+    assert len(msgs) == 1 and "3 of 5 row(s) have 2 group(s)" in msgs[0]
+    with pytest.warns(UserWarning, match="5 of 5 row"):
+        root = bb.predict_proba(np.column_stack([h[:5], np.full(5, 9)]))
+    assert_array_equal(p[1:4], root[1:4])
 
 
 def test_group_column_dataframe_column_name_and_strings():
@@ -825,9 +855,17 @@ def test_cross_partitioner_outside_or_unseen_is_minus_one():
     ).fit(Z)
     assert cross.n_cells_ == 2  # (left, model 0) and (right, model 1)
     new = np.array([[0.5, 1], [9.0, 1], [2.5, 1], [0.2, 7]])
-    # unseen combination, outside the kd bounds, inside, unseen group
-    assert cross.apply(new).tolist() == [-1, -1, 1, -1]
-    assert cross.transform(new).shape == (4, 1)
+    # unseen combination, outside the kd bounds, inside, unseen group: the
+    # unseen combination and the unseen group are counted, each once
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cross.apply(new).tolist() == [-1, -1, 1, -1]
+    msgs = sorted(str(w.message) for w in caught)
+    assert len(msgs) == 2
+    assert msgs[0].startswith("CrossPartitioner: 1 of 4 row(s) have 1 combination")
+    assert msgs[1].startswith("GroupColumnPartitioner: 1 of 4 row(s) have 1 group")
+    with pytest.warns(UserWarning, match="not seen in fit"):
+        assert cross.transform(new).shape == (4, 1)
 
 
 def _huge_ids(Z):

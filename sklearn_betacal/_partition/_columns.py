@@ -173,12 +173,25 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
                 f"group values of type {type(g[0]).__name__} cannot be compared "
                 f"with the groups seen in fit ({self.groups_.dtype})."
             ) from exc
-        if self.handle_unknown == "error" and np.any(ids < 0):
+        n_unseen = int(np.count_nonzero(ids < 0))
+        if n_unseen:
             unseen = np.unique(g[ids < 0])
-            raise ValueError(
-                f"{int(np.sum(ids < 0))} row(s) have groups not seen in fit, e.g. "
-                f"{unseen[:5].tolist()}; set handle_unknown='outside' to send "
-                "them to the root calibrator (cell -1)."
+            if self.handle_unknown == "error":
+                raise ValueError(
+                    f"{n_unseen} row(s) have groups not seen in fit, e.g. "
+                    f"{unseen[:5].tolist()}; set handle_unknown='outside' to send "
+                    "them to the root calibrator (cell -1)."
+                )
+            # never silently: these rows get the root's calibration, not a
+            # group's (one warning per call, with the counts)
+            warnings.warn(
+                f"GroupColumnPartitioner: {n_unseen} of {ids.shape[0]} row(s) "
+                f"have {unseen.shape[0]} group(s) not seen in fit, e.g. "
+                f"{unseen[:5].tolist()}; they get cell -1 and are calibrated by "
+                "the root (whole-data) calibrator. Refit with rows of those "
+                "groups, or set handle_unknown='error' to refuse them.",
+                UserWarning,
+                stacklevel=2,
             )
         return ids
 
@@ -586,13 +599,38 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
             stride = np.cumprod(np.r_[base[1:], 1][::-1])[::-1]
             inside = np.all((ids >= 0) & (ids < base), axis=1)
             keys = np.where(inside, ids @ stride, -1)
-            return _map_to_cells(keys, codes @ stride)
-        codes = np.ascontiguousarray(codes)
-        view = codes.view([("", codes.dtype)] * codes.shape[1]).ravel()
-        rows = np.ascontiguousarray(ids)
-        row_view = rows.view([("", rows.dtype)] * rows.shape[1]).ravel()
-        pos = np.searchsorted(view, row_view)
-        pos_c = np.minimum(pos, len(view) - 1)
-        hit = view[pos_c] == row_view
-        out[hit] = pos_c[hit]
+            out = _map_to_cells(keys, codes @ stride)
+        else:
+            codes = np.ascontiguousarray(codes)
+            view = codes.view([("", codes.dtype)] * codes.shape[1]).ravel()
+            rows = np.ascontiguousarray(ids)
+            row_view = rows.view([("", rows.dtype)] * rows.shape[1]).ravel()
+            pos = np.searchsorted(view, row_view)
+            pos_c = np.minimum(pos, len(view) - 1)
+            hit = view[pos_c] == row_view
+            out[hit] = pos_c[hit]
+        self._warn_unseen(ids, out)
         return out
+
+    def _warn_unseen(self, ids, out):
+        """Warn about rows inside every component whose combination is new.
+
+        A row outside a component (its own ``-1``, e.g. beyond a kd-tree's
+        bounds, or an unseen group, which that component reports) is not
+        counted again here.
+        """
+        unseen = (out < 0) & np.all(ids >= 0, axis=1)
+        n_unseen = int(np.count_nonzero(unseen))
+        if not n_unseen:
+            return
+        n_combos = int(np.unique(ids[unseen], axis=0).shape[0])
+        names = [name for name, _, _ in self.partitioners_]
+        warnings.warn(
+            f"CrossPartitioner: {n_unseen} of {ids.shape[0]} row(s) have "
+            f"{n_combos} combination(s) of {names} cells not seen in fit (each "
+            "cell was seen, not together); they get cell -1 and are calibrated "
+            "by the root (whole-data) calibrator. Refit with rows of those "
+            "combinations to give them cells of their own.",
+            UserWarning,
+            stacklevel=3,
+        )
