@@ -395,6 +395,11 @@ def estimate_misspecification(
             "y_true, y_proxy and h must have the same length; got "
             f"{n}, {y_proxy.shape[0]} and {h.shape[0]}."
         )
+    if n == 0:
+        raise ValueError(
+            "estimate_misspecification needs at least one labelled hold-out row; "
+            "got 0 rows. Pass the hold-out set's labels, proxies and confidences."
+        )
     w = check_weights(sample_weight, n)
     keep = w > 0  # check_weights rejects all-zero weights
     y_true, y_proxy, h, w = y_true[keep], y_proxy[keep], h[keep], w[keep]

@@ -786,3 +786,46 @@ def test_beta_calibration_noise_floor_single_cell_and_binomial_mad():
     assert beta_calibration_noise_floor([0, 1], [0.0, 1.0]) == 0.0
     with pytest.raises(InvalidParameterError):
         beta_calibration_noise_floor([0, 1], [0.2, 0.8], norm="max")
+
+
+# ------------------------------------------- extreme weights (issue 20, item 7)
+
+
+@pytest.mark.parametrize("scale", [1e308, 1e300, 1e9, 2.0**-1070])
+def test_reliability_table_intervals_finite_for_extreme_weights(scale):
+    # weights near 1e308 gave NaN Clopper-Pearson bounds (scipy's betaincinv
+    # fails on such counts); at 1e9 a bound could land above the estimate
+    y, p = _random_data(3, n=300)
+    table = reliability_table(y, p, sample_weight=np.full(300, scale), n_bins=5)
+    ref = reliability_table(y, p, n_bins=5)
+    assert_allclose(table["accuracy"], ref["accuracy"], rtol=1e-12)
+    lo, acc, hi = table["ci_lower"], table["accuracy"], table["ci_upper"]
+    assert np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
+    assert np.all((lo <= acc) & (acc <= hi) & (lo >= 0) & (hi <= 1))
+
+
+def test_clopper_pearson_large_counts_match_the_exact_bounds():
+    # the gamma and Cornish-Fisher limits used where betaincinv fails agree
+    # with it where it holds (2**30 trials), to 1e-3 of the interval's width
+    from scipy.special import betainc, betaincinv
+
+    from sklearn_betacal.metrics._calibration_error import _beta_quantile_large
+
+    n = 2.0**30
+    for x in [1.0, 3.0, 5e4, 2.0**20 + 1, 0.157 * n, 0.5 * n, 0.85 * n, n - 9]:
+        for a, b, q in [(x, n - x + 1, 0.025), (x + 1, n - x, 0.975)]:
+            exact = betaincinv(a, b, q)
+            width = 4 * np.sqrt(x * (n - x) / n**3)
+            approx = _beta_quantile_large(np.array([a]), np.array([b]), q)[0]
+            assert abs(betainc(a, b, approx) - q) < 1e-5  # near its level
+            if abs(betainc(a, b, exact) - q) < 1e-9:  # a bound that holds
+                assert abs(approx - exact) < 1e-3 * width
+
+
+def test_clopper_pearson_replaces_a_wrong_betaincinv_bound():
+    # 1000 successes in 1e9 trials: betaincinv's lower bound is 1.9e-6, above
+    # the estimate 1e-6 (its probability is 1.0, not 0.025)
+    from sklearn_betacal.metrics._calibration_error import _clopper_pearson
+
+    lo, hi = _clopper_pearson(np.array([1000.0]), np.array([1e9]), 0.05)
+    assert 0.9e-6 < lo[0] < 1e-6 < hi[0] < 1.1e-6

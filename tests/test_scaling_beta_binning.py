@@ -309,3 +309,9 @@ def test_sbb_real_data_lowers_beta_ce(influences_verb):
         assert ce["hsbb"] < ce[base], ("hsbb", base, ce)
     for base in ("none", "platt"):
         assert ce["sbb"] < ce[base], ("sbb", base, ce)
+
+
+def test_estimate_misspecification_zero_rows_is_a_clear_error():
+    # issue 20, item 7: zero rows raised IndexError from inside NumPy
+    with pytest.raises(ValueError, match="at least one labelled hold-out row"):
+        estimate_misspecification([], [], [])
