@@ -407,6 +407,9 @@ def native(a):
 
 _NATIVE = "<" if np.little_endian else ">"
 
+#: The smallest normal float64; below it a weight keeps fewer than 52 bits.
+_TINY = float(np.finfo(np.float64).tiny)
+
 
 #: Largest total of frequency weights for histogram binning: below 2**43 a
 #: position on the cumulative-weight axis keeps 10 fractional bits in float64
@@ -439,6 +442,12 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
         ~745, and their logit clip counts the total weight as rows. ``None`` (the mixed
         model, whose likelihood is not scale-free): an overflowing total is a
         ``ValueError``.
+
+    Weights that are all subnormal (the largest below ``2**-1022``) are
+    multiplied by the power of two that brings the largest to ``[0.5, 1)``
+    (exact), so that a fit on ``w * 2**-1070`` is the fit on ``w`` whenever
+    the largest of ``w`` is in ``[0.5, 1)``; with ``max_total=None`` they are
+    returned as they are.
 
     Returns
     -------
@@ -483,6 +492,17 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
             "sample_weight is zero for every row; sample weights must contain "
             "at least one non-zero number (a row with a positive weight)."
         )
+    top = float(sw.max()) if n_rows else 1.0
+    if top < _TINY:
+        # every weight subnormal: sums and products of them keep a few bits
+        # (Platt returned its starting point), so the weights are multiplied
+        # by a power of two bringing the largest to [0.5, 1) -- exact, every
+        # ratio kept. With max_total=None the caller rescales (the learned
+        # tree) or refuses (the mixed model, whose likelihood is not
+        # scale-free).
+        if max_total is None:
+            return sw
+        sw = np.ldexp(sw, -int(np.frexp(top)[1]))
     with np.errstate(over="ignore"):
         total = float(np.sum(sw))
     if max_total is None:

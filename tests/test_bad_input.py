@@ -1386,3 +1386,78 @@ def test_cli_fit_on_one_row_reports_an_undefined_bound(tmp_path, capsys):
     assert status == 0, err
     assert "UMD bound epsilon = undefined (1 row(s) in 1 bin(s))" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.skops", "one.csv"]
+
+
+# ------------------------------------------- subnormal weights (issue 20, item 7)
+
+
+def _subnormal_case():
+    rng = np.random.default_rng(0)
+    h = rng.uniform(0.02, 0.98, size=400)
+    y = (rng.uniform(size=400) < h**1.3).astype(int)
+    groups = rng.integers(0, 4, 400)
+    # 4-bit weights whose largest is 0.5: w * 2**-1070 is exact (subnormal)
+    w = rng.integers(1, 9, 400) * 2.0**-4
+    return h, y, groups, w
+
+
+def _subnormal_calibrators():
+    from sklearn_betacal import GroupColumnPartitioner, ScalingBetaBinningCalibrator
+
+    logit = {"input": "logit"}
+    return {
+        "platt": (PlattScaler(), "h"),
+        "platt-logit": (PlattScaler(**logit), "s"),
+        "temperature": (TemperatureScaler(**logit), "s"),
+        "umd": (UMDBinner(n_bins=5, random_state=0), "h"),
+        "scaling-binning": (ScalingBinningCalibrator(random_state=0), "h"),
+        "bb": (
+            BetaBinningCalibrator(
+                GroupColumnPartitioner(), points_per_bin=5, random_state=0
+            ),
+            "hg",
+        ),
+        "sbb": (
+            ScalingBetaBinningCalibrator(
+                GroupColumnPartitioner(), points_per_bin=5, random_state=0
+            ),
+            "hg",
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_subnormal_calibrators()))
+def test_subnormal_weights_give_the_fit_of_the_rescaled_weights(name):
+    # all-subnormal weights made Platt return its starting point (0.5 for
+    # every row), and moved temperature, UMD and the binning calibrators
+    est, kind = _subnormal_calibrators()[name]
+    h, y, groups, w = _subnormal_case()
+    X = {"h": h, "s": np.log(h / (1 - h)), "hg": np.column_stack([h, groups])}[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ref = est.fit(X, y, sample_weight=w).predict_proba(X)
+        tiny = est.fit(X, y, sample_weight=w * 2.0**-1070).predict_proba(X)
+    assert_allclose(tiny, ref, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        expected_calibration_error,
+        maximum_calibration_error,
+        lambda y, p, **kw: tuple(brier_decomposition(y, p, **kw)),
+        area_under_accuracy_confidence,
+        lambda y, p, **kw: beta_calibration_error(
+            y, p, groups=np.arange(len(y)) % 4, **kw
+        ),
+    ],
+)
+def test_metrics_of_subnormal_weights_equal_the_rescaled_weights(metric):
+    # the ECE of w * 2**-1070 differed from that of w by 2e-3 (sums of
+    # subnormal numbers keep a few bits)
+    h, y, _, w = _subnormal_case()
+    assert_allclose(
+        metric(y, h, sample_weight=w * 2.0**-1070),
+        metric(y, h, sample_weight=w),
+        rtol=1e-14,
+    )

@@ -135,7 +135,7 @@ def _check_inputs(y_true, y_prob, sample_weight, n_bins=None):
         # same pre-check idea: two reductions instead of a full validation
         with np.errstate(over="ignore"):
             total = float(np.sum(w))
-        if np.isfinite(total) and total > 0 and w.min() >= 0:
+        if np.isfinite(total) and total > 0 and w.min() >= 0 and w.max() >= 2.0**-1022:
             return y, p, w, total
     # rejects NaN/inf (also a scalar), negative and all-zero weights with a
     # clear message; the metrics are ratios, so an overflowing total is
