@@ -36,6 +36,11 @@ from ._validation import (
 
 _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")
 
+#: A cell's intercept or slope beyond this (log-odds per unit of the logit
+#: covariate) on labels it separates is a fit running off to infinity, not
+#: an estimate: no calibration is that steep (the usual slopes are 0.3-3).
+_SEPARATED_COEF = 50.0
+
 
 @fill_doc
 class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -281,10 +286,57 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             self._fit_laplace(x, y, w, idx, n_cells)
         else:
             self._fit_statsmodels(x, y, idx, n_cells)
+        if n_cells and not _scaling.separable(x, y, w):
+            self._check_cell_separation(x, y, w, idx, n_cells)
         # the shapes of LogisticRegression / PlattScaler
         self.intercept_ = self.fixed_effects_[:1].copy()
         self.coef_ = self.fixed_effects_[1:2].reshape(1, 1).copy()
         return self
+
+    def _check_cell_separation(self, x, y, w, idx, n_cells):
+        """Warn, and set ``converged_ = False``, for cells that ran off.
+
+        A cell whose labels both occur and are separated by the covariate
+        has no finite maximum of its own; the prior on the random effects
+        keeps it finite only while ``sigma_`` stays moderate. Where the fit
+        instead let the cell's coefficients run off (``|intercept|`` or
+        ``|slope|`` above ``_SEPARATED_COEF``), the marginal likelihood has no
+        finite maximum either (the pooled data overlap, so the global check
+        above does not see it): the reported fit is where the solver stopped.
+        """
+        live = w > 0
+        extremes = []
+        for label in (True, False):
+            rows = live & ((y > 0.5) == label)
+            lo = np.full(n_cells + 1, np.inf)
+            hi = np.full(n_cells + 1, -np.inf)
+            np.minimum.at(lo, idx[rows], x[rows])
+            np.maximum.at(hi, idx[rows], x[rows])
+            extremes.append((lo[:n_cells], hi[:n_cells]))
+        (pos_lo, pos_hi), (neg_lo, neg_hi) = extremes
+        both = np.isfinite(pos_lo) & np.isfinite(neg_lo)
+        apart = (neg_hi <= pos_lo) | (pos_hi <= neg_lo)
+        one_value = (pos_lo == pos_hi) & (pos_hi == neg_lo) & (neg_lo == neg_hi)
+        coef = self.random_effects_ + self.fixed_effects_[:2]
+        size = np.max(np.abs(coef), axis=1)
+        off = both & apart & ~one_value & ~(size <= _SEPARATED_COEF)
+        n_off = int(np.count_nonzero(off))
+        if not n_off:
+            return
+        self.converged_ = False
+        n_rows = int(np.count_nonzero(live & np.r_[off, False][idx]))  # n_cells: none
+        warnings.warn(
+            f"HierarchicalLogisticScaler: {n_off} of {n_cells} cells ({n_rows} "
+            "rows) have labels separated by the confidence, and their "
+            "intercept or slope ran off (largest |coefficient| "
+            f"{float(np.max(size[off])):.3g} > {_SEPARATED_COEF:g}): the "
+            "likelihood has no finite maximum there, so the coefficients are "
+            "where the solver stopped and converged_ is False. Use fewer, "
+            "larger cells, or BetaBinningCalibrator for a cell-wise "
+            "calibration that does not need a finite maximum.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
 
     def _fit_laplace(self, x, y, w, idx, n_cells):
         beta0 = _mixed.fit_pooled_logistic(x, y, w)

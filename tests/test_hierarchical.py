@@ -487,3 +487,29 @@ def test_hierarchical_precomputed_cells_match_group_column():
         pre.fit(np.column_stack([h, cell - 2]), y)
     with pytest.raises(ValueError, match="integer cell ids"):
         pre.fit(np.column_stack([h, cell + 0.5]), y)
+
+
+def test_hierarchical_per_cell_separation_warns_and_is_not_converged():
+    # issue 20, item 7: every cell separable at its own threshold (the pooled
+    # data overlap) gave converged_=True, no warning, and an intercept of
+    # -1521 and a slope of 2668: a fit running off, not an estimate
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_betacal import GroupColumnPartitioner
+
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(10), 60)
+    h = rng.uniform(0.05, 0.95, size=g.size)
+    y = (h > rng.uniform(0.3, 0.7, size=10)[g]).astype(int)
+    X = np.column_stack([h, g])
+    est = HierarchicalLogisticScaler(GroupColumnPartitioner())
+    with pytest.warns(ConvergenceWarning, match=r"10 of 10 cells \(600 rows\) have"):
+        est.fit(X, y)
+    assert not est.converged_
+    # one separated cell among overlapping ones is pooled: finite, no warning
+    y = (rng.uniform(size=g.size) < h).astype(int)
+    y[g == 0] = h[g == 0] > 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(X, y)
+    assert est.converged_
