@@ -132,6 +132,63 @@ def _pair(estimator, columns, calibrators):
     return {"estimator": estimator, "columns": columns, "calibrators": calibrators}
 
 
+#: How far a row of ``predict_proba`` may sum from 1 (float32 models round).
+PROBA_SUM_TOL = 1e-5
+
+
+def _check_scores(out, clf, n, k, *, proba):
+    """The classifier's ``predict_proba`` / ``decision_function`` output, checked.
+
+    ``predict_proba`` must be ``(n, k)`` for ``k = len(classes_)``, finite, in
+    ``[0, 1]`` with rows summing to 1 within ``PROBA_SUM_TOL``;
+    ``decision_function`` ``(n,)`` for two classes (or ``(n, k)``) and
+    finite. Anything else would be calibrated into a silently wrong answer,
+    so it is a ``ValueError`` naming the classifier and what was wrong.
+    """
+    method = "predict_proba" if proba else "decision_function"
+    inner = clf.estimator if isinstance(clf, FrozenEstimator) else clf
+    who = f"{type(inner).__name__}.{method}"
+    try:
+        a = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{who} returned non-numeric output (type {type(out).__name__}); "
+            "CalibratedClassifier needs one numeric score per class and row."
+        ) from None
+    shapes = [(n, k)] if proba else ([(n,), (n, k)] if k == 2 else [(n, k)])
+    if a.shape not in shapes:
+        raise ValueError(
+            f"{who} returned shape {a.shape}; expected "
+            f"{' or '.join(str(s) for s in shapes)} for {n} row(s) and the "
+            f"{k} classes of classes_. Check that the classifier's "
+            f"{method} follows scikit-learn's convention."
+        )
+    n_bad = int(np.count_nonzero(~np.isfinite(a)))
+    if n_bad:
+        raise ValueError(
+            f"{who} returned {n_bad} NaN or infinite value(s); every score must "
+            "be finite (check the classifier and its input rows)."
+        )
+    if proba and a.size:
+        n_out = int(np.count_nonzero((a < 0) | (a > 1)))
+        if n_out:
+            raise ValueError(
+                f"{who} returned {n_out} value(s) outside [0, 1] (min "
+                f"{a.min():.6g}, max {a.max():.6g}); probabilities are "
+                "expected. Wrap a scorer's output in a classifier whose "
+                "decision_function returns it instead."
+            )
+        off = np.abs(a.sum(axis=1) - 1.0)
+        n_off = int(np.count_nonzero(off > PROBA_SUM_TOL))
+        if n_off:
+            raise ValueError(
+                f"{who} returned {n_off} row(s) that do not sum to 1 (largest "
+                f"deviation {off.max():.3g}, tolerance {PROBA_SUM_TOL:g}); "
+                "class probabilities are expected, one column per class."
+            )
+    return a
+
+
 class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Calibrate any scikit-learn classifier with one of this package's calibrators.
 
@@ -385,12 +442,13 @@ default=None
         """
         has_proba = hasattr(clf, "predict_proba")
         has_dec = hasattr(clf, "decision_function")
+        n, k = _num_samples(X), len(clf.classes_)
         if (logit and has_dec) or not has_proba:
-            d = np.asarray(clf.decision_function(X), dtype=np.float64)
+            d = _check_scores(clf.decision_function(X), clf, n, k, proba=False)
             if d.ndim == 1:
                 d = np.column_stack([np.zeros_like(d), d])
             return d if logit else _softmax(d)
-        P = np.asarray(clf.predict_proba(X), dtype=np.float64)
+        P = _check_scores(clf.predict_proba(X), clf, n, k, proba=True)
         return np.log(np.clip(P, LOGIT_EPS, 1.0)) if logit else P
 
     def _features(self, X):

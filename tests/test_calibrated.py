@@ -482,3 +482,63 @@ def test_calibrated_cifar10_top_label_binning(cifar_dir, mode):
     keep = conf >= 0.1
     assert keep.mean() > 0.99
     assert_array_equal(Q.argmax(1)[keep], top[keep])
+
+
+# ------------------------------- the inner classifier's output (issue 20, item 7)
+
+
+class _BadOutputClassifier(LogisticRegression):
+    """A logistic regression whose predict_proba / decision_function is broken."""
+
+    def __init__(self, bad="shape", C=1.0):
+        self.bad = bad
+        super().__init__(C=C)
+
+    def predict_proba(self, X):
+        P = super().predict_proba(X)
+        if self.bad == "shape":
+            return P[:, 1:]  # one column for two classes
+        if self.bad == "rows":
+            return P[:-1]
+        if self.bad == "nan":
+            P[0] = np.nan
+        elif self.bad == "range":
+            P = P * 2 - 0.5
+        elif self.bad == "sum":
+            P = P * 0.8
+        return P
+
+    def decision_function(self, X):
+        d = super().decision_function(X)
+        return np.column_stack([d, d, d]) if self.bad == "dec-shape" else d
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ("shape", r"predict_proba returned shape \(300, 1\); expected \(300, 2\)"),
+        ("rows", r"predict_proba returned shape \(299, 2\)"),
+        ("nan", r"predict_proba returned 2 NaN or infinite"),
+        ("range", r"predict_proba returned \d+ value\(s\) outside \[0, 1\]"),
+        ("sum", r"predict_proba returned 300 row\(s\) that do not sum to 1"),
+    ],
+)
+def test_calibrated_checks_the_classifiers_predict_proba(bad, match):
+    # a one-column or off-scale predict_proba was calibrated silently
+    X, y = make_classification(n_samples=300, random_state=0)
+    clf = FrozenEstimator(_BadOutputClassifier(bad).fit(X, y))
+    with pytest.raises(ValueError, match="_BadOutputClassifier." + match):
+        CalibratedClassifier(clf, UMDBinner(n_bins=5)).fit(X, y)
+
+
+def test_calibrated_checks_the_classifiers_decision_function():
+    X, y = make_classification(n_samples=300, random_state=0)
+    clf = FrozenEstimator(_BadOutputClassifier("dec-shape").fit(X, y))
+    cal = CalibratedClassifier(clf, PlattScaler(input="logit"))
+    match = r"decision_function returned shape \(300, 3\)"
+    with pytest.raises(ValueError, match=match):
+        cal.fit(X, y)
+    # the same classifier's sound predict_proba is accepted
+    good = FrozenEstimator(_BadOutputClassifier("none").fit(X, y))
+    proba = CalibratedClassifier(good, PlattScaler(input="logit")).fit(X, y)
+    assert np.all(np.isfinite(proba.predict_proba(X)))
