@@ -29,8 +29,10 @@ from ._validation import (
     MAX_DENSE_BINS,
     check_cell_ids,
     check_confidence,
+    check_frame_columns,
     check_weights,
     fit_binary_labels,
+    frame_columns,
     is_dataframe,
     other_columns,
     require_labels,
@@ -320,6 +322,9 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     def _validate_X(self, X, y=None, *, reset):
         """``validate_data`` of ``X`` (and ``y``), any dtype, >= 2 columns."""
         dtype = None if is_dataframe(X) else self._array_dtype
+        idx = self._frame_confidence_index(X) if is_dataframe(X) else None
+        if idx is not None:
+            check_frame_columns(X, idx)
         kwargs = {"reset": reset, "dtype": dtype, "ensure_min_features": 1}
         if y is None:
             X_arr = validate_data(self, X, **kwargs)
@@ -350,6 +355,15 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             # and polars alike
             Z = other_columns(X if whole else take_rows(X, slice(lo, hi)), rows, idx)
         return self._check_confidence(h), Z
+
+    def _frame_confidence_index(self, X):
+        """Position of the confidence column in the DataFrame ``X`` (``None``
+        when ``confidence_column`` names none of its columns: reported later)."""
+        col = self.confidence_column
+        if isinstance(col, Integral):
+            return col
+        names = [name for name, _, _ in frame_columns(X)]
+        return names.index(col) if col in names else None
 
     def _confidence_index(self):
         """Position of the confidence column, resolving a column name."""

@@ -160,6 +160,99 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
     return (y == pos).astype(np.float64), classes
 
 
+#: dtype kinds that numpy would turn into numbers but that are no confidence:
+#: True as 1.0, a timestamp or a duration as a count of (nano)seconds.
+_NOT_CONFIDENCES = {
+    "b": "booleans",
+    "M": "timestamps (dates and times)",
+    "m": "durations (or times of day)",
+}
+
+
+def _not_confidences_message(name, dtype, kind):
+    what = _NOT_CONFIDENCES[kind]
+    read = (
+        "True would be read as the confidence 1.0 and False as 0.0"
+        if kind == "b"
+        else "they would be read as counts of time units"
+    )
+    fix = (
+        "If these are the labels, pass them as y; to use them as 0/1 "
+        "confidences on purpose, convert them first (.astype(float))."
+        if kind == "b"
+        else "Pass the column that holds the model's confidences."
+    )
+    return (
+        f"{name} holds {what} (dtype {dtype}), not confidences: {read}. "
+        f"Confidences are probabilities in [0, 1] or scores. {fix}"
+    )
+
+
+def dtype_kind(dtype):
+    """NumPy-style kind of a column dtype of numpy, pandas, polars or pyarrow.
+
+    ``"b"`` bool, ``"M"`` timestamps and dates, ``"m"`` durations and times
+    of day, else the NumPy kind when there is one (``None`` otherwise).
+    """
+    kind = getattr(dtype, "kind", None)  # numpy and pandas (extension) dtypes
+    if isinstance(kind, str):
+        return kind
+    if hasattr(dtype, "to_pandas_dtype"):  # pyarrow
+        try:
+            return np.dtype(dtype.to_pandas_dtype()).kind
+        except (TypeError, ValueError, NotImplementedError):
+            return None
+    label = str(dtype)  # polars: Boolean, Datetime(...), Date, Duration(...), Time
+    if label == "Boolean":
+        return "b"
+    if label.startswith(("Datetime", "Date")):
+        return "M"
+    if label.startswith(("Duration", "Time")):
+        return "m"
+    return None
+
+
+def frame_columns(X):
+    """``[(name, dtype, kind), ...]`` for the columns of a DataFrame or table."""
+    names = getattr(X, "column_names", None)  # pyarrow
+    if names is not None:
+        dtypes = [f.type for f in X.schema]
+    else:
+        names = list(X.columns)
+        dtypes = getattr(X, "dtypes", None)  # pandas: a Series, polars: a list
+        if dtypes is None:
+            return []
+    return [(n, d, dtype_kind(d)) for n, d in zip(names, list(dtypes), strict=True)]
+
+
+def check_frame_columns(X, confidence):
+    """Refuse DataFrame columns that numpy would silently turn into numbers.
+
+    ``confidence`` is the position of the confidence column (``None``: every
+    column is one): booleans, timestamps and durations are refused there;
+    timestamps and durations also as partition features, which compare them
+    as counts of time units (booleans are fine features). Checked on the
+    dtypes before any conversion, which would hide them (a bool column next
+    to a float one becomes 0.0 / 1.0).
+    """
+    if not is_dataframe(X):
+        return
+    cols = frame_columns(X)
+    for j, (col, dtype, kind) in enumerate(cols):
+        is_conf = confidence is None or j == confidence % len(cols)
+        if is_conf and kind in _NOT_CONFIDENCES:
+            raise ValueError(_not_confidences_message(f"X column {col!r}", dtype, kind))
+        if not is_conf and kind in ("M", "m"):
+            raise ValueError(
+                f"X column {col!r} holds {_NOT_CONFIDENCES[kind]} (dtype "
+                f"{dtype}), which a "
+                "partition feature would compare as counts of time units. "
+                "Convert it first: to numbers (e.g. days since a reference "
+                "date) for a kd-tree or a learned tree, or to strings (e.g. "
+                "the date) for a GroupColumnPartitioner."
+            )
+
+
 def check_confidence(h, *, input="probability", name="X"):
     """Validate a 1-D vector of confidences and return it as float64.
 
@@ -180,7 +273,9 @@ def check_confidence(h, *, input="probability", name="X"):
             f"{name} must hold one confidence per row, shape (n,) or (n, 1); got "
             f"shape {h.shape}. Pass only the confidence column."
         )
-    if h.dtype.kind not in "uifb":
+    if h.dtype.kind in _NOT_CONFIDENCES:
+        raise ValueError(_not_confidences_message(name, h.dtype, h.dtype.kind))
+    if h.dtype.kind not in "uif":
         raise ValueError(f"{name} must be numeric confidences; got dtype {h.dtype}.")
     h = h.astype(np.float64, copy=False)
     # the common case in one or two reductions (NaN fails both tests; an
@@ -227,6 +322,7 @@ def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"
             f"{type(estimator).__name__} does not accept sparse input; pass a "
             "dense array of confidences (X.toarray())."
         )
+    check_frame_columns(X, None)
     X_arr = X
     if not hasattr(X, "columns"):
         X_arr = np.asarray(X)
@@ -533,6 +629,7 @@ __all__ = [
     "other_columns",
     "take_rows",
     "check_confidence",
+    "check_frame_columns",
     "check_n_bins",
     "check_weights",
     "native",

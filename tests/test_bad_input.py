@@ -1461,3 +1461,82 @@ def test_metrics_of_subnormal_weights_equal_the_rescaled_weights(metric):
         metric(y, h, sample_weight=w),
         rtol=1e-14,
     )
+
+
+# -------------- booleans, timestamps, durations as confidences (issue 20, item 7)
+
+
+def _not_confidence_column(lib, kind, n):
+    ns = np.arange(n, dtype=np.int64) * 10**9
+    values = {
+        "bool": np.arange(n) % 3 == 0,
+        "timestamp": ns.astype("datetime64[ns]"),
+        "duration": ns.astype("timedelta64[ns]"),
+    }[kind]
+    if lib == "numpy":
+        return values
+    if lib == "pandas":
+        return pytest.importorskip("pandas").Series(values, name="conf")
+    if lib == "polars":
+        return pytest.importorskip("polars").Series("conf", values)
+    return pytest.importorskip("pyarrow").array(values)
+
+
+def _frame(lib, columns):
+    if lib == "pandas":
+        return pytest.importorskip("pandas").DataFrame(columns)
+    if lib == "polars":
+        return pytest.importorskip("polars").DataFrame(columns)
+    return pytest.importorskip("pyarrow").table(columns)
+
+
+_WHAT = {"bool": "booleans", "timestamp": "timestamps", "duration": "durations"}
+
+
+@pytest.mark.parametrize("kind", list(_WHAT))
+@pytest.mark.parametrize("lib", ["numpy", "pandas", "polars", "pyarrow"])
+def test_booleans_and_times_are_refused_as_confidences(lib, kind):
+    # True was read as the confidence 1.0 (and a bool or timestamp column
+    # beside a float one became numbers): refused, naming the column and dtype
+    n = 60
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, n)
+    col = _not_confidence_column(lib, kind, n)
+    match = rf"holds {_WHAT[kind]} .*\(dtype .*\), not confidences"
+    with pytest.raises(ValueError, match=match):
+        expected_calibration_error(y, col)
+    if lib == "numpy":
+        X = col
+    else:
+        X = _frame(lib, {"conf": col})
+        match = "X column 'conf' " + match
+    input_ = "probability" if kind == "bool" else "logit"
+    with pytest.raises(ValueError, match=match):
+        PlattScaler(input=input_).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        UMDBinner().fit(X, y)
+    if lib != "numpy":
+        # a group calibrator: the confidence column beside a numeric feature
+        X = _frame(lib, {"conf": col, "topic": np.arange(n) % 2})
+        bb = BetaBinningCalibrator(confidence_column="conf")
+        with pytest.raises(ValueError, match=match):
+            bb.fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["timestamp", "duration"])
+@pytest.mark.parametrize("lib", ["pandas", "polars"])
+def test_times_are_refused_as_partition_features(lib, kind):
+    # pandas raised numpy's DTypePromotionError, polars compared the
+    # timestamps as nanosecond counts; booleans remain fine features
+    n = 60
+    rng = np.random.default_rng(0)
+    h, y = rng.uniform(size=n), rng.integers(0, 2, n)
+    when = _not_confidence_column(lib, kind, n)
+    bb = BetaBinningCalibrator(confidence_column="conf", points_per_bin=10)
+    with pytest.raises(ValueError, match=r"X column 'when' holds .*Convert it first"):
+        bb.fit(_frame(lib, {"conf": h, "when": when}), y)
+    flag = _not_confidence_column(lib, "bool", n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bb.fit(_frame(lib, {"conf": h, "flag": flag}), y)
+    assert bb.predict_proba(_frame(lib, {"conf": h, "flag": flag})).shape == (n, 2)
