@@ -829,3 +829,26 @@ def test_clopper_pearson_replaces_a_wrong_betaincinv_bound():
 
     lo, hi = _clopper_pearson(np.array([1000.0]), np.array([1e9]), 0.05)
     assert 0.9e-6 < lo[0] < 1e-6 < hi[0] < 1.1e-6
+
+
+def test_noise_floor_finite_for_weights_near_the_float64_maximum():
+    # de Moivre's form through gammaln gave NaN for 1e308-scale weights
+    y, p = _random_data(4, n=300)
+    groups = np.arange(300) % 4
+    ref = beta_calibration_noise_floor(y, p, groups=groups)
+    for scale in (1e308 / 4, 1e305, 1e300, 2.0**40):
+        floor = beta_calibration_noise_floor(
+            y, p, groups=groups, sample_weight=np.full(300, scale)
+        )
+        assert np.isfinite(floor) and 0 < floor
+        if scale < 1e306:  # a total that fits float64 (else rescaled)
+            # frequency weights: the floor shrinks as 1 / sqrt(total weight)
+            assert_allclose(floor, ref / np.sqrt(scale), rtol=0.05)
+
+
+@pytest.mark.parametrize("mu", [0.5, 0.157, 0.85, 1e-6, 1 - 1e-6])
+def test_binomial_mad_limits_continue_the_exact_form(mu):
+    from sklearn_betacal.metrics._calibration_error import _binomial_mad
+
+    below, above = _binomial_mad(np.array([2.0**28, 2.0**28 + 1]), np.full(2, mu))
+    assert_allclose(above, below * np.sqrt((2.0**28 + 1) / 2.0**28), rtol=2e-5)

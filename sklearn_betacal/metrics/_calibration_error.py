@@ -1020,9 +1020,28 @@ def _binomial_mad(n, mu):
     classical distributions", Statist. Sci. 1991); through ``gammaln`` it
     also takes the non-integer ``n`` of weighted bins. 0 where ``mu`` is 0 or
     1 or ``n`` is 0.
+
+    Beyond ``n = 2**28`` the ``gammaln`` terms (about ``n log n``) cancel
+    catastrophically (NaN for 1e308-scale weights, a relative error of 3e-4
+    at ``2**40``), so there the limits are used: the normal one,
+    ``sqrt(2 n mu (1 - mu) / pi)``, when ``n mu (1 - mu) > 2**20`` (relative
+    error below 1e-6), else the Poisson one of the rarer outcome, ``2 e^-l
+    l^(j+1) / j!`` with ``l = n min(mu, 1 - mu)`` and ``j = floor(l)``
+    (relative error about ``min(mu, 1 - mu) / 2 < 2**-9``).
     """
     inside = (mu > 0) & (mu < 1) & (n > 0)
     out = np.zeros_like(n, dtype=np.float64)
+    large = inside & (n > 2.0**28)
+    if large.any():
+        nl, ml = n[large], mu[large]
+        rare = np.minimum(ml, 1.0 - ml)
+        var = nl * ml * (1.0 - ml)
+        lam = nl * rare
+        j = np.floor(lam)
+        with np.errstate(over="ignore", invalid="ignore"):
+            poisson = 2.0 * np.exp(-lam + (j + 1.0) * np.log(lam) - gammaln(j + 1.0))
+        out[large] = np.where(var > 2.0**20, np.sqrt(2.0 * var / np.pi), poisson)
+        inside &= ~large
     n, mu = n[inside], mu[inside]
     k = np.minimum(np.floor(n * mu) + 1, n)
     log_mad = (
