@@ -391,6 +391,21 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        elif n_cells and self.n_iter_ == 0:
+            # the random-effect SDs never left their start (1, 1): with a
+            # tiny total weight the deviance is flat in them to within the
+            # optimiser's absolute tolerance (2**-40 per row did this)
+            self.converged_ = False
+            warnings.warn(
+                "HierarchicalLogisticScaler: the Laplace fit stopped at its "
+                f"starting point (sigma_ = {self.sigma_.tolist()}): with a total "
+                f"sample weight of {float(np.sum(w)):.3g} the data do not "
+                "determine the random-effect SDs. These are frequency weights "
+                "(copies of a row): multiply them all by a constant that gives "
+                "their real count.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         elif not self.converged_:
             warnings.warn(
                 "HierarchicalLogisticScaler: the Laplace fit did not converge "

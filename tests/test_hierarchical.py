@@ -513,3 +513,26 @@ def test_hierarchical_per_cell_separation_warns_and_is_not_converged():
         warnings.simplefilter("error", ConvergenceWarning)
         est.fit(X, y)
     assert est.converged_
+
+
+def test_hierarchical_tiny_weights_fit_the_fixed_effects_and_say_so():
+    # issue 20, item 7: weights of 2**-44 (or subnormal) returned 0.5 for every
+    # row with converged_=True: the pooled start's absolute stopping rule and
+    # ridge swamped the gradient, and the SDs never left their start (1, 1)
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_betacal import GroupColumnPartitioner
+
+    rng = np.random.default_rng(0)
+    h = rng.uniform(0.02, 0.98, size=400)
+    y = (rng.uniform(size=400) < h**1.3).astype(int)
+    X = np.column_stack([h, rng.integers(0, 4, 400)])
+    w = rng.integers(1, 9, 400) * 2.0**-4
+    est = HierarchicalLogisticScaler(GroupColumnPartitioner())
+    ref = est.fit(X, y, sample_weight=w).fixed_effects_
+    for scale in (2.0**-40, 2.0**-1070):
+        with pytest.warns(ConvergenceWarning, match="stopped at its starting point"):
+            est.fit(X, y, sample_weight=w * scale)
+        assert not est.converged_
+        # the fixed effects are the weighted logistic fit (scale-free)
+        assert_allclose(est.fixed_effects_, ref, rtol=1e-5)

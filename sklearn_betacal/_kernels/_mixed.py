@@ -468,12 +468,16 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
     """
     k = covariate_exponent(x)
     x = np.ldexp(x, -k) if k else x
-    # the ML fit is unchanged by a common weight factor: beyond 2**100 bring
-    # the largest weight to [0.5, 1) by an exact power of two so the sums
-    # cannot overflow (below, nothing changes: the start of the mixed fit and
-    # its weight = repetition invariance stay as they were)
-    if w.size and w.max() > 2.0**100:
+    # the ML fit is unchanged by a common weight factor: beyond 2**100 (or
+    # below 2**-100) bring the largest weight to [0.5, 1) by an exact power
+    # of two so the sums cannot overflow nor lose their bits; in between
+    # nothing changes (the start of the mixed fit and its weight = repetition
+    # invariance stay as they were)
+    if w.size and not 2.0**-100 <= w.max() <= 2.0**100:
         w = np.ldexp(w, -int(np.frexp(w.max())[1]))
+    # the ridge and the stopping rule are absolute for a total weight of 1 or
+    # more (as they were) and relative to it below (where both scale with it)
+    unit = min(float(w.sum()), 1.0)
     beta = np.zeros(2)
     x2 = x * x
     mu, r, ww = np.empty_like(x), np.empty_like(x), np.empty_like(x)
@@ -489,10 +493,10 @@ def fit_pooled_logistic(x, y, w, tol=1e-10, max_iter=100):
         g = np.array([r.sum(), r @ x])
         s1 = ww @ x
         H = np.array([[ww.sum(), s1], [s1, ww @ x2]])
-        H += 1e-10 * np.eye(2) * max(H[0, 0], 1.0)
+        H += 1e-10 * np.eye(2) * max(H[0, 0], unit)
         step = np.linalg.solve(H, g)
         beta = beta - step
-        if abs(step @ g) < tol:
+        if abs(step @ g) < tol * unit:
             break
     beta[1] = np.ldexp(beta[1], -k)
     return beta
