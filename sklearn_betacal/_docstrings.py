@@ -47,6 +47,16 @@ y_prob : array-like of shape (n_samples,)
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights.""",
 }
+DOCS["weight_type"] = """\
+weight_type : {"frequency", "sampling"}, default="frequency"
+    Only changes ``sigma`` (hence the p-values). ``"frequency"``: a row
+    of weight ``m`` stands for ``m`` answers with this confidence and
+    label (integer weights equal repeated rows, as everywhere in this
+    library); the null variance is ``sum_i w_i p_i (1 - p_i) / W**2``.
+    ``"sampling"``: a row is one answer that represents ``w_i`` others
+    (survey or importance weights); the variance is ``sum_i w_i**2 p_i
+    (1 - p_i) / W**2``, which does not change when all weights are scaled
+    and is what ``mcgrad`` computes."""
 DOCS["metric_inputs"] = "\n".join(
     DOCS[name] for name in ("y_true", "y_prob", "sample_weight")
 )

@@ -10,6 +10,10 @@ Plain functions ``metric(y_true, y_prob, *, sample_weight=None, ...)``:
 :func:`reliability_table`, :func:`cell_calibration_table`,
 :func:`accuracy_confidence_curve` and :func:`risk_coverage_curve`, which the
 displays draw.
+Tests of calibration without bins: :func:`cumulative_calibration_error`
+(ECCE), :func:`calibration_test` (its sigma and p-value, per cell with
+multiplicity control), :func:`smooth_calibration_error` (smECE) and
+:func:`multicalibration_error` (over feature-defined segments).
 Names ending in ``_error`` are lower-is-better. For NLL, AUC and the plain
 Brier score use :func:`sklearn.metrics.log_loss`,
 :func:`sklearn.metrics.roc_auc_score` and
@@ -35,6 +39,13 @@ from ._calibration_error import (
     maximum_calibration_error,
     reliability_table,
 )
+from ._calibration_tests import (
+    CalibrationTestResult,
+    calibration_test,
+    cumulative_calibration_error,
+    multicalibration_error,
+    smooth_calibration_error,
+)
 from ._scorers import (
     area_under_accuracy_confidence_scorer,
     make_beta_calibration_error_scorer,
@@ -49,18 +60,23 @@ from ._selective import (
 
 __all__ = [
     "BrierDecomposition",
+    "CalibrationTestResult",
     "accuracy_confidence_curve",
     "area_under_accuracy_confidence",
     "area_under_accuracy_confidence_scorer",
     "beta_calibration_error",
     "beta_calibration_noise_floor",
     "brier_decomposition",
+    "calibration_test",
     "cell_calibration_table",
+    "cumulative_calibration_error",
     "expected_calibration_error",
     "make_beta_calibration_error_scorer",
     "maximum_calibration_error",
+    "multicalibration_error",
     "neg_beta_calibration_error_scorer",
     "neg_expected_calibration_error_scorer",
     "reliability_table",
     "risk_coverage_curve",
+    "smooth_calibration_error",
 ]
