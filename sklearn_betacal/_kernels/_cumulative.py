@@ -60,7 +60,7 @@ def null_variance(p, w, weight_type):
     return float(np.dot(w, v))
 
 
-def cumulative_path(p, y, w):
+def cumulative_path(p, y, w, order=None):
     """Sorted distinct scores and the cumulative differences ``W C`` there.
 
     Returns ``(order, ends, cum)``: ``order`` sorts ``p``, ``ends`` marks the
@@ -68,15 +68,16 @@ def cumulative_path(p, y, w):
     ``sum_{j <= k} w_j (y_j - p_j)`` over the first ``k + 1`` sorted rows
     (not normalized; only ``cum[ends]`` is a point of the curve).
     """
-    order = np.argsort(p)
+    if order is None:
+        order = np.argsort(p)
     d = signed_residuals(p, y, w)[order]
     cum = np.cumsum(d, out=d)
     return order, _tie_ends(p[order]), cum
 
 
-def kuiper_range(p, y, w):
+def kuiper_range(p, y, w, order=None):
     """Unnormalized Kuiper range ``max(0, max C) - min(0, min C)`` times ``W``."""
-    _, ends, cum = cumulative_path(p, y, w)
+    _, ends, cum = cumulative_path(p, y, w, order)
     if not ends.all():
         cum = cum[ends]
     return max(float(cum.max()), 0.0) - min(float(cum.min()), 0.0)
@@ -86,47 +87,46 @@ def grouped_kuiper_range(p, y, w, codes, n_cells, order=None):
     """Per cell: unnormalized Kuiper range, its rows and total weight.
 
     One argsort of the scores (or the given ``order``, which sorts ``p``),
-    then a stable sort of the cell codes in score
-    order (two 16-bit radix passes when the codes need them), so that each
-    cell's rows are contiguous and sorted by score. Each cell's curve is the
-    global cumulative sum minus its value before the cell's first row.
+    then a stable sort of the cell codes in score order -- one 16-bit radix
+    pass, two (low then high half) beyond 65,536 cells -- so that each cell's
+    rows are contiguous and sorted by score. Each cell's curve is the global
+    cumulative sum minus its value before the cell's first row; the cells'
+    bounds follow from their row counts, so the sorted codes are never built.
     """
     if order is None:
         order = np.argsort(p)
-    cells = codes[order]
-    if n_cells <= 1 << 16:
-        by_cell = np.argsort(cells.astype(np.uint16), kind="stable")
-    else:  # least significant 16 bits first, then the rest (both stable)
-        low = np.argsort((cells & 0xFFFF).astype(np.uint16), kind="stable")
-        high = (cells[low] >> 16).astype(np.uint16)
-        by_cell = low[np.argsort(high, kind="stable")]
-    order = order[by_cell]
-    cells = cells[by_cell]
+    low = (codes & 0xFFFF).astype(np.uint16)[order]
+    order = order[np.argsort(low, kind="stable")]
+    del low
+    if n_cells > 1 << 16:
+        high = (codes >> 16).astype(np.uint16)[order]
+        order = order[np.argsort(high, kind="stable")]
+        del high
     p_sorted = p[order]
-    d = signed_residuals(p_sorted, y[order], None if w is None else w[order])
-    cum = np.cumsum(d)
+    cum = signed_residuals(p, y, w)[order]  # one gather instead of three
+    np.cumsum(cum, out=cum)
+    rows = np.bincount(codes, minlength=n_cells)
+    stop = np.cumsum(rows)
+    start = stop - rows
     ends = _tie_ends(p_sorted)
-    ends[:-1] |= cells[1:] != cells[:-1]
-    count = np.bincount(codes, minlength=n_cells)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    occupied = rows > 0
+    ends[stop[occupied] - 1] = True  # the last row of every cell
     base = np.where(start > 0, cum[np.maximum(start - 1, 0)], 0.0)
     end_pos = np.flatnonzero(ends)
-    end_cells = cells[end_pos]
-    first = np.searchsorted(end_cells, np.arange(n_cells), side="left")
+    first = np.searchsorted(end_pos, start[occupied], side="left")
     values = cum[end_pos]
-    occupied = count > 0
-    hi = np.full(n_cells, 0.0)
-    lo = np.full(n_cells, 0.0)
+    hi = np.zeros(n_cells)
+    lo = np.zeros(n_cells)
     if end_pos.shape[0]:
-        hi[occupied] = np.maximum.reduceat(values, first[occupied])
-        lo[occupied] = np.minimum.reduceat(values, first[occupied])
+        hi[occupied] = np.maximum.reduceat(values, first)
+        lo[occupied] = np.minimum.reduceat(values, first)
     hi = np.maximum(hi - base, 0.0)
     lo = np.minimum(lo - base, 0.0)
     if w is None:
-        weight = count.astype(np.float64)
+        weight = rows.astype(np.float64)
     else:
         weight = np.bincount(codes, weights=w, minlength=n_cells)
-    return hi - lo, count, weight
+    return hi - lo, rows, weight
 
 
 def grouped_null_variance(p, w, codes, n_cells, weight_type):

@@ -144,19 +144,41 @@ def _adjust(pvalues, method):
     return _k.benjamini_hochberg(pvalues)
 
 
-def _cell_table(y, p, w, groups, method, alpha, weight_type, crit):
+def _factorize_groups(groups, n_rows):
+    """Sorted distinct cell labels and the code ``0 .. S-1`` of every row.
+
+    Integer ids spanning at most ``4 n + 4096`` values are numbered with one
+    ``bincount`` (no sort of the rows); anything else goes through the
+    shared check and ``np.unique``.
+    """
+    g = np.asarray(groups)
+    if g.ndim == 2 and g.shape[1] == 1:
+        g = g[:, 0]
+    if g.ndim == 1 and g.shape[0] == n_rows and g.dtype.kind in "iu" and n_rows:
+        lo, hi = int(g.min()), int(g.max())
+        if hi - lo <= 4 * n_rows + 4096:
+            shifted = (g - lo).astype(np.intp, copy=False)
+            present = np.bincount(shifted, minlength=hi - lo + 1) > 0
+            rank = np.cumsum(present) - 1
+            labels = (np.flatnonzero(present) + lo).astype(g.dtype)
+            return labels, rank[shifted]
+    codes, _ = _check_groups(groups, n_rows)
+    return np.unique(np.asarray(groups).reshape(n_rows)), codes
+
+
+def _cell_table(y, p, w, order, groups, method, alpha, weight_type, crit):
     import pandas as pd
 
-    codes, n_cells = _check_groups(groups, p.shape[0])
-    labels = np.unique(np.asarray(groups).reshape(p.shape[0]))
+    labels, codes = _factorize_groups(groups, p.shape[0])
+    n_cells = labels.shape[0]
+    # zero-weight rows add nothing to any cell's path or variance; they are
+    # only left out of the counts
+    ranges, count, weight = _k.grouped_kuiper_range(
+        p, y, w, codes, n_cells, order=order
+    )
     if w is not None:
-        keep = w > 0  # a zero weight drops the row: also from the counts
-        codes_kept = codes[keep]
-        y, p, w = y[keep], p[keep], w[keep]
-    else:
-        codes_kept = codes
-    ranges, count, weight = _k.grouped_kuiper_range(p, y, w, codes_kept, n_cells)
-    var = _k.grouped_null_variance(p, w, codes_kept, n_cells, weight_type)
+        count = np.bincount(codes[w > 0], minlength=n_cells)
+    var = _k.grouped_null_variance(p, w, codes, n_cells, weight_type)
     with np.errstate(invalid="ignore", divide="ignore"):
         ecce = ranges / weight
         sigma = np.sqrt(var) / weight
@@ -300,7 +322,8 @@ def calibration_test(
     overconfident   1000  0.093            0.000         True
     """
     y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
-    stat = _k.kuiper_range(p, y, w) / total
+    order = np.argsort(p)  # the one sort, shared by the cells
+    stat = _k.kuiper_range(p, y, w, order) / total
     sigma = _sigma(p, w, total, weight_type)
     z = _k.standardize(stat, sigma)
     result = {
@@ -313,7 +336,7 @@ def calibration_test(
     if groups is not None:
         crit = _k.kuiper_isf(alpha)
         table, z_max, p_max = _cell_table(
-            y, p, w, groups, method, alpha, weight_type, crit
+            y, p, w, order, groups, method, alpha, weight_type, crit
         )
         result.update(
             table=table, max_standardized=z_max, max_pvalue=p_max, method=method

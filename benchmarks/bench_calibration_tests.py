@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: MIT
+"""Speed of the cumulative calibration test against one ``np.argsort``.
+
+For N rows (default 1e7; uniform confidences, Bernoulli labels as int64),
+time in ONE process, interleaved round by round (each round runs every
+method once, in the same order), medians over ``--runs`` rounds:
+
+- ``np.argsort(p)``: the floor (goal: ECCE and its sigma <= 2x this);
+- ``cumulative_calibration_error``: the ECCE alone, with validation;
+- ``calibration_test``: ECCE, sigma and p-value (unweighted and weighted);
+- ``calibration_test(groups=...)`` with ``--cells`` cells (default 1e5):
+  the per-cell table with Holm's adjustment (goal: <= 3x the ECCE);
+- ``smooth_calibration_error`` at N = 1e6 only (for reference).
+
+Usage: ``python benchmarks/bench_calibration_tests.py [--n 1e7] [--runs 5]``
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+import sklearn_betacal
+from sklearn_betacal.metrics import (
+    calibration_test,
+    cumulative_calibration_error,
+)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=float, default=1e7)
+    parser.add_argument("--cells", type=float, default=1e5)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    n, n_cells = int(args.n), int(args.cells)
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p).astype(np.int64)
+    w = rng.uniform(0.5, 1.5, size=n)
+    groups = rng.integers(0, n_cells, size=n)
+
+    methods = {
+        "np.argsort(p) [floor]": lambda: np.argsort(p),
+        "cumulative_calibration_error": lambda: cumulative_calibration_error(y, p),
+        "calibration_test (ECCE + sigma + p)": lambda: calibration_test(y, p),
+        "calibration_test weighted": lambda: calibration_test(y, p, sample_weight=w),
+        f"calibration_test groups ({n_cells} cells)": lambda: calibration_test(
+            y, p, groups=groups
+        ),
+    }
+    times = {name: [] for name in methods}
+    load_before = open("/proc/loadavg").read().split()[:3]
+    for _ in range(args.runs):
+        for name, fn in methods.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    load_after = open("/proc/loadavg").read().split()[:3]
+    med = {k: statistics.median(v) for k, v in times.items()}
+    floor = med["np.argsort(p) [floor]"]
+    ecce = med["cumulative_calibration_error"]
+    print(f"date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
+    print(
+        f"machine: nproc={os.cpu_count()}, {platform.machine()}; "
+        f"load average before {' '.join(load_before)}, after {' '.join(load_after)}"
+    )
+    print(
+        f"versions: python {platform.python_version()}, numpy {np.__version__}, "
+        f"sklearn_betacal {sklearn_betacal.__version__}"
+    )
+    print(f"N = {n:.0e}, medians of {args.runs} interleaved rounds\n")
+    print("| method | median [s] | / argsort | / ECCE |")
+    print("|---|---:|---:|---:|")
+    for name, t in med.items():
+        print(f"| {name} | {t:.3f} | {t / floor:.2f} | {t / ecce:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
