@@ -42,6 +42,7 @@ _LAZY = {
     "ReliabilityDisplay": ".metrics._plot.reliability",
     "BetaCalibrationDisplay": ".metrics._plot.beta_reliability",
     "AccuracyConfidenceDisplay": ".metrics._plot.accuracy_confidence",
+    "CumulativeCalibrationDisplay": ".metrics._plot.cumulative",
 }
 _SUBMODULES = {"metrics", "datasets", "bounds", "io", "dask"}
 

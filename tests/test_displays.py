@@ -546,3 +546,63 @@ def test_beta_display_from_every_group_calibrator(plt, kind):
         random_state=0,
     )
     assert disp.cell_table.equals(table)
+
+
+# ------------------------------------------------- tests of calibration (issue 22)
+def test_cumulative_display_curve_is_the_ecce_path(plt):
+    from sklearn_betacal import CumulativeCalibrationDisplay
+    from sklearn_betacal.metrics import calibration_test
+
+    y, p, _ = _data()
+    p = np.round(p, 2)  # ties: one point per distinct confidence
+    disp = CumulativeCalibrationDisplay.from_predictions(y, p, name="raw")
+    test = calibration_test(y, p)
+    x, c = disp.line_.get_data()
+    assert x[0] == 0 and c[0] == 0 and x[-1] == pytest.approx(1.0)
+    assert len(x) == np.unique(p).size + 1
+    assert c.max() - c.min() == pytest.approx(test.statistic, rel=1e-12)
+    # the envelope ends at 2 sigma, the null standard deviation of C_n
+    assert disp.envelope[-1] == pytest.approx(2 * test.sigma, rel=1e-12)
+    assert disp.line_.get_label().startswith(f"raw (ECCE = {test.statistic:.3f}")
+    assert disp.envelope_ is not None and disp.score_ax_ is not None
+    # the slope over a rank range is the gap: the last point is mean(y - p)
+    assert c[-1] == pytest.approx(np.mean(y - p))
+
+
+def test_cumulative_display_from_estimator_equals_from_predictions(plt):
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_betacal import CumulativeCalibrationDisplay
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 2))
+    y = (rng.uniform(size=400) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    clf = LogisticRegression().fit(X, y)
+    a = CumulativeCalibrationDisplay.from_estimator(clf, X, y)
+    b = CumulativeCalibrationDisplay.from_predictions(
+        y, clf.predict_proba(X)[:, 1], name="LogisticRegression"
+    )
+    assert_allclose(a.cumulative, b.cumulative)
+    assert a.line_.get_label() == b.line_.get_label()
+
+
+def test_beta_display_stars_cells_that_the_kuiper_test_rejects(plt):
+    from sklearn_betacal.metrics import calibration_test
+
+    y, p, g = _data()
+    disp = BetaCalibrationDisplay.from_predictions(
+        y, p, groups=g, min_count=20, random_state=0
+    )
+    table = calibration_test(y, p, groups=g).table
+    expected = [c for c in disp.cells_ if table.loc[c, "pvalue_adjusted"] < 0.05]
+    assert "hard" in expected and "tiny" not in expected  # hard is planted
+    assert disp.significant_cells_ == expected
+    ypos = disp.significant_markers_.get_offsets()[:, 1]
+    assert_array_equal(ypos, [disp.cells_.index(c) for c in expected])
+    bh = BetaCalibrationDisplay.from_predictions(
+        y, p, groups=g, min_count=20, random_state=0, test_method="fdr_bh"
+    )
+    assert_allclose(
+        bh.test_table["pvalue_adjusted"],
+        calibration_test(y, p, groups=g, method="fdr_bh").table["pvalue_adjusted"],
+    )

@@ -206,7 +206,8 @@ def _cell_table(y, p, w, order, groups, method, alpha, weight_type, crit):
     z_max = float(np.nanmax(z)) if n_tests else np.nan
     p_one = _k.kuiper_sf(z_max) if n_tests else np.nan
     # 1 - (1 - p)**S without cancellation for tiny p
-    p_max = float(-np.expm1(n_tests * np.log1p(-p_one))) if n_tests else np.nan
+    with np.errstate(divide="ignore"):  # p_one = 1 gives log1p(-1) = -inf
+        p_max = float(-np.expm1(n_tests * np.log1p(-p_one))) if n_tests else np.nan
     return table, z_max, p_max
 
 

@@ -12,6 +12,7 @@ from .._calibration_error import (
     cell_calibration_table,
     reliability_table,
 )
+from .._calibration_tests import calibration_test
 from ._base import _DisplayMixin
 from .reliability import ReliabilityDisplay
 
@@ -116,9 +117,12 @@ class BetaCalibrationDisplay(_DisplayMixin):
     bootstrap interval, the noise level of a perfectly calibrated cell of
     the same size (a cell left of its tick is indistinguishable from a
     calibrated one), the cell size, and a hollow marker for cells that the
-    calibrator sends to its root (whole-data) calibrator. Right: reliability
-    diagrams of the worst cells, with shared axes. Each cell is named by what
-    it is: its group, its kd-tree path, or its cluster.
+    calibrator sends to its root (whole-data) calibrator, and a star on the
+    cells whose Kuiper calibration test
+    (:func:`~sklearn_betacal.metrics.calibration_test`) rejects at
+    ``alpha`` after the multiplicity adjustment. Right: reliability diagrams
+    of the worst cells, with shared axes. Each cell is named by what it is:
+    its group, its kd-tree path, or its cluster.
 
     The numbers come from :func:`~sklearn_betacal.metrics.cell_calibration_table`
     and :func:`~sklearn_betacal.metrics.reliability_table`.
@@ -144,7 +148,12 @@ class BetaCalibrationDisplay(_DisplayMixin):
     name : str, default=None
         Name of the confidences (calibrator) in the title.
     alpha : float, default=0.05
-        Miscoverage of the intervals in the tables.
+        Miscoverage of the intervals in the tables, and level of the tests.
+    test_table : pandas.DataFrame, default=None
+        The per-cell ``table`` of
+        :func:`~sklearn_betacal.metrics.calibration_test`; cells whose
+        ``pvalue_adjusted`` is below ``alpha`` are starred. ``None``: no
+        stars.
 
     Attributes
     ----------
@@ -153,6 +162,10 @@ class BetaCalibrationDisplay(_DisplayMixin):
         given to :meth:`plot`).
     excluded_cells_ : list
         Cells with fewer than ``min_count`` rows.
+    significant_cells_ : list
+        Drawn cells whose adjusted p-value is below ``alpha``.
+    significant_markers_ : matplotlib PathCollection or None
+        The stars on those cells (None when there is none).
     errorbar_ : matplotlib ErrorbarContainer
         Per-cell errors and their bootstrap intervals.
     noise_ : matplotlib PathCollection
@@ -196,7 +209,9 @@ class BetaCalibrationDisplay(_DisplayMixin):
         beta_ce=None,
         name=None,
         alpha=0.05,
+        test_table=None,
     ):
+        self.test_table = test_table
         self.cell_table = cell_table
         self.reliability_tables = reliability_tables
         self.cell_names = cell_names
@@ -361,6 +376,22 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 zorder=3,
                 label="root fallback (no own calibrator)",
             )
+        self.significant_cells_, self.significant_markers_ = [], None
+        if self.test_table is not None and self.cells_:
+            adjusted = self.test_table["pvalue_adjusted"].reindex(self.cells_)
+            sig = (adjusted < self.alpha).to_numpy()
+            pairs = zip(self.cells_, sig, strict=True)
+            self.significant_cells_ = [c for c, s in pairs if s]
+            if sig.any():
+                self.significant_markers_ = ax.scatter(
+                    ce[sig],
+                    ypos[sig],
+                    marker="*",
+                    s=110,
+                    color="C3",
+                    zorder=4,
+                    label=f"miscalibrated: Kuiper test, adjusted p < {self.alpha:g}",
+                )
         self.noise_ = ax.scatter(
             table["noise_level"].to_numpy(),
             ypos,
@@ -418,6 +449,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         cell_names=None,
         n_resamples=200,
         random_state=None,
+        test_method="holm",
         pos_label=None,
         name=None,
         ax=None,
@@ -457,6 +489,10 @@ class BetaCalibrationDisplay(_DisplayMixin):
             Resamples for the intervals and noise levels.
         random_state : int, RandomState instance or None, default=None
             Seeds the resamples.
+        test_method : {"holm", "fdr_bh"}, default="holm"
+            Multiplicity adjustment of the per-cell Kuiper tests
+            (:func:`~sklearn_betacal.metrics.calibration_test`); cells whose
+            adjusted p-value is below ``alpha`` are starred.
         pos_label : int, float, bool or str, default=None
             The label meaning "correct".
         name : str, default=None
@@ -482,6 +518,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             cell_names=cell_names,
             n_resamples=n_resamples,
             random_state=random_state,
+            test_method=test_method,
             name=name,
         )
         return disp.plot(
@@ -508,6 +545,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         cell_names=None,
         n_resamples=200,
         random_state=None,
+        test_method="holm",
         name=None,
     ):
         """The display's numbers, without drawing (no matplotlib needed)."""
@@ -526,6 +564,14 @@ class BetaCalibrationDisplay(_DisplayMixin):
             **common,
         )
         beta_ce = beta_calibration_error(y_true, y_prob, groups=groups, **common)
+        test_table = calibration_test(
+            y_true,
+            y_prob,
+            sample_weight=sample_weight,
+            groups=groups,
+            method=test_method,
+            alpha=alpha,
+        ).table
         if isinstance(min_count, str):
             if min_count != "auto":
                 raise ValueError(
@@ -555,6 +601,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             beta_ce=beta_ce,
             name=name,
             alpha=alpha,
+            test_table=test_table,
         )
 
     @classmethod
@@ -572,6 +619,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         min_count="auto",
         n_resamples=200,
         random_state=None,
+        test_method="holm",
         pos_label=None,
         name=None,
         ax=None,
@@ -597,7 +645,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             The cell of each row; required when the estimator has no
             ``apply``.
         sample_weight, n_bins, strategy, alpha, min_count, n_resamples, \
-random_state, pos_label, name, ax, panel_axes, n_panels, max_cells, order
+random_state, test_method, pos_label, name, ax, panel_axes, n_panels, max_cells, order
             See :meth:`from_predictions`.
 
         Returns
@@ -633,6 +681,7 @@ random_state, pos_label, name, ax, panel_axes, n_panels, max_cells, order
             cell_names=cell_names,
             n_resamples=n_resamples,
             random_state=random_state,
+            test_method=test_method,
             name=name,
             ax=ax,
             panel_axes=panel_axes,
