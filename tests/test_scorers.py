@@ -27,10 +27,14 @@ from sklearn_betacal.metrics import (
     area_under_accuracy_confidence,
     area_under_accuracy_confidence_scorer,
     beta_calibration_error,
+    cumulative_calibration_error,
     expected_calibration_error,
     make_beta_calibration_error_scorer,
     neg_beta_calibration_error_scorer,
+    neg_cumulative_calibration_error_scorer,
     neg_expected_calibration_error_scorer,
+    neg_smooth_calibration_error_scorer,
+    smooth_calibration_error,
 )
 
 
@@ -244,6 +248,8 @@ def test_make_beta_calibration_error_scorer_confidence_column_none_raw_input():
 def _scoring(X):
     return {
         "ece": neg_expected_calibration_error_scorer,
+        "ecce": neg_cumulative_calibration_error_scorer,
+        "smece": neg_smooth_calibration_error_scorer,
         "auac": area_under_accuracy_confidence_scorer,
         "beta_own": neg_beta_calibration_error_scorer,
         "beta_fixed": make_beta_calibration_error_scorer(_fixed_partitioner(X)),
@@ -253,7 +259,13 @@ def _scoring(X):
 def test_scorers_work_in_cross_validate():
     X, y, _ = _data()
     res = cross_validate(_CellCalibrator(), X, y, cv=KFold(3), scoring=_scoring(X))
-    for key in ("test_ece", "test_beta_own", "test_beta_fixed"):
+    for key in (
+        "test_ece",
+        "test_ecce",
+        "test_smece",
+        "test_beta_own",
+        "test_beta_fixed",
+    ):
         assert np.all(res[key] <= 0) and np.all(res[key] >= -1)
     assert np.all((res["test_auac"] > 0) & (res["test_auac"] <= 1))
     # the multimetric cache must not mix up scorers
@@ -305,10 +317,18 @@ def _manual_cv(X, y, w, cv, metric, groups=None):
     return np.array(out)
 
 
-@pytest.mark.parametrize("name", ["ece", "auac", "beta_own", "beta_fixed"])
+@pytest.mark.parametrize(
+    "name", ["ece", "ecce", "smece", "auac", "beta_own", "beta_fixed"]
+)
 def test_scorers_route_sample_weight(name):
     X, y, w = _data()
     metrics = {
+        "ecce": lambda e, X, y, w: (
+            -cumulative_calibration_error(y, e.predict_proba(X)[:, 1], sample_weight=w)
+        ),
+        "smece": lambda e, X, y, w: (
+            -smooth_calibration_error(y, e.predict_proba(X)[:, 1], sample_weight=w)
+        ),
         "ece": lambda e, X, y, w: (
             -expected_calibration_error(y, e.predict_proba(X)[:, 1], sample_weight=w)
         ),
@@ -469,6 +489,8 @@ def test_scorers_grid_search_beta_binning_as_designed():
         "beta_fixed": make_beta_calibration_error_scorer(beta),
         "beta_own": neg_beta_calibration_error_scorer,
         "ece": neg_expected_calibration_error_scorer,
+        "ecce": neg_cumulative_calibration_error_scorer,
+        "smece": neg_smooth_calibration_error_scorer,
         "auac": area_under_accuracy_confidence_scorer,
     }
     search = GridSearchCV(

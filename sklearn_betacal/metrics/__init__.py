@@ -21,6 +21,8 @@ Brier score use :func:`sklearn.metrics.log_loss`,
 
 Scorers for ``cross_validate`` and ``GridSearchCV``:
 ``neg_expected_calibration_error_scorer``,
+``neg_cumulative_calibration_error_scorer``,
+``neg_smooth_calibration_error_scorer``,
 ``area_under_accuracy_confidence_scorer``,
 ``neg_beta_calibration_error_scorer`` (the estimator's own partition) and
 :func:`make_beta_calibration_error_scorer` (a fixed partition). The module
@@ -50,7 +52,9 @@ from ._scorers import (
     area_under_accuracy_confidence_scorer,
     make_beta_calibration_error_scorer,
     neg_beta_calibration_error_scorer,
+    neg_cumulative_calibration_error_scorer,
     neg_expected_calibration_error_scorer,
+    neg_smooth_calibration_error_scorer,
 )
 from ._selective import (
     accuracy_confidence_curve,
@@ -75,7 +79,9 @@ __all__ = [
     "maximum_calibration_error",
     "multicalibration_error",
     "neg_beta_calibration_error_scorer",
+    "neg_cumulative_calibration_error_scorer",
     "neg_expected_calibration_error_scorer",
+    "neg_smooth_calibration_error_scorer",
     "reliability_table",
     "risk_coverage_curve",
     "smooth_calibration_error",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Scorers for ``cross_validate`` / ``GridSearchCV``: -ECE, -beta-CE and AUAC.
+"""Scorers for ``cross_validate`` and ``GridSearchCV``: calibration errors, AUAC.
 
 The confidence that is scored is ``estimator.predict_proba(X)[:, 1]``.
 The beta-CE additionally needs one cell id per row, from one of two sources:
@@ -33,12 +33,28 @@ from ._calibration_error import (
     beta_calibration_error,
     expected_calibration_error,
 )
+from ._calibration_tests import cumulative_calibration_error, smooth_calibration_error
 from ._selective import area_under_accuracy_confidence
 
 #: ``-expected_calibration_error`` of ``predict_proba(X)[:, 1]`` (10
 #: equal-width bins). Greater is better.
 neg_expected_calibration_error_scorer = make_scorer(
     expected_calibration_error, response_method="predict_proba", greater_is_better=False
+)
+
+#: ``-cumulative_calibration_error`` (ECCE) of ``predict_proba(X)[:, 1]``: no
+#: bins to choose, so candidates are compared on one yardstick. Greater is
+#: better.
+neg_cumulative_calibration_error_scorer = make_scorer(
+    cumulative_calibration_error,
+    response_method="predict_proba",
+    greater_is_better=False,
+)
+
+#: ``-smooth_calibration_error`` (smECE) of ``predict_proba(X)[:, 1]``.
+#: Greater is better.
+neg_smooth_calibration_error_scorer = make_scorer(
+    smooth_calibration_error, response_method="predict_proba", greater_is_better=False
 )
 
 #: :func:`area_under_accuracy_confidence` of ``predict_proba(X)[:, 1]``.
