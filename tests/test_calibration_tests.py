@@ -6,6 +6,7 @@ Reference numbers come from ``mcgrad`` and ``relplot`` through
 ``calibration_tests_golden.json``; the peers are not needed here).
 """
 
+import doctest
 import json
 from pathlib import Path
 
@@ -418,3 +419,14 @@ def test_calibration_test_size_on_calibrated_data():
     # binomial sd at 300 sims is 0.0126: allow 2 sd above alpha
     assert any_flag / n_sim <= alpha + 0.025
     assert np.mean(raw) <= alpha + 0.008
+
+
+def test_docs_calibration_tests_page_runs_as_written():
+    page = Path(__file__).parents[1] / "docs" / "calibration_tests.rst"
+    result = doctest.testfile(
+        str(page),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert result.attempted > 10
+    assert result.failed == 0
