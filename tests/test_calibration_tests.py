@@ -430,3 +430,30 @@ def test_docs_calibration_tests_page_runs_as_written():
     )
     assert result.attempted > 10
     assert result.failed == 0
+
+
+def test_betacal_report_lists_significantly_miscalibrated_groups():
+    from sklearn_betacal.cli._report import _format_groups, compute_report
+
+    rng = np.random.default_rng(8)
+    groups = np.repeat(["ok", "off", "tiny"], [800, 800, 15])
+    p = rng.uniform(size=groups.size)
+    y = (rng.uniform(size=groups.size) < np.where(groups == "off", p * 0.7, p)).astype(
+        int
+    )
+    report = compute_report(p, y, groups=groups)
+    table = calibration_test(y, p, groups=groups).table
+    assert report["significant_groups"] == ["off"]
+    rows = {r["group"]: r for r in report["groups"]}
+    for g in ("ok", "off", "tiny"):
+        assert rows[g]["ecce"] == pytest.approx(table.loc[g, "ecce"])
+        assert rows[g]["pvalue_adjusted"] == pytest.approx(
+            table.loc[g, "pvalue_adjusted"]
+        )
+    text = "\n".join(_format_groups(report))
+    assert "| off **miscalibrated** |" in text
+    assert "Significantly miscalibrated (Holm-adjusted p < 0.05): 1 group(s): off." in (
+        text
+    )
+    calibrated = compute_report(p, rng.uniform(size=p.size) < p, groups=groups)
+    assert "(Holm-adjusted p < 0.05): none." in "\n".join(_format_groups(calibrated))

@@ -143,14 +143,19 @@ def _group_rows(p, y, groups, binning):
     """Per-group counts, accuracy, mean confidence and CE, worst CE first.
 
     ``too_small`` marks groups below the size at which Thm 3.1 pins a
-    group's accuracy down to +-0.1 (``min_group_count``).
+    group's accuracy down to +-0.1 (``min_group_count``). ``ecce``,
+    ``pvalue_adjusted`` and ``significant`` are the group's Kuiper test
+    (:func:`~sklearn_betacal.metrics.calibration_test`, Holm-adjusted at
+    ``SIGNIFICANCE``); ``significant_groups`` lists the rejected groups.
     """
-    from ..metrics import cell_calibration_table
+    from ..metrics import calibration_test, cell_calibration_table
     from ..metrics._plot.beta_reliability import auto_min_count
 
     table = cell_calibration_table(y, p, groups=groups, n_resamples=0, **binning)
     min_count = auto_min_count(len(y))
     table = table.sort_values("calibration_error", ascending=False, kind="stable")
+    tests = calibration_test(y, p, groups=groups, alpha=SIGNIFICANCE).table
+    tests.index = tests.index.astype(str)
     rows = [
         {
             "group": str(cell),
@@ -159,11 +164,22 @@ def _group_rows(p, y, groups, binning):
             "mean_confidence": _finite_or_none(row["mean_confidence"]),
             "calibration_error": _finite_or_none(row["calibration_error"]),
             "too_small": bool(row["count"] < min_count),
+            "ecce": _finite_or_none(tests.loc[str(cell), "ecce"]),
+            "pvalue_adjusted": _finite_or_none(tests.loc[str(cell), "pvalue_adjusted"]),
+            "significant": bool(tests.loc[str(cell), "significant"]),
         }
         for cell, row in table.iterrows()
     ]
-    return {"min_group_count": int(min_count), "groups": rows}
+    significant = [row["group"] for row in rows if row["significant"]]
+    return {
+        "min_group_count": int(min_count),
+        "groups": rows,
+        "significant_groups": significant,
+    }
 
+
+#: Level of the per-group Kuiper tests (Holm-adjusted) in the report.
+SIGNIFICANCE = 0.05
 
 _METRIC_LABELS = [
     ("ece", "ECE (expected calibration error)"),
@@ -249,22 +265,32 @@ def _format_groups(report):
         "",
         "## Groups (worst calibration error first)",
         "",
-        "| group | count | accuracy | mean confidence | CE |",
-        "|---|---:|---:|---:|---:|",
+        "| group | count | accuracy | mean confidence | CE | ECCE | Holm p |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     small = []
     for row in report["groups"]:
         note = " (too small)" if row["too_small"] else ""
+        note += " **miscalibrated**" if row["significant"] else ""
         if row["too_small"]:
             small.append(row["group"])
         lines.append(
             f"| {row['group']}{note} | {row['count']} | {_fmt(row['accuracy'])} "
-            f"| {_fmt(row['mean_confidence'])} | {_fmt(row['calibration_error'])} |"
+            f"| {_fmt(row['mean_confidence'])} | {_fmt(row['calibration_error'])} "
+            f"| {_fmt(row['ecce'])} | {_fmt(row['pvalue_adjusted'])} |"
         )
     lines += [
         "",
-        "CE: binned calibration error within the group (the terms of beta-CE).",
+        "CE: binned calibration error within the group (the terms of beta-CE). "
+        "ECCE: cumulative calibration error; Holm p: its Kuiper-test p-value "
+        "adjusted for the number of groups.",
     ]
+    found = report["significant_groups"]
+    shown = ", ".join(found[:10]) + (", ..." if len(found) > 10 else "")
+    lines.append(
+        f"Significantly miscalibrated (Holm-adjusted p < {SIGNIFICANCE:g}): "
+        + (f"{len(found)} group(s): {shown}." if found else "none.")
+    )
     if small:
         shown = ", ".join(small[:10]) + (", ..." if len(small) > 10 else "")
         lines.append(
