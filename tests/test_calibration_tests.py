@@ -457,3 +457,26 @@ def test_betacal_report_lists_significantly_miscalibrated_groups():
     )
     calibrated = compute_report(p, rng.uniform(size=p.size) < p, groups=groups)
     assert "(Holm-adjusted p < 0.05): none." in "\n".join(_format_groups(calibrated))
+
+
+def test_cell_table_zero_weight_drops_and_integer_weight_repeats():
+    rng = np.random.default_rng(9)
+    n = 600
+    p = np.round(rng.uniform(size=n), 2)
+    y = (rng.uniform(size=n) < p).astype(int)
+    g = rng.integers(0, 5, size=n)
+    m = rng.integers(0, 4, size=n)
+    m[g == 4] = 0  # a cell whose rows all weigh nothing
+    weighted = calibration_test(y, p, groups=g, sample_weight=m).table
+    rep = calibration_test(np.repeat(y, m), np.repeat(p, m), groups=np.repeat(g, m))
+    t = rep.table
+    assert weighted.loc[4, "count"] == 0 and np.isnan(weighted.loc[4, "pvalue"])
+    assert_allclose(weighted.loc[:3, "weight"], t["count"])  # total weight = rows
+    for c in range(4):
+        for col in ("ecce", "sigma", "pvalue", "pvalue_adjusted"):
+            assert_allclose(weighted.loc[c, col], t.loc[c, col], rtol=1e-9)
+    mce_w = multicalibration_error(y, p, features=g[:, None], sample_weight=m)
+    mce_r = multicalibration_error(
+        np.repeat(y, m), np.repeat(p, m), features=np.repeat(g, m)[:, None]
+    )
+    assert_allclose(mce_w, mce_r, rtol=1e-9)

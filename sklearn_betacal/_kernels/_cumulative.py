@@ -190,23 +190,29 @@ def standardize(stat, sigma):
     return z if z.ndim else float(z)
 
 
+def _adjust_sorted(pvalues, step):
+    """Apply ``step`` to the sorted non-NaN p-values; NaN entries stay NaN."""
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    out = np.full_like(pvalues, np.nan)
+    keep = np.flatnonzero(~np.isnan(pvalues))
+    if keep.shape[0]:
+        order = np.argsort(pvalues[keep], kind="stable")
+        out[keep[order]] = np.minimum(step(pvalues[keep][order]), 1.0)
+    return out
+
+
 def holm(pvalues):
     """Holm's step-down adjusted p-values (controls the family-wise error).
 
     ``p_adj(i) = max_{j <= i} min(1, (m - j + 1) p_(j))`` over the sorted
     p-values (Holm 1979); NaN entries are left out of the family and stay NaN.
     """
-    pvalues = np.asarray(pvalues, dtype=np.float64)
-    out = np.full_like(pvalues, np.nan)
-    keep = np.flatnonzero(~np.isnan(pvalues))
-    m = keep.shape[0]
-    if m == 0:
-        return out
-    order = np.argsort(pvalues[keep], kind="stable")
-    scaled = (m - np.arange(m)) * pvalues[keep][order]
-    adj = np.minimum(np.maximum.accumulate(scaled), 1.0)
-    out[keep[order]] = adj
-    return out
+
+    def step(sorted_p):
+        m = sorted_p.shape[0]
+        return np.maximum.accumulate((m - np.arange(m)) * sorted_p)
+
+    return _adjust_sorted(pvalues, step)
 
 
 def benjamini_hochberg(pvalues):
@@ -215,14 +221,10 @@ def benjamini_hochberg(pvalues):
     ``p_adj(i) = min_{j >= i} min(1, m p_(j) / j)`` (Benjamini and Hochberg
     1995); NaN entries are left out and stay NaN.
     """
-    pvalues = np.asarray(pvalues, dtype=np.float64)
-    out = np.full_like(pvalues, np.nan)
-    keep = np.flatnonzero(~np.isnan(pvalues))
-    m = keep.shape[0]
-    if m == 0:
-        return out
-    order = np.argsort(pvalues[keep], kind="stable")
-    scaled = m * pvalues[keep][order] / np.arange(1, m + 1)
-    adj = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
-    out[keep[order]] = adj
-    return out
+
+    def step(sorted_p):
+        m = sorted_p.shape[0]
+        scaled = m * sorted_p / np.arange(1, m + 1)
+        return np.minimum.accumulate(scaled[::-1])[::-1]
+
+    return _adjust_sorted(pvalues, step)

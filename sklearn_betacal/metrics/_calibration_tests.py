@@ -589,11 +589,11 @@ def multicalibration_error(
     -----
     Equal to ``mcgrad.metrics.MulticalibrationError(...).mce`` with
     ``precision_dtype="float64"`` on the same segments (for distinct
-    confidences; mcgrad's default float32 agrees to about ``1e-5``). Each
-    feature combination is a partition of the rows, so one grouped pass per
-    combination tests all its segments. Quantile bin edges are computed
-    from the rows, unweighted, as in ``mcgrad``; zero-weight rows are
-    dropped first.
+    confidences; with mcgrad's default float32 the stored cases agree to
+    ``1e-7`` relative). Each feature combination is a partition of the
+    rows, so one grouped pass per combination tests all its segments.
+    Quantile bin edges are computed from the rows, unweighted, as in
+    ``mcgrad``; zero-weight rows are dropped first.
 
     References
     ----------
