@@ -163,6 +163,17 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         embeddings onto their first principal components (PCA fitted on the
         training text); 384 returns the embeddings as they are. Keep it
         small for a kd-tree partitioner: each split uses one coordinate.
+    min_df : int, default=2
+        ``"tfidf-svd"``: keep only the terms (words and word pairs) that occur
+        in at least this many training texts. A term of one text alone
+        cannot bring two questions together, so it adds nothing to the
+        cells but weighs on the model file (see the User Guide for the
+        measured sizes). ``1`` keeps every term.
+    max_features : int or None, default=5000
+        ``"tfidf-svd"``: keep at most this many terms, the most frequent
+        ones (after ``min_df``). ``None`` keeps all. Together with
+        ``min_df`` this bounds the model file and its load time, whatever
+        the number of training rows.
     batch_size : int, default=64
         Texts per forward pass of the ``"minilm"`` model (ignored by
         ``"tfidf-svd"``).
@@ -223,6 +234,8 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         "text_columns": ["array-like", str, numbers.Integral, None],
         "method": [StrOptions(set(METHODS))],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "min_df": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_features": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -233,12 +246,16 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         *,
         method="tfidf-svd",
         n_components=16,
+        min_df=2,
+        max_features=5000,
         batch_size=64,
         random_state=None,
     ):
         self.text_columns = text_columns
         self.method = method
         self.n_components = n_components
+        self.min_df = min_df
+        self.max_features = max_features
         self.batch_size = batch_size
         self.random_state = random_state
 
@@ -345,6 +362,58 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             ["\n".join(parts) for parts in zip(*texts, strict=True)], dtype=object
         )
 
+    def _vectorizer(self):
+        """The TF-IDF vectorizer of ``"tfidf-svd"`` (unfitted)."""
+        return TfidfVectorizer(
+            ngram_range=(1, 2),
+            sublinear_tf=True,
+            strip_accents="unicode",
+            min_df=self.min_df,
+            max_features=self.max_features,
+        )
+
+    # -- model files --------------------------------------------------------
+
+    def __getstate__(self):
+        # A fitted TfidfVectorizer holds its vocabulary as a dict of term ->
+        # column; skops writes such a dict as one JSON node per term (100 MB
+        # and 30 s to load for a 115k-term vocabulary). transform needs only
+        # the terms in column order and the idf weights: store them as two
+        # arrays (the terms as UTF-8 bytes joined by newlines, which no term
+        # holds: the tokenizer splits at white space) and rebuild on load.
+        state = super().__getstate__()
+        vectorizer = state.get("vectorizer_")
+        if vectorizer is not None:
+            terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+            state = {k: v for k, v in state.items() if k != "vectorizer_"}
+            state["_vectorizer_terms"] = np.frombuffer(
+                "\n".join(terms).encode("utf-8"), dtype=np.uint8
+            ).copy()
+            state["_vectorizer_idf"] = np.asarray(vectorizer.idf_, dtype=np.float64)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        terms = state.pop("_vectorizer_terms", None)
+        idf = state.pop("_vectorizer_idf", None)
+        if "min_df" not in state:
+            # written before min_df/max_features existed: its vectorizer (held
+            # as it is) kept every term, which these values reproduce
+            state.update(min_df=1, max_features=None)
+        super().__setstate__(state)
+        if terms is not None:
+            words = bytes(np.asarray(terms, dtype=np.uint8)).decode("utf-8")
+            words = words.split("\n")
+            if len(words) != len(idf):
+                raise ValueError(
+                    f"damaged TextEmbedder state: {len(words)} terms but "
+                    f"{len(idf)} idf weights; fit and save the model again."
+                )
+            vectorizer = self._vectorizer()
+            vectorizer.vocabulary_ = dict(zip(words, range(len(words)), strict=True))
+            vectorizer.idf_ = np.asarray(idf, dtype=np.float64)
+            self.vectorizer_ = vectorizer
+
     # -- estimator API ----------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -388,15 +457,19 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         k = self.n_components
         if self.method == "tfidf-svd":
             self.pca_ = None
-            self.vectorizer_ = TfidfVectorizer(
-                ngram_range=(1, 2), sublinear_tf=True, strip_accents="unicode"
-            )
+            self.vectorizer_ = self._vectorizer()
             try:
                 self.vectorizer_.fit(texts)
             except ValueError as exc:  # empty vocabulary
+                if self.min_df == 1 or not _has_words(texts):
+                    raise ValueError(
+                        "TextEmbedder found no words in the training text "
+                        f"({exc}); give rows with real text."
+                    ) from None
                 raise ValueError(
-                    "TextEmbedder found no words in the training text "
-                    f"({exc}); give rows with real text."
+                    f"TextEmbedder found no term in at least min_df={self.min_df} "
+                    "training texts; fit on more text or lower min_df (1 keeps "
+                    "every term)."
                 ) from None
             # fit, then transform (not fit_transform) here and for the SVD:
             # the training rows get bit-for-bit the embedding that transform
@@ -406,8 +479,9 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             if k >= n_terms:
                 raise ValueError(
                     f"n_components={k} must be smaller than the TF-IDF "
-                    f"vocabulary of the training text ({n_terms} terms); lower "
-                    "n_components or fit on more text."
+                    f"vocabulary of the training text ({n_terms} terms in at "
+                    f"least min_df={self.min_df} texts); lower n_components or "
+                    "min_df, or fit on more text."
                 )
             if k > tfidf.shape[0]:
                 # the SVD of n rows has at most n components: more would give
@@ -460,6 +534,12 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             if self.pca_ is not None:
                 out = self.pca_.transform(out)
         return np.ascontiguousarray(out, dtype=np.float64)
+
+
+def _has_words(texts):
+    """Whether any text has a term for the ``"tfidf-svd"`` tokenizer."""
+    analyze = TfidfVectorizer(strip_accents="unicode").build_analyzer()
+    return any(analyze(text) for text in texts)
 
 
 # A TF-IDF row has unit length, so its projection's length is relative: below

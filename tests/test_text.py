@@ -158,7 +158,7 @@ def test_text_embedder_null_projection_is_exactly_zero():
     # rounding) nothing in the one fitted SVD direction came out with length
     # ~1e-16, neither unit nor zero
     texts = ["delta beta", "alpha", "alpha", "eps", "zeta delta", "zeta eps"]
-    emb = TextEmbedder(n_components=1).fit(texts)
+    emb = TextEmbedder(n_components=1, min_df=1).fit(texts)  # the six texts' terms
     probe = texts + ["alpha beta gamma delta eps zeta", "beta zeta", "gamma"]
     raw = emb.svd_.transform(emb.vectorizer_.transform(probe))
     tiny = np.abs(raw[:, 0]) < 1e-12
@@ -243,6 +243,7 @@ def test_text_embedder_get_feature_names_out(frame):
         (np.array([QUESTIONS]).T, {"text_columns": [3]}, "column positions"),
         (QUESTIONS, {"n_components": 500}, "vocabulary"),
         (["", " ", "!!"], {}, "no words"),
+        (["alpha beta", "gamma delta", "eps zeta"], {}, "min_df=2"),
         ([], {}, "0 rows"),
     ],
 )
@@ -266,7 +267,15 @@ def test_text_embedder_transform_checks_columns(frame):
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"method": "bert"}, {"n_components": 0}, {"batch_size": 0}]
+    "kwargs",
+    [
+        {"method": "bert"},
+        {"n_components": 0},
+        {"batch_size": 0},
+        {"min_df": 0},
+        {"min_df": 0.5},
+        {"max_features": 0},
+    ],
 )
 def test_text_embedder_param_validation(kwargs):
     from sklearn.utils._param_validation import InvalidParameterError
@@ -376,6 +385,67 @@ def test_text_embedder_on_influences_questions(influences_verb):
     assert np.all(np.isfinite(Xt))
     # 16 LSA directions carry real structure: rows are far from identical.
     assert np.std(Xt @ Xt.T) > 0.1
+
+
+# -- vocabulary bound and model files ----------------------------------------
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+@pytest.fixture(scope="module")
+def bundled_questions():
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+
+    frame = load_triviaqa_confidence().frame
+    return frame.question.to_numpy()[np.random.default_rng(0).permutation(len(frame))]
+
+
+def test_text_embedder_vocabulary_is_bounded_by_default(bundled_questions):
+    # 5,000 rows of the bundled data hold 13,099 uni- and bigrams, most in one
+    # question only; the defaults keep at most 5,000 terms, each in >= 2 texts
+    texts = bundled_questions[:5000]
+    emb = TextEmbedder(random_state=0).fit(texts)
+    vocab = emb.vectorizer_.vocabulary_
+    assert len(vocab) == 5000
+    counts = np.asarray((emb.vectorizer_.transform(texts) > 0).sum(axis=0)).ravel()
+    assert counts.min() >= 2
+    every = TextEmbedder(min_df=1, max_features=None, random_state=0).fit(texts)
+    assert len(every.vectorizer_.vocabulary_) > 2 * len(vocab)
+
+
+def test_text_embedder_model_file_stores_plain_arrays(tmp_path, bundled_questions):
+    import zipfile
+
+    from sklearn_betacal import io as model_io
+
+    texts, probe = bundled_questions[:5000], bundled_questions[5000:7000]
+    # every term kept: the storage alone keeps the file small (the vocabulary
+    # dict in skops' schema took 12 MB for these 13,099 terms)
+    emb = TextEmbedder(min_df=1, max_features=None, random_state=0).fit(texts)
+    path = model_io.dump(emb, tmp_path / "emb.skops")
+    assert path.stat().st_size < 3_000_000
+    with zipfile.ZipFile(path) as archive:
+        schema = archive.read("schema.json").decode()
+    assert "vocabulary_" not in schema
+    loaded = model_io.load(path)
+    assert loaded.vectorizer_.vocabulary_ == emb.vectorizer_.vocabulary_
+    assert_array_equal(loaded.vectorizer_.idf_, emb.vectorizer_.idf_)
+    assert_array_equal(loaded.transform(probe), emb.transform(probe))
+    assert loaded.get_params() == emb.get_params()
+
+
+def test_text_embedder_old_model_file_still_loads():
+    import json
+
+    from sklearn_betacal import io as model_io
+
+    # written before min_df/max_features by tests/data/text_embedder_old_format_make.py
+    ref = json.loads(open(os.path.join(DATA, "text_embedder_old_format.json")).read())
+    emb = model_io.load(os.path.join(DATA, "text_embedder_old_format.skops"))
+    assert emb.get_params()["min_df"] == 1
+    assert emb.get_params()["max_features"] is None
+    assert len(emb.vectorizer_.vocabulary_) == ref["n_terms"]
+    assert_allclose(emb.transform(ref["probe"]), ref["embedding"], rtol=0, atol=0)
 
 
 # -- the optional MiniLM path --------------------------------------------------
