@@ -506,3 +506,33 @@ def test_scorers_grid_search_beta_binning_as_designed():
     assert_allclose(res["mean_test_beta_own"][depth0], res["mean_test_ece"][depth0])
     # the sign-dependent accuracy is only fixed with a partition
     assert search.best_params_["partitioner__max_depth"] == 2
+
+
+def test_neg_beta_calibration_error_scorer_takes_calibrated_classifier():
+    # the cells of a CalibratedClassifier are those of its calibrator's
+    # partition over the partition features of the model's input
+    from sklearn_betacal import (
+        BetaBinningCalibrator,
+        CalibratedClassifier,
+        KDTreePartitioner,
+        TemperatureScaler,
+    )
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-X[:, 0] - X[:, 2] ** 2))).astype(int)
+    clf = FrozenEstimator(LogisticRegression().fit(X, y))
+    cal = BetaBinningCalibrator(KDTreePartitioner(max_depth=2), points_per_bin=50)
+    model = CalibratedClassifier(clf, calibrator=cal, partition_features=[2]).fit(X, y)
+    fitted = model.calibrated_classifiers_[0]["calibrators"][0]
+    groups = fitted.partitioner_.transform(X[:, [2]])
+    assert np.unique(groups).size == 4
+    p = model.predict_proba(X)[:, 1]
+    assert_allclose(
+        neg_beta_calibration_error_scorer(model, X, y),
+        -beta_calibration_error(y, p, groups=groups),
+        rtol=1e-15,
+    )
+    plain = CalibratedClassifier(clf, calibrator=TemperatureScaler()).fit(X, y)
+    with pytest.raises(TypeError, match="TemperatureScaler has no partition"):
+        neg_beta_calibration_error_scorer(plain, X, y)

@@ -7,7 +7,10 @@ The beta-CE additionally needs one cell id per row, from one of two sources:
 - the estimator's own partition (:data:`neg_beta_calibration_error_scorer`):
   the group-conditional calibrators expose ``apply(X)``; for a
   :class:`~sklearn.pipeline.Pipeline` the scorer calls
-  ``est[-1].apply(est[:-1].transform(X))``. Each candidate of a search is
+  ``est[-1].apply(est[:-1].transform(X))``; for a
+  :class:`~sklearn_betacal.CalibratedClassifier` it takes its calibrator's
+  partition over the ``partition_features`` of ``X`` (the first fold's with
+  ``ensemble=True``). Each candidate of a search is
   then judged on its *own* beta, so candidates with different partitions
   are scored on different yardsticks;
 - a fixed, already-fitted partitioner carried by the scorer
@@ -18,11 +21,12 @@ The beta-CE additionally needs one cell id per row, from one of two sources:
 
 import numbers
 
+import numpy as np
 from sklearn.base import is_classifier
 from sklearn.metrics import make_scorer
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import UNUSED
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._compat import HasMethods, _BaseScorer, validate_params
 from .._validation import check_cell_ids, split_confidence_features
@@ -103,6 +107,10 @@ class _BetaCalibrationErrorScorer(_BaseScorer):
         return f"make_beta_calibration_error_scorer({inner}, ...)"
 
     def _own_cells(self, estimator, X):
+        from .._calibrated import CalibratedClassifier
+
+        if isinstance(estimator, CalibratedClassifier):
+            return _calibrated_classifier_cells(estimator, X), "apply"
         if isinstance(estimator, Pipeline):
             final, Xt = estimator[-1], estimator[:-1].transform(X)
         else:
@@ -159,6 +167,37 @@ class _BetaCalibrationErrorScorer(_BaseScorer):
         return self._sign * beta_calibration_error(
             y_true, y_prob, groups=groups, **params
         )
+
+
+def _calibrated_classifier_cells(estimator, X):
+    """Cells of a fitted CalibratedClassifier's partition for the rows of X.
+
+    The partition of its (first) calibrator over the partition features of X
+    (``partition_features``): the cells the calibrated probabilities come
+    from. With ``ensemble=True`` every fold has its own calibrator and
+    partition; the first fold's is used, so all rows are scored on one beta.
+    """
+    check_is_fitted(estimator)
+    first = estimator.calibrated_classifiers_[0]["calibrators"][0]
+    if estimator._kind != "group" or estimator.multiclass_ in (
+        "native",
+        "one-vs-rest",
+    ):
+        what = (
+            f"its calibrator {type(first).__name__} has no partition"
+            if estimator._kind != "group"
+            else f"multiclass={estimator.multiclass_!r} has one partition per class"
+        )
+        raise TypeError(
+            "neg_beta_calibration_error_scorer takes the cells from the "
+            f"CalibratedClassifier's own partition, but {what}. Score it with "
+            "make_beta_calibration_error_scorer(fitted_partitioner) instead."
+        )
+    F = estimator._features(X)
+    # apply reads only the partition features; the confidence column is there
+    # because the calibrator's input has it first
+    h = np.zeros(_num_samples(X), dtype=np.float64)
+    return first.apply(estimator._calibrator_input(h, F))
 
 
 #: ``-beta_calibration_error`` on the estimator's own partition: cell ids
