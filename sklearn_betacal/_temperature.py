@@ -91,6 +91,23 @@ def _encode_multiclass_labels(y, n_classes):
     return classes, np.searchsorted(classes, y)
 
 
+def _ranks_labels(s, y, w):
+    """Whether the scores rank the positive rows first, significantly.
+
+    A one-sided Mann-Whitney test: the (weighted) AUC against its null
+    standard error ``sqrt((n0 + n1 + 1) / (12 n0 n1))`` (no tie correction,
+    which makes the test conservative), z > 2.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    w = np.ones_like(s) if w is None else w
+    n1, n0 = float(w[y == 1].sum()), float(w[y != 1].sum())
+    if n1 <= 0 or n0 <= 0:
+        return False
+    auc = roc_auc_score(y == 1, s, sample_weight=w)
+    return (auc - 0.5) / np.sqrt((n0 + n1 + 1.0) / (12.0 * n0 * n1)) > 2.0
+
+
 class TemperatureScaler(ClassifierMixin, BaseEstimator):
     """Temperature scaling: divide every logit by one fitted scalar ``tau``.
 
@@ -174,8 +191,13 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     decreases all the way to ``tau -> 0``: the maximum-likelihood temperature
     does not exist. ``temperature_`` is then the lower bound (``0.05``) and a
     ``ConvergenceWarning`` says so. If the NLL decreases toward
-    ``tau -> infinity`` (scores carry no usable signal, or point the wrong
-    way), ``temperature_`` is the upper bound (``20``), with a warning. If
+    ``tau -> infinity``, ``temperature_`` is the upper bound (``20``): with a
+    warning when the scores carry no usable signal or point the wrong way
+    (their AUC is not significantly above 0.5), without one when they rank
+    the labels the right way but all lie on the wrong side of 0.5
+    (overconfident verbalized confidences whose accuracy is below 0.5: no
+    temperature lowers them below 0.5; :class:`PlattScaler` has the bias
+    that can). If
     every score is 0 the NLL does not depend on ``tau``: ``temperature_`` is
     ``1.0``, with a warning.
 
@@ -332,6 +354,12 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             )
         self.temperature_ = float(1.0 / beta)
         self.n_iter_ = int(n_iter)
+        if status == _scaling.AT_LOWER and s.ndim == 1 and _ranks_labels(s, y, sw):
+            # the scores rank the labels the right way but sit on the wrong
+            # side of 0.5 (overconfident verbalized answers: mean confidence
+            # 0.85, accuracy 0.32): no temperature lowers them below 0.5, so
+            # the NLL falls toward tau -> inf although the signal is sound
+            status = _scaling.CONVERGED
         self._warn(status)
         return self
 
@@ -348,8 +376,9 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         elif status == _scaling.AT_LOWER:
             msg = (
                 "The NLL keeps decreasing as the temperature rises: the scores "
-                "carry little or inverted signal about the labels. "
-                f"temperature_ is set to the upper bound {tau_max}."
+                "carry no or inverted signal about the labels (they do not rank "
+                "the correct rows above the others: AUC not significantly above "
+                f"0.5). temperature_ is set to the upper bound {tau_max}."
             )
         elif status == _scaling.FLAT:
             msg = (

@@ -412,9 +412,11 @@ def test_temperature_invariance_exact_on_influences_verb(influences_verb):
     h = influences_verb.verbal_confidence.to_numpy(dtype=np.float64)
     y = influences_verb.correct_judge.to_numpy(dtype=np.float64)
     # 85 % mean confidence, 43 % accuracy, nearly all confidences above 0.5:
-    # the NLL wants tau -> infinity, so the fit stops at the bound, with a
-    # warning, and temperature scaling cannot fix this bias (Platt can)
-    with pytest.warns(ConvergenceWarning, match="upper bound 20"):
+    # the NLL wants tau -> infinity, so the fit stops at the bound, and
+    # temperature scaling cannot fix this bias (Platt can); the confidences
+    # still rank the labels (AUC > 0.5), so no "inverted signal" warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
         ts = TemperatureScaler().fit(h, y)
     assert ts.temperature_ == 20.0
     assert_binary_invariance(h, ts.predict_proba(h)[:, 1], y)
@@ -581,6 +583,38 @@ def test_temperature_inverted_scores_hit_upper_bound():
     y = (s < 0).astype(int)  # every score points the wrong way
     with pytest.warns(ConvergenceWarning, match="upper bound 20"):
         ts = TemperatureScaler(input="logit").fit(s, y)
+    assert ts.temperature_ == 20.0
+
+
+@pytest.mark.parametrize("model", ["gemma2", "llama31-8", "llama7", "llama8", "phi4"])
+def test_temperature_bound_on_verbalized_data_does_not_warn(model):
+    # these models' verbalized confidences are mostly above 0.5 at accuracy
+    # 32-46 %: the fit stops at the upper bound, but the confidences rank the
+    # labels (AUC 0.60-0.75), so the signal is not inverted
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+
+    frame = load_triviaqa_confidence().frame
+    rows = frame[frame.model == model]
+    h = rows.verbal_confidence.to_numpy()
+    y = rows.correct_judge.to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        ts = TemperatureScaler().fit(h, y)
+    assert ts.temperature_ == 20.0
+    # the same confidences with labels drawn against them do warn
+    rng = np.random.default_rng(0)
+    y_inv = (rng.uniform(size=h.shape[0]) < 1.0 - h).astype(int)
+    with pytest.warns(ConvergenceWarning, match="inverted signal"):
+        ts = TemperatureScaler().fit(h, y_inv)
+    assert ts.temperature_ == 20.0
+
+
+def test_temperature_inverted_sample_warns():
+    rng = np.random.default_rng(0)
+    h = rng.uniform(0.05, 0.95, size=2000)
+    y = (rng.uniform(size=2000) < 1.0 - h).astype(int)  # labels against h
+    with pytest.warns(ConvergenceWarning, match="AUC not significantly above"):
+        ts = TemperatureScaler().fit(h, y)
     assert ts.temperature_ == 20.0
 
 
