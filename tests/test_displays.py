@@ -247,10 +247,37 @@ def test_beta_display_auto_min_count_is_thm_3_1_bound(plt):
 
 def test_beta_display_too_little_data_says_so(plt):
     y, p, g = _data(60)
-    disp = BetaCalibrationDisplay.from_predictions(y, p, groups=g, n_resamples=10)
+    disp = BetaCalibrationDisplay.from_predictions(
+        y, p, groups=g, min_count=61, n_resamples=10
+    )
     assert disp.cells_ == [] and disp.panel_displays_ == []
     texts = [t.get_text() for t in disp.panel_axes_[0].texts]
     assert any("too small to judge" in t for t in texts)
+
+
+def test_beta_display_auto_min_count_never_draws_an_empty_figure(plt):
+    # 1,895 rows in 14 groups: Thm 3.1 asks 252 rows per cell and none has
+    # them; "auto" then draws the four largest cells and says why
+    rng = np.random.default_rng(0)
+    sizes = rng.multinomial(1895, np.full(14, 1 / 14))
+    g = np.repeat(np.arange(14), sizes)
+    p = rng.uniform(0.05, 0.95, size=1895)
+    y = (rng.uniform(size=1895) < p).astype(int)
+    from sklearn_betacal.metrics._plot.beta_reliability import auto_min_count
+
+    assert auto_min_count(1895) > sizes.max()
+    with pytest.warns(UserWarning, match="10 of 14 cells .* not drawn") as record:
+        disp = BetaCalibrationDisplay.from_predictions(
+            y, p, groups=g, n_resamples=10
+        ).plot()
+    assert "pin its accuracy" in str(record[0].message)
+    assert disp.min_count == np.sort(sizes)[-4]
+    assert len(disp.cells_) >= 4 and len(disp.panel_displays_) == 4
+    # an explicit min_count that hides cells warns too
+    with pytest.warns(UserWarning, match="pass min_count=1"):
+        BetaCalibrationDisplay.from_predictions(
+            y, p, groups=g, min_count=sizes.max(), n_resamples=10
+        )
 
 
 def test_beta_display_order_keeps_cells_across_calibrators(plt):
@@ -472,8 +499,8 @@ def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch)
     written, notes = _panels.demo_figures(
         few, "token", y[:300], curves_few(curves), g[:300]
     )
-    assert "cells_token.png" not in written and len(notes) == 1
-    assert "no group has the" in notes[0]
+    # no group has the rows Thm 3.1 asks: the largest groups are drawn
+    assert "cells_token.png" in written and notes == []
 
     from matplotlib.figure import Figure
 
@@ -606,3 +633,38 @@ def test_beta_display_stars_cells_that_the_kuiper_test_rejects(plt):
         bh.test_table["pvalue_adjusted"],
         calibration_test(y, p, groups=g, method="fdr_bh").table["pvalue_adjusted"],
     )
+
+
+def test_accuracy_confidence_legend_covers_no_curve(plt):
+    # overconfident verbalized answers: the accuracy curve starts low on the
+    # left, where the fixed "lower left" legend sat on it
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+
+    frame = load_triviaqa_confidence().frame
+    y = frame.correct_judge.to_numpy()
+    p = frame.verbal_confidence.to_numpy()
+    from sklearn_betacal.metrics._plot._panels import selective_figure
+
+    # the demo's figure: several confidences on one axes, one legend entry each
+    curves = {"verbalized": p, "squared": p**2, "root": np.sqrt(p), "half": p / 2}
+    fig, displays = selective_figure(y, curves, title="t")
+    fig.canvas.draw()
+    disp = displays["half"]
+    for ax in [disp.ax_, disp.rc_ax_]:
+        if ax is None or ax.get_legend() is None:
+            continue
+        box = ax.get_legend().get_window_extent()
+        for line in ax.get_lines():
+            xy = line.get_xydata()
+            t = np.linspace(0, len(xy) - 1, 50 * len(xy))  # along the segments
+            dense = np.column_stack(
+                [np.interp(t, np.arange(len(xy)), xy[:, k]) for k in (0, 1)]
+            )
+            pts = ax.transData.transform(dense)
+            inside = (
+                (pts[:, 0] > box.x0)
+                & (pts[:, 0] < box.x1)
+                & (pts[:, 1] > box.y0)
+                & (pts[:, 1] < box.y1)
+            )
+            assert not inside.any(), f"the legend covers {line.get_label()!r}"

@@ -11,6 +11,15 @@ from .._selective import (
 )
 from ._base import _DisplayMixin
 
+#: Legend placement under the x label, two entries per row.
+_LEGEND_BELOW = {
+    "loc": "upper center",
+    "bbox_to_anchor": (0.5, -0.16),
+    "ncols": 2,
+    "fontsize": "small",
+    "frameon": False,
+}
+
 
 class AccuracyConfidenceDisplay(_DisplayMixin):
     """Selective QA: accuracy of the answers kept, by threshold and by coverage.
@@ -133,7 +142,9 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
             ylabel="accuracy of the answers kept",
             title="accuracy-confidence (dashed: share kept)",
         )
-        self.ax_.legend(loc="lower left", fontsize="small", frameon=False)
+        # below the axes: inside, any corner (or loc="best") sits on one of
+        # the curves once several confidences share the axes
+        self.ax_.legend(**_LEGEND_BELOW)
         self.rc_line_ = None
         if self.rc_ax_ is not None:
             rc_kwargs = {"color": color, **kwargs}
@@ -152,7 +163,7 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
                 title="risk-coverage",
             )
             if name is not None:
-                self.rc_ax_.legend(loc="upper left", fontsize="small", frameon=False)
+                self.rc_ax_.legend(**_LEGEND_BELOW)
         return self
 
     @fill_doc

@@ -2,6 +2,7 @@
 """Per-cell calibration error (beta-calibration) with the worst cells' diagrams."""
 
 import math
+import warnings
 
 import numpy as np
 
@@ -38,6 +39,52 @@ def auto_min_count(n_samples):
         return points_per_bin_for_epsilon(AUTO_EPSILON, n_samples, alpha=AUTO_ALPHA)
     except ValueError:
         return n_samples
+
+
+#: With no cell as large as Thm 3.1 asks, ``min_count="auto"`` shows this many
+#: of the largest cells (the default number of diagrams) instead of nothing.
+AUTO_MIN_CELLS = 4
+
+
+def _data_min_count(counts):
+    """``min_count="auto"`` for these cell sizes: never an empty figure.
+
+    The Thm 3.1 size (:func:`auto_min_count` of the total) when at least one
+    cell reaches it; else the size of the ``AUTO_MIN_CELLS``-th largest cell
+    (of all cells when there are fewer), so the largest cells are drawn.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    bound = auto_min_count(int(counts.sum()))
+    if counts.size == 0 or counts.max() >= bound:
+        return bound
+    k = min(AUTO_MIN_CELLS, counts.size)
+    return max(int(np.sort(counts)[::-1][k - 1]), 1)
+
+
+def _warn_hidden(counts, min_count):
+    """Warn when cells are left out of the figure (or are below Thm 3.1's size)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    hidden = counts < min_count
+    bound = auto_min_count(int(counts.sum()))
+    parts = []
+    if hidden.any():
+        parts.append(
+            f"{int(hidden.sum())} of {counts.size} cells ({int(counts[hidden].sum())} "
+            f"rows) have fewer than min_count={min_count} rows and are not drawn; "
+            "pass min_count=1 to draw every cell"
+        )
+    if min_count < bound and counts.size and counts.max() < bound:
+        parts.append(
+            f"no cell has the {bound} rows that pin its accuracy to +-{AUTO_EPSILON} "
+            f"(Thm 3.1, alpha={AUTO_ALPHA}), so the largest cells are drawn with "
+            "wider error bars"
+        )
+    if parts:
+        warnings.warn(
+            "BetaCalibrationDisplay: " + "; ".join(parts) + ".",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _kdtree_paths(tree, prefix):
@@ -476,11 +523,14 @@ class BetaCalibrationDisplay(_DisplayMixin):
         alpha : float, default=0.05
             Miscoverage of the intervals.
         min_count : int or "auto", default="auto"
-            Cells with fewer rows are not drawn. ``"auto"``: the cell size
-            that Thm 3.1 guarantees to within 0.1 at ``alpha = 0.1``
+            Cells with fewer rows are not drawn (with a warning that says
+            how many). ``"auto"``: the cell size that Thm 3.1 guarantees to
+            within 0.1 at ``alpha = 0.1``
             (:func:`~sklearn_betacal.bounds.points_per_bin_for_epsilon` with
             ``N`` the number of rows), i.e. cells whose accuracy is pinned
-            down to +-0.1 simultaneously.
+            down to +-0.1 simultaneously; when no cell is that large, the
+            size of the fourth largest cell (the largest cells are drawn,
+            never an empty figure, with a warning).
         fallback_cells : sequence, default=()
             Cells calibrated by a root calibrator (marked).
         cell_names : dict, default=None
@@ -577,7 +627,8 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 raise ValueError(
                     f"min_count must be an int or 'auto'; got {min_count!r}."
                 )
-            min_count = auto_min_count(int(table["count"].sum()))
+            min_count = _data_min_count(table["count"].to_numpy())
+        _warn_hidden(table["count"].to_numpy(), min_count)
         g = np.asarray(groups).reshape(-1)
         y_arr, p_arr = np.asarray(y_true), np.asarray(y_prob)
         w_arr = None if sample_weight is None else np.asarray(sample_weight)
