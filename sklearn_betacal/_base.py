@@ -32,6 +32,7 @@ from ._validation import (
     check_frame_columns,
     check_weights,
     fit_binary_labels,
+    fitted_float_array,
     frame_columns,
     is_dataframe,
     other_columns,
@@ -312,7 +313,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         see :func:`~sklearn_betacal._validation.fit_binary_labels`).
         """
         if y is None:
-            X_arr = self._validate_X(X, reset=reset)
+            # predicting: a float ndarray passes scikit-learn's checks as it is
+            X_arr = None if reset else fitted_float_array(self, X)
+            if X_arr is None:
+                X_arr = self._validate_X(X, reset=reset)
         else:
             X_arr, y = self._validate_X(X, y, reset=reset)
             y = fit_binary_labels(self, y)
@@ -527,7 +531,9 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         of the partitioner and of the calibrator exist for one block at a
         time.
         """
-        X_arr = self._validate_X(X, reset=False)
+        X_arr = fitted_float_array(self, X)  # the cheap path of a float ndarray
+        if X_arr is None:
+            X_arr = self._validate_X(X, reset=False)
         n = X_arr.shape[0]
         for lo in range(0, n, PREDICT_BLOCK_ROWS):
             hi = min(lo + PREDICT_BLOCK_ROWS, n)

@@ -12,6 +12,7 @@ work is in :mod:`sklearn_betacal._kernels._binning`.
 """
 
 import warnings
+import weakref
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -45,6 +46,9 @@ from ._validation import (
 
 #: Rows per block of the fit's row-wise work on cell ids.
 _BLOCK = 1 << 16
+
+#: estimator -> (its fitted tables, their segment_lookup), see _binning_predictor
+_LOOKUPS = weakref.WeakKeyDictionary()
 
 
 def _count_cells(cells, sample_weight):
@@ -480,7 +484,14 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         routes and gathers.
         """
         tables = self.tables_
-        lookup = segment_lookup(tables)
+        # the lookup depends on the fitted tables alone: built once per fit
+        # and kept beside the estimator (predict must not change __dict__)
+        cached = _LOOKUPS.get(self)
+        if cached is not None and cached[0] is self._tables:
+            lookup = cached[1]
+        else:
+            lookup = segment_lookup(tables)
+            _LOOKUPS[self] = (self._tables, lookup)
         route = self._router()
 
         def predict(h, cells):

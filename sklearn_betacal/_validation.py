@@ -639,3 +639,27 @@ __all__ = [
     "split_confidence_features",
     "validate_confidence_data",
 ]
+
+
+def fitted_float_array(estimator, X, dtypes=(np.float64,)):
+    """``X`` itself when ``validate_data(estimator, X, reset=False)`` would
+    return it unchanged, else ``None`` (then call ``validate_data``).
+
+    The cheap path of prediction on small batches: a 2-D float ndarray with
+    at least one row, the fitted number of columns, no fitted feature names
+    (whose absence in ``X`` scikit-learn warns about) and only finite values
+    is exactly what scikit-learn's checks accept as it is. Anything else,
+    including every input they would refuse, takes the full checks and their
+    messages.
+    """
+    if (
+        type(X) is np.ndarray
+        and X.ndim == 2
+        and X.dtype in dtypes
+        and X.shape[0] > 0
+        and X.shape[1] == getattr(estimator, "n_features_in_", -1)
+        and not hasattr(estimator, "feature_names_in_")
+        and np.isfinite(X).all()
+    ):
+        return X
+    return None

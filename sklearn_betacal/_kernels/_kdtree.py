@@ -639,44 +639,40 @@ def apply_kdtree(F, axis, threshold, left, right, cell, leaf_axes, lower, upper)
     an upper bound per leaf, infinite where the leaf does not bound the
     axis) when that table is no larger than the rows, else per path slot.
     """
-    n, d = F.shape
+    prep = prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper)
+    return route_kdtree(F, prep)
+
+
+def prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper):
+    """The tables :func:`route_kdtree` reads, built from the tree alone.
+
+    Nothing here depends on the rows, so a caller that routes many small
+    batches through one tree builds them once (one row costs a few
+    microseconds of routing but ~0.2 ms of this set-up). Arguments as in
+    :func:`apply_kdtree`.
+    """
     n_nodes = axis.shape[0]
     leaf = axis < 0
-    thr = np.where(leaf, np.inf, threshold)
     node_ids = np.arange(n_nodes, dtype=np.intp)
-    lft = np.where(leaf, node_ids, left)
     inner = ~leaf
     adjacent = bool(np.all(right[inner] == left[inner] + 1))
-    rgt = None if adjacent else np.where(leaf, node_ids, right)
     n_levels = max(leaf_axes.shape[1], 1)
-    level_axis = _level_axes(axis, left, right, n_levels)
-    flat = base = ax = None
-    node = np.zeros(n, dtype=np.intp)
-    t = np.empty(n, dtype=thr.dtype)
-    gt = np.empty(n, dtype=bool)
-    for lev in range(n_levels):
-        if level_axis[lev] >= 0:
-            v = F[:, level_axis[lev]]
-        else:
-            if flat is None:
-                flat = np.ascontiguousarray(F).reshape(-1)
-                base = np.arange(n, dtype=np.intp) * d
-                ax = np.where(leaf, 0, axis)
-            v = flat[base + ax[node]]
-        np.take(thr, node, out=t)
-        np.greater(v, t, out=gt)  # leaves: threshold +inf, never greater
-        if adjacent:
-            node = np.take(lft, node)
-            node += gt
-        else:
-            node = np.where(gt, rgt[node], lft[node])
-    out = cell[node]
-    if lower is None or leaf_axes.shape[1] == 0:
-        return out
-    n_leaves, n_slots = leaf_axes.shape
-    small = min(d, n_slots) * (n_leaves + 1) <= max(n, 1024)  # tables <= rows
-    inside = np.ones(n, dtype=bool)
-    if small:
+    prep = {
+        "thr": np.where(leaf, np.inf, threshold),
+        "lft": np.where(leaf, node_ids, left),
+        "rgt": None if adjacent else np.where(leaf, node_ids, right),
+        "adjacent": adjacent,
+        "n_levels": n_levels,
+        "level_axis": _level_axes(axis, left, right, n_levels).tolist(),
+        "node_axis": np.where(leaf, 0, axis),
+        "cell": cell,
+        "leaf_axes": leaf_axes,
+        "lower": lower,
+        "upper": upper,
+        "bounds": None,
+    }
+    if lower is not None and leaf_axes.shape[1] > 0:
+        n_leaves = leaf_axes.shape[0]
         used = leaf_axes >= 0
         axes = np.unique(leaf_axes[used])
         # per feature axis: the leaf's bounds on it (+-inf if it has none)
@@ -686,9 +682,49 @@ def apply_kdtree(F, axis, threshold, left, right, cell, leaf_axes, lower, upper)
         hi = np.full((axes.shape[0], n_leaves), np.inf)
         np.maximum.at(lo, (which, r), lower[r, j])
         np.minimum.at(hi, (which, r), upper[r, j])
+        prep["bounds"] = (axes.tolist(), lo, hi)
+    return prep
+
+
+def route_kdtree(F, prep):
+    """Cell id of every row of ``F`` with the tables of :func:`prepare_kdtree`.
+
+    See :func:`apply_kdtree`; the result is the same array.
+    """
+    n, d = F.shape
+    thr, lft, rgt = prep["thr"], prep["lft"], prep["rgt"]
+    adjacent, level_axis = prep["adjacent"], prep["level_axis"]
+    leaf_axes, lower, upper = prep["leaf_axes"], prep["lower"], prep["upper"]
+    flat = base = None
+    node = np.zeros(n, dtype=np.intp)
+    t = np.empty(n, dtype=thr.dtype)
+    gt = np.empty(n, dtype=bool)
+    for lev in range(prep["n_levels"]):
+        if level_axis[lev] >= 0:
+            v = F[:, level_axis[lev]]
+        else:
+            if flat is None:
+                flat = np.ascontiguousarray(F).reshape(-1)
+                base = np.arange(n, dtype=np.intp) * d
+            v = flat[base + prep["node_axis"][node]]
+        np.take(thr, node, out=t)
+        np.greater(v, t, out=gt)  # leaves: threshold +inf, never greater
+        if adjacent:
+            node = np.take(lft, node)
+            node += gt
+        else:
+            node = np.where(gt, rgt[node], lft[node])
+    out = prep["cell"][node]
+    if lower is None or leaf_axes.shape[1] == 0:
+        return out
+    n_leaves, n_slots = leaf_axes.shape
+    small = min(d, n_slots) * (n_leaves + 1) <= max(n, 1024)  # tables <= rows
+    inside = np.ones(n, dtype=bool)
+    if small:
+        axes, lo, hi = prep["bounds"]
         b = np.empty(n, dtype=lo.dtype)
         ok = np.empty(n, dtype=bool)
-        for i, a in enumerate(axes.tolist()):
+        for i, a in enumerate(axes):
             col = F[:, a]
             np.take(lo[i], out, out=b)
             np.greater_equal(col, b, out=ok)

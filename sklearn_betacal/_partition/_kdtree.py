@@ -5,6 +5,7 @@ The numerical work (median splits, the breadth-first walk) lives in
 ``_kernels/_kdtree.py``; this module validates and stores the fitted tree.
 """
 
+import weakref
 from numbers import Integral
 
 import numpy as np
@@ -14,10 +15,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._kernels import _kdtree
+from .._validation import fitted_float_array
 from ._base import _PartitionerMixin
 
 #: ``tree_`` key -> key of the kernel's tree (``_kernels._kdtree``): the
 #: fitted attribute uses scikit-learn's ``Tree`` names, as the learned tree.
+#: estimator -> (the fitted arrays the tables were built from, the tables)
+_ROUTING_TABLES = weakref.WeakKeyDictionary()
+
 _TREE_KEYS = {
     "feature": "axis",
     "threshold": "threshold",
@@ -274,13 +279,29 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             bounds of the leaf it is routed to.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        F = X
+        F = fitted_float_array(self, X, (np.float64, np.float32))
+        if F is None:
+            F = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         if self.split_axis == "pca":
-            F = _kdtree.project(X, self.mean_, self.components_)
+            F = _kdtree.project(F, self.mean_, self.components_)
+        ids = _kdtree.route_kdtree(F, self._routing_tables())
+        return ids.astype(np.int64, copy=False)
+
+    def _routing_tables(self):
+        """:func:`prepare_kdtree` of the fitted tree, built once per fit.
+
+        Kept beside the estimator (not in its ``__dict__``: transform must
+        not change the fitted state, nor the model file), and rebuilt when
+        ``fit`` replaced the tree or ``bounded`` changed.
+        """
         t = self.tree_
-        ids = _kdtree.apply_kdtree(
-            F,
+        key = (t, self.leaf_axes_, self.leaf_lower_, self.leaf_upper_, self.bounded)
+        cached = _ROUTING_TABLES.get(self)
+        if cached is not None and all(
+            a is b for a, b in zip(cached[0], key, strict=True)
+        ):
+            return cached[1]
+        prep = _kdtree.prepare_kdtree(
             t["feature"],
             t["threshold"],
             t["children_left"],
@@ -290,7 +311,8 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             self.leaf_lower_ if self.bounded else None,
             self.leaf_upper_ if self.bounded else None,
         )
-        return ids.astype(np.int64, copy=False)
+        _ROUTING_TABLES[self] = (key, prep)
+        return prep
 
     def cell_ancestors(self):
         """Ancestor nodes of every cell, nearest first.
