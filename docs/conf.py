@@ -58,6 +58,17 @@ sphinx_gallery_conf = {
 }
 
 html_theme = "alabaster"
+# alabaster's default 940 px page leaves ~700 px for the text: 88-character
+# doctest lines were cut and field-list headers wrapped; the page is
+# 1,240 px (alabaster narrows it on smaller windows; docs/_static/betacal.css
+# does the rest)
+html_theme_options = {
+    "page_width": "1240px",
+    "sidebar_width": "250px",
+    "body_max_width": "none",
+}
+html_static_path = ["_static"]
+html_css_files = ["betacal.css"]
 
 
 def _skip_members_documented_elsewhere(app, what, name, obj, skip, options):
