@@ -102,7 +102,7 @@ def _ranks_labels(s, y, w):
 
     w = np.ones_like(s) if w is None else w
     n1, n0 = float(w[y == 1].sum()), float(w[y != 1].sum())
-    if n1 <= 0 or n0 <= 0:
+    if not n1 * n0 > 0:  # one class only, or weights whose product underflows
         return False
     auc = roc_auc_score(y == 1, s, sample_weight=w)
     return (auc - 0.5) / np.sqrt((n0 + n1 + 1.0) / (12.0 * n0 * n1)) > 2.0

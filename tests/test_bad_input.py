@@ -328,8 +328,8 @@ def test_text_embedder_rejects_more_components_than_texts():
     from sklearn_betacal import TextEmbedder
 
     with pytest.raises(ValueError, match="n_components=2 needs at least 2"):
-        TextEmbedder(n_components=2).fit_transform(["hello world"])
-    emb = TextEmbedder(n_components=2, random_state=0)
+        TextEmbedder(n_components=2, min_df=1).fit_transform(["hello world"])
+    emb = TextEmbedder(n_components=2, min_df=1, random_state=0)
     out = emb.fit_transform(["hello world", "good morning sun", "hello sun"])
     assert out.shape == (3, 2) == (3, len(emb.get_feature_names_out()))
 
