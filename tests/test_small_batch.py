@@ -125,3 +125,32 @@ def test_binning_lookup_built_once_per_fit(monkeypatch):
     fresh = BetaBinningCalibrator(KDTreePartitioner(max_depth=2), random_state=0)
     fresh.fit(X[:1500], y[:1500])
     assert_array_equal(est.predict_proba(X), fresh.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"max_depth": 3},
+        {"max_depth": 5, "bounded": False},
+        {"max_depth": 4, "split_axis": "pca"},
+        {"max_depth": 0},
+    ],
+)
+def test_kdtree_few_rows_walk_gives_the_vectorized_cells(params):
+    # up to WALK_ROWS rows are walked in Python: the same cells as the NumPy
+    # pass over many rows, also outside every leaf's bounds (cell -1)
+    X, _ = _data()
+    part = KDTreePartitioner(**params).fit(X[:2000, 1:])
+    probe = np.vstack([X[2000:2200, 1:], 3.0 * X[2200:2300, 1:]])
+    all_rows = part.transform(probe)
+    assert probe.shape[0] > kdtree_module._kdtree.WALK_ROWS
+    one_by_one = np.vstack([part.transform(probe[i : i + 1]) for i in range(300)])
+    assert_array_equal(one_by_one, all_rows)
+    pairs = np.vstack([part.transform(probe[i : i + 3]) for i in range(0, 300, 3)])
+    assert_array_equal(pairs, all_rows)
+    if params.get("bounded", True) and params["max_depth"]:
+        assert (all_rows == -1).any()
+    assert_array_equal(
+        part.transform(probe[:3].astype(np.float32)),
+        part.transform(np.vstack([probe[:3], probe[:3]]).astype(np.float32))[:3],
+    )

@@ -683,7 +683,47 @@ def prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper):
         np.maximum.at(lo, (which, r), lower[r, j])
         np.minimum.at(hi, (which, r), upper[r, j])
         prep["bounds"] = (axes.tolist(), lo, hi)
+    # the same tables as Python lists, for a walk of a few rows (below)
+    prep["walk"] = (
+        prep["thr"].tolist(),
+        prep["lft"].tolist(),
+        None if adjacent else prep["rgt"].tolist(),
+        prep["node_axis"].tolist(),
+        cell.tolist(),
+        None
+        if prep["bounds"] is None
+        else [
+            (a, lo_a.tolist(), hi_a.tolist())
+            for a, lo_a, hi_a in zip(*prep["bounds"], strict=True)
+        ],
+    )
     return prep
+
+
+#: Up to this many rows, :func:`route_kdtree` walks each row in Python: a
+#: NumPy pass per level costs microseconds of call overhead whatever the rows.
+WALK_ROWS = 4
+
+
+def _walk(F, prep):
+    """:func:`route_kdtree` for a few rows: the same comparisons, per row."""
+    thr, lft, rgt, node_axis, cell, bounds = prep["walk"]
+    adjacent, n_levels = prep["adjacent"], prep["n_levels"]
+    out = np.empty(F.shape[0], dtype=prep["cell"].dtype)
+    for i, row in enumerate(F.tolist()):
+        node = 0
+        for _ in range(n_levels):
+            # leaves: threshold +inf, never greater, and route to themselves
+            gt = row[node_axis[node]] > thr[node]
+            node = (lft[node] + gt) if adjacent else (rgt[node] if gt else lft[node])
+        c = cell[node]
+        if bounds is not None and c >= 0:
+            for a, lo, hi in bounds:
+                if not lo[c] <= row[a] <= hi[c]:
+                    c = -1
+                    break
+        out[i] = c
+    return out
 
 
 def route_kdtree(F, prep):
@@ -692,6 +732,8 @@ def route_kdtree(F, prep):
     See :func:`apply_kdtree`; the result is the same array.
     """
     n, d = F.shape
+    if n <= WALK_ROWS and prep["leaf_axes"].shape[1] > 0:
+        return _walk(F, prep)
     thr, lft, rgt = prep["thr"], prep["lft"], prep["rgt"]
     adjacent, level_axis = prep["adjacent"], prep["level_axis"]
     leaf_axes, lower, upper = prep["leaf_axes"], prep["lower"], prep["upper"]
