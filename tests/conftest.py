@@ -21,13 +21,14 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # ``--doctest-modules`` must not import them.
 collect_ignore_glob = ["data/*"]
 
-# CI replays the same examples every run (no flaky draws); a developer's run
-# keeps exploring new ones. CI's newcomer leg runs without CI variables, as a
-# user would, and asks for the same replay by BETACAL_HYPOTHESIS_PROFILE=ci.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-_PROFILE = os.environ.get("BETACAL_HYPOTHESIS_PROFILE", "")
-if _PROFILE == "ci" or os.environ.get("CI", "").lower() == "true":
-    settings.load_profile("ci")
+# Every run replays the same examples by default -- a newcomer's, a
+# developer's and CI's -- so that a failure is reproducible and no run hangs
+# on an unlucky draw. BETACAL_HYPOTHESIS_EXPLORE=1 opts in to fresh random
+# draws (hypothesis' own defaults) to look for new counterexamples.
+settings.register_profile("replay", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+_EXPLORE = os.environ.get("BETACAL_HYPOTHESIS_EXPLORE", "").lower()
+settings.load_profile("explore" if _EXPLORE in {"1", "true", "yes"} else "replay")
 
 SHARED_DATA = Path(
     os.environ.get(
