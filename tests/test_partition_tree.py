@@ -48,15 +48,15 @@ def test_calibration_tree_recovers_planted_groups(kind, directions):
         max_depth=1, directions=directions, random_state=0
     )
     part.fit(Z, y, confidence=h)
-    nodes = part.tree_.tree_
+    nodes = part.tree_
     assert part.n_cells_ == 2
     if directions is None:  # a threshold of the first feature
-        assert nodes.feature[0] == 0
+        assert nodes["feature"][0] == 0
         # thresholds are on the features divided by scale_
-        assert abs(nodes.threshold[0] * part.scale_[0] - 0.5) < 0.05
+        assert abs(nodes["threshold"][0] * part.scale_[0] - 0.5) < 0.05
     else:  # the learned direction of the offset (intercept) or of the slope
-        assert nodes.feature[0] == (0 if kind == "offset" else 1)
-        assert part.components_[nodes.feature[0]][0] > 0.95
+        assert nodes["feature"][0] == (0 if kind == "offset" else 1)
+        assert part.components_[nodes["feature"][0]][0] > 0.95
     cells = part.apply(Z)
     # each cell is (almost) one planted group
     purity = max(np.mean(group[cells == 0]), 1 - np.mean(group[cells == 0]))
@@ -91,9 +91,9 @@ def test_calibration_tree_residual_criterion_misses_a_slope_difference():
         part = CalibrationTreePartitioner(
             max_depth=1, criterion=criterion, directions=None, random_state=0
         ).fit(Z, y, confidence=h)
-        nodes = part.tree_.tree_
-        cut = nodes.threshold[0] * part.scale_[0]
-        found.append(nodes.feature[0] == 0 and abs(cut - 0.5) < 0.05)
+        nodes = part.tree_
+        cut = nodes["threshold"][0] * part.scale_[0]
+        found.append(nodes["feature"][0] == 0 and abs(cut - 0.5) < 0.05)
     assert found == [True, False]
 
 
@@ -127,7 +127,7 @@ def test_calibration_tree_no_leaf_falls_back_under_defaults():
     assert bb.n_cells_fallback_ == 0
     assert bb.n_cells_fitted_ == bb.partitioner_.n_cells_ > 1
     # and it found the planted split at the root
-    assert bb.partitioner_.tree_.tree_.feature[0] == 0
+    assert bb.partitioner_.tree_["feature"][0] == 0
 
 
 def test_calibration_tree_in_bb_is_honest():
@@ -159,7 +159,7 @@ def test_calibration_tree_in_hls_and_sbb_gets_labels_and_confidences():
     X = np.column_stack([h, Z])
     part = CalibrationTreePartitioner(max_depth=1, random_state=0)
     hls = HierarchicalLogisticScaler(partitioner=part).fit(X, y)
-    assert hls.partitioner_.tree_.tree_.feature[0] == 0
+    assert hls.partitioner_.tree_["feature"][0] == 0
     sbb = ScalingBetaBinningCalibrator(part, points_per_bin=40, random_state=0)
     sbb.fit(X, y)
     grow, _ = part.honest_split(4000, random_state=0)
@@ -174,8 +174,8 @@ def test_calibration_tree_without_confidence_splits_on_accuracy():
     Z = rng.uniform(size=(2000, 2))
     y = (rng.uniform(size=2000) < np.where(Z[:, 1] > 0.3, 0.8, 0.2)).astype(int)
     part = CalibrationTreePartitioner(max_depth=1, directions=None).fit(Z, y)
-    assert part.tree_.tree_.feature[0] == 1
-    assert abs(part.tree_.tree_.threshold[0] * part.scale_[1] - 0.3) < 0.05
+    assert part.tree_["feature"][0] == 1
+    assert abs(part.tree_["threshold"][0] * part.scale_[1] - 0.3) < 0.05
     # by default along the ridge direction of y on Z: the second feature
     learned = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(Z, y)
     assert learned.n_directions_ == 1 and learned.components_[0, 1] > 0.95
@@ -198,13 +198,14 @@ def test_calibration_tree_cell_ancestors_and_honest_split():
     part = CalibrationTreePartitioner(max_depth=2, min_samples_leaf=200).fit(
         Z, y, confidence=h
     )
-    nodes = part.tree_.tree_
+    nodes = part.tree_
     for cell, chain in enumerate(part.cell_ancestors()):
         leaf = part.leaf_nodes_[cell]
         assert chain[-1] == 0
         # each listed node is the parent of the one before it
         for child, parent in zip([leaf, *chain[:-1]], chain, strict=True):
-            assert child in (nodes.children_left[parent], nodes.children_right[parent])
+            pair = (nodes["children_left"][parent], nodes["children_right"][parent])
+            assert child in pair
     grow, rest = part.honest_split(10, random_state=0)
     assert grow.size == 5 and np.union1d(grow, rest).tolist() == list(range(10))
 
@@ -404,7 +405,7 @@ def test_calibration_tree_principal_directions_find_an_oblique_group():
     # the top principal direction is u (up to sign); the split is on it
     assert abs(pca.components_[0] @ u) > 0.99
     assert_allclose(pca.components_ @ pca.components_.T, np.eye(2), atol=1e-12)
-    assert pca.tree_.tree_.feature[0] == 0
+    assert pca.tree_["feature"][0] == 0
     assert purity(pca) > 0.95
     # a single raw coordinate carries u only in part
     assert purity(raw) < 0.85
@@ -481,7 +482,7 @@ def test_calibration_tree_learned_directions_find_what_pca_misses():
     assert learned.n_directions_ == 2 and learned.components_.shape == (2, 6)
     assert learned.components_[0] @ u > 0.9
     assert_allclose(np.linalg.norm(learned.components_, axis=1), 1.0)
-    assert learned.tree_.tree_.feature[0] == 0
+    assert learned.tree_["feature"][0] == 0
     assert _purity(learned, Z, group) > 0.9
     assert _purity(pca, Z, group) < 0.7
     assert _purity(raw, Z, group) < 0.85
@@ -508,7 +509,7 @@ def test_calibration_tree_slope_direction_finds_a_slope_group():
         max_depth=1, min_samples_leaf=200, directions="recalibration", random_state=0
     ).fit(Z, y, confidence=h)
     assert abs(part.components_[1] @ u) > 0.9
-    assert part.tree_.tree_.feature[0] == 1
+    assert part.tree_["feature"][0] == 1
     assert _purity(part, Z, group) > 0.9
 
 

@@ -130,6 +130,140 @@ def node_ancestors(left, right, leaves):
     return out
 
 
+#: Keys of a fitted tree's node arrays (``tree_``), as in scikit-learn's
+#: ``Tree``: split feature (-1 at a leaf), threshold (left iff value <=
+#: threshold; NaN at a leaf), child indices (-1 at a leaf), the cell id of a
+#: leaf (-1 at an internal node) and the node's depth (root 0).
+NODE_KEYS = ("feature", "threshold", "children_left", "children_right", "cell", "depth")
+
+
+def damaged(owner, what):
+    """The one error of a fitted state that does not hold together."""
+    return ValueError(
+        f"{owner} has damaged fitted state: {what}. Refit it, or load a "
+        "model file that was not altered."
+    )
+
+
+def check_array_state(
+    owner, name, value, kind, shape, *, allow_none=False, finite=True
+):
+    """``value`` as a checked ndarray: dtype kind in ``kind`` (``"i"``,
+    ``"f"``), shape ``shape`` (``None`` entries match any size); float arrays
+    must be finite unless ``finite=False``. Returns it (``float64``/``intp``),
+    or ``None`` where allowed."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kind:
+        raise damaged(owner, f"{name} is not an array of {_KINDS[kind]}")
+    if value.ndim != len(shape) or any(
+        want is not None and got != want
+        for got, want in zip(value.shape, shape, strict=True)
+    ):
+        raise damaged(
+            owner,
+            f"{name} has shape {value.shape}, expected "
+            f"{tuple('*' if w is None else w for w in shape)}",
+        )
+    if value.dtype.kind == "f":
+        value = value.astype(np.float64, copy=False)
+        if finite and not np.all(np.isfinite(value)):
+            raise damaged(owner, f"{name} holds NaN or infinite values")
+        return value
+    return value.astype(np.intp, copy=False)
+
+
+_KINDS = {"i": "signed integers", "f": "floats", "if": "numbers"}
+
+
+def check_count(owner, name, value, low=0):
+    """``value`` as a Python int ``>= low`` (not a bool)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Integral):
+        raise damaged(owner, f"{name} is not an integer")
+    if int(value) < low:
+        raise damaged(owner, f"{name} = {int(value)} is below {low}")
+    return int(value)
+
+
+def tree_depths(owner, left, right):
+    """Depth of every node of the binary tree ``left``/``right`` (root 0).
+
+    Checks that the child arrays describe one tree: a leaf has both children
+    -1, every child index lies in ``1 .. n_nodes - 1``, every node but the
+    root has exactly one parent and every node is reached from the root (so
+    there is no cycle). A walk on arrays that fail any of these would read
+    outside them or never end.
+    """
+    n = left.shape[0]
+    leaf = left == -1
+    if not np.array_equal(leaf, right == -1):
+        raise damaged(owner, "a tree node has one child")
+    children = np.concatenate([left[~leaf], right[~leaf]])
+    if children.size and (children.min() < 1 or children.max() >= n):
+        raise damaged(owner, f"a child index lies outside the {n} tree nodes")
+    parents = np.bincount(children, minlength=n)
+    if np.any(parents[1:] != 1):
+        raise damaged(owner, "a tree node has several parents or none")
+    depth = np.full(n, -1, dtype=np.intp)
+    frontier, level = np.zeros(1, dtype=np.intp), 0
+    while frontier.size:  # every node is visited once: at most n levels
+        depth[frontier] = level
+        inner = frontier[~leaf[frontier]]
+        frontier = np.concatenate([left[inner], right[inner]])
+        level += 1
+    if np.any(depth < 0):
+        raise damaged(owner, "the tree nodes have a cycle not reached from the root")
+    return depth
+
+
+def check_node_arrays(owner, tree, n_split_features):
+    """The checked node arrays of a fitted tree (``tree_``, keys ``NODE_KEYS``).
+
+    Every array is 1-d with one entry per node and the right dtype, the
+    children form one tree (:func:`tree_depths`) whose ``depth`` is the
+    stored one, an internal node splits on a feature in ``0 ..
+    n_split_features - 1`` at a finite threshold, and the leaves' cell ids
+    are ``0 .. n_leaves - 1``. Returns ``(arrays, n_levels)``: the arrays as
+    ``intp``/``float64`` and the depth of the deepest leaf.
+    """
+    if not isinstance(tree, dict) or set(tree) != set(NODE_KEYS):
+        raise damaged(owner, f"tree_ is not a dict of the node arrays {NODE_KEYS}")
+    n = tree["feature"].shape[0] if isinstance(tree["feature"], np.ndarray) else 0
+    if n < 1:
+        raise damaged(owner, "tree_ has no nodes")
+    out = {
+        key: check_array_state(
+            owner,
+            f"tree_[{key!r}]",
+            tree[key],
+            "f" if key == "threshold" else "i",
+            (n,),
+            finite=False,
+        )
+        for key in NODE_KEYS
+    }
+    left, right = out["children_left"], out["children_right"]
+    leaf = left == -1
+    if not np.all(np.isfinite(out["threshold"][~leaf])):
+        raise damaged(owner, "a split threshold is NaN or infinite")
+    depth = tree_depths(owner, left, right)
+    if not np.array_equal(depth, out["depth"]):
+        raise damaged(owner, "tree_['depth'] is not the depth of the nodes")
+    feature = out["feature"]
+    if np.any(feature[leaf] != -1) or np.any(
+        (feature[~leaf] < 0) | (feature[~leaf] >= n_split_features)
+    ):
+        raise damaged(
+            owner, f"a split feature lies outside 0 .. {n_split_features - 1}"
+        )
+    cell = out["cell"]
+    if np.any(cell[~leaf] != -1) or not np.array_equal(
+        np.sort(cell[leaf]), np.arange(int(np.count_nonzero(leaf)))
+    ):
+        raise damaged(owner, "the leaves' cell ids are not 0 .. n_cells - 1")
+    return out, int(depth[leaf].max())
+
+
 def _map_to_cells(values, cells):
     """Index of every value in the sorted array ``cells``; -1 if absent.
 

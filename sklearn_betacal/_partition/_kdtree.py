@@ -16,7 +16,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._compat import Interval, StrOptions, _fit_context
 from .._kernels import _kdtree
 from .._validation import fitted_float_array
-from ._base import _PartitionerMixin
+from ._base import (
+    _PartitionerMixin,
+    check_array_state,
+    check_count,
+    check_node_arrays,
+    damaged,
+)
 
 #: ``tree_`` key -> key of the kernel's tree (``_kernels._kdtree``): the
 #: fitted attribute uses scikit-learn's ``Tree`` names, as the learned tree.
@@ -262,6 +268,8 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             state["tree_"] = {
                 new: tree[old] for new, old in _TREE_KEYS.items() if old in tree
             }
+        if "tree_" in state:
+            _check_fitted_state(state)
         super().__setstate__(state)
 
     def apply(self, X):
@@ -348,3 +356,43 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             cur = parent[cur]
             chains[:, j] = cur
         return [chains[c, :k] for c, k in enumerate(n_up.tolist())]
+
+
+def _check_fitted_state(state):
+    """Check a fitted state before any array of it is used (a loaded model).
+
+    Every array ``apply`` and ``cell_ancestors`` index with is checked: the
+    node arrays form one tree (:func:`~._base.check_node_arrays`), the leaf
+    tables have one row per cell and one column per level of the deepest
+    leaf, their split coordinates exist, and the rotation of ``"pca"`` fits
+    ``n_features_in_``. The checked arrays replace the stored ones.
+    """
+    owner = "KDTreePartitioner"
+    d = check_count(owner, "n_features_in_", state.get("n_features_in_"), 1)
+    n_split = d
+    if state.get("split_axis") == "pca":
+        comps = check_array_state(
+            owner, "components_", state.get("components_"), "f", (None, d)
+        )
+        state["mean_"] = check_array_state(
+            owner, "mean_", state.get("mean_"), "f", (d,)
+        )
+        state["components_"], n_split = comps, comps.shape[0]
+    tree, n_levels = check_node_arrays(owner, state.get("tree_"), n_split)
+    n_cells = int(np.count_nonzero(tree["cell"] >= 0))
+    if check_count(owner, "n_cells_", state.get("n_cells_")) != n_cells:
+        raise damaged(owner, f"n_cells_ is not the tree's {n_cells} leaves")
+    if check_count(owner, "depth_", state.get("depth_")) != n_levels:
+        raise damaged(owner, f"depth_ is not the tree's depth {n_levels}")
+    shape = (n_cells, n_levels)
+    axes = check_array_state(owner, "leaf_axes_", state.get("leaf_axes_"), "i", shape)
+    if np.any((axes < -1) | (axes >= n_split)):
+        raise damaged(owner, f"a leaf_axes_ entry lies outside -1 .. {n_split - 1}")
+    state["tree_"], state["leaf_axes_"] = tree, axes
+    for name in ("leaf_lower_", "leaf_upper_"):
+        state[name] = check_array_state(
+            owner, name, state.get(name), "f", shape, finite=False
+        )
+    state["leaf_n_samples_"] = check_array_state(
+        owner, "leaf_n_samples_", state.get("leaf_n_samples_"), "i", (n_cells,)
+    )

@@ -19,9 +19,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._kernels._kdtree import apply_kdtree
 from .._kernels._scaling import to_logit, unit_exponent
 from .._validation import check_binary_labels, check_confidence, check_weights
-from ._base import _map_to_cells, _PartitionerMixin, node_ancestors
+from ._base import (
+    _PartitionerMixin,
+    check_array_state,
+    check_count,
+    check_node_arrays,
+    damaged,
+    node_ancestors,
+    tree_depths,
+)
 
 #: Default minimum leaf size when no ``points_per_bin`` reaches the
 #: partitioner: twice a typical ``b = 50``.
@@ -326,12 +335,20 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
 
     Attributes
     ----------
-    tree_ : sklearn.tree.DecisionTreeRegressor
-        The fitted tree (its ``tree_`` holds the node arrays). Its
-        thresholds are on the split features divided by ``scale_``: multiply
-        by ``scale_[feature]`` for the units of the features.
+    tree_ : dict of ndarrays
+        The fitted tree's node arrays (grown by scikit-learn's
+        :class:`~sklearn.tree.DecisionTreeRegressor`, kept as plain arrays),
+        depth first, root first, named as in scikit-learn's ``Tree`` and
+        :class:`KDTreePartitioner`'s ``tree_``: ``"feature"`` (split
+        feature, -1 at a leaf), ``"threshold"`` (go left iff value <=
+        threshold; NaN at a leaf), ``"children_left"``,
+        ``"children_right"`` (child node index, -1 at a leaf), ``"cell"``
+        (cell id of a leaf, -1 for internal nodes) and ``"depth"``. The
+        thresholds are on the split features divided by ``scale_`` (and
+        rounded to float32, as the tree sees them): multiply by
+        ``scale_[feature]`` for the units of the features.
     leaf_nodes_ : ndarray of shape (`n_cells_`,)
-        Node id (in ``tree_.tree_``) of the leaf of each cell.
+        Node id (index of the ``tree_`` arrays) of the leaf of each cell.
     n_cells_ : int
         Number of leaves.
     leaf_n_samples_ : ndarray of shape (`n_cells_`,), float64
@@ -400,9 +417,11 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     >>> # on the features themselves: a threshold of the first one
     >>> raw = CalibrationTreePartitioner(max_depth=1, directions=None, random_state=0)
     >>> raw = raw.fit(Z, y, confidence=h)
-    >>> nodes = raw.tree_.tree_  # thresholds on the features / scale_
-    >>> int(nodes.feature[0]), round(float(nodes.threshold[0] * raw.scale_[0]), 2)
-    (0, 0.5)
+    >>> nodes = raw.tree_  # thresholds on the features / scale_
+    >>> int(nodes["feature"][0])
+    0
+    >>> round(float(nodes["threshold"][0] * raw.scale_[0]), 2)
+    0.5
     """
 
     _parameter_constraints = {
@@ -558,16 +577,14 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             target = np.zeros_like(target)  # nothing to split on
         keep = w > 0  # a zero weight drops the row, thresholds included
         tree.fit(X[keep], target[keep], sample_weight=w[keep])
-        self.tree_ = tree
-        nodes = tree.tree_
-        self.leaf_nodes_ = np.flatnonzero(nodes.children_left == -1).astype(np.int64)
+        # kept as plain node arrays, not scikit-learn's Tree: a model file
+        # can then be checked before use (_check_fitted_state)
+        self.tree_ = _node_arrays(tree.tree_)
+        self.leaf_nodes_ = np.flatnonzero(self.tree_["cell"] >= 0).astype(np.int64)
         self.n_cells_ = int(self.leaf_nodes_.shape[0])
-        counts = np.bincount(
-            _map_to_cells(tree.apply(X).astype(np.int64), self.leaf_nodes_),
-            weights=w,
-            minlength=self.n_cells_,
+        self.leaf_n_samples_ = np.bincount(
+            self._walk(X), weights=w, minlength=self.n_cells_
         )
-        self.leaf_n_samples_ = counts
         return self
 
     def __setstate__(self, state):
@@ -581,6 +598,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 state["n_directions_"] = 0
         if "tree_" in state:
             state.setdefault("scale_", None)
+            tree = state["tree_"]
+            if isinstance(tree, DecisionTreeRegressor):
+                # before the node arrays: a fitted scikit-learn tree (a
+                # pickle; a skops file needs its Tree type trusted)
+                state["tree_"] = _node_arrays(tree.tree_)
+            _check_fitted_state(state)
         super().__setstate__(state)
 
     def _project(self, X):
@@ -633,7 +656,38 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._project(validate_data(self, X, dtype=np.float64, reset=False))
-        return _map_to_cells(self.tree_.apply(X).astype(np.int64), self.leaf_nodes_)
+        return self._walk(X)
+
+    def _walk(self, Z):
+        """Cell of every row of the split features ``Z`` (``_project``'s).
+
+        As scikit-learn's tree, which grew it: ``Z`` in float32, left iff
+        ``value <= threshold`` compared in float64.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = Z.astype(np.float32)
+        if not np.all(np.isfinite(Z)):
+            raise ValueError(
+                "CalibrationTreePartitioner: some rows are too large for the "
+                "tree (their projections or scaled features overflow float32, "
+                "beyond 3.4e38); rescale the partition features."
+            )
+        t = self.tree_
+        # the kd-tree's walk; of its leaf table only the width is read (the
+        # number of levels), there are no leaf bounds
+        levels = np.full((1, int(t["depth"].max())), -1, dtype=np.intp)
+        cells = apply_kdtree(
+            Z,
+            t["feature"],
+            t["threshold"],
+            t["children_left"],
+            t["children_right"],
+            t["cell"],
+            levels,
+            None,
+            None,
+        )
+        return cells.astype(np.int64, copy=False)
 
     def cell_ancestors(self):
         """Ancestor nodes of every cell, nearest first (for fallback).
@@ -643,15 +697,84 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         ancestors : list of ndarray of int64, one per cell id
             Node ids of the leaf's parent, its parent, ... up to the root
             (``0``, last). Node ids index the tree's node arrays
-            (``tree_.tree_``); cell ids and node ids are different numbers.
+            (``tree_``); cell ids and node ids are different numbers.
         """
         check_is_fitted(self)
-        nodes = self.tree_.tree_
-        return node_ancestors(
-            nodes.children_left, nodes.children_right, self.leaf_nodes_
-        )
+        t = self.tree_
+        return node_ancestors(t["children_left"], t["children_right"], self.leaf_nodes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         return tags
+
+
+def _node_arrays(nodes):
+    """``tree_`` (keys ``_base.NODE_KEYS``) from a fitted scikit-learn
+    ``Tree``: leaves numbered as cells in node order, the depths walked."""
+    left = np.asarray(nodes.children_left, dtype=np.intp)
+    right = np.asarray(nodes.children_right, dtype=np.intp)
+    leaf = left == -1
+    depth = tree_depths("CalibrationTreePartitioner", left, right)
+    cell = np.full(left.shape[0], -1, dtype=np.intp)
+    cell[leaf] = np.arange(int(np.count_nonzero(leaf)))
+    return {
+        "feature": np.where(leaf, -1, np.asarray(nodes.feature, dtype=np.intp)),
+        "threshold": np.where(leaf, np.nan, np.asarray(nodes.threshold, np.float64)),
+        "children_left": left,
+        "children_right": right,
+        "cell": cell,
+        "depth": depth,
+    }
+
+
+def _check_fitted_state(state):
+    """Check a fitted state before any array of it is used (a loaded model).
+
+    The node arrays form one tree over the split features
+    (:func:`~._base.check_node_arrays`), its cells are its leaves in node
+    order (``leaf_nodes_``), the projection (``mean_``, ``components_``) and
+    ``scale_`` fit ``n_features_in_``, and the per-cell arrays have one
+    entry per cell. The checked arrays replace the stored ones.
+    """
+    owner = "CalibrationTreePartitioner"
+    d = check_count(owner, "n_features_in_", state.get("n_features_in_"), 1)
+    comps = check_array_state(
+        owner, "components_", state.get("components_"), "f", (None, d), allow_none=True
+    )
+    n_split = d if comps is None else comps.shape[0]
+    mean = check_array_state(
+        owner, "mean_", state.get("mean_"), "f", (d,), allow_none=comps is None
+    )
+    if comps is None and mean is not None:
+        raise damaged(owner, "mean_ is set without components_")
+    n_dir = check_count(owner, "n_directions_", state.get("n_directions_", 0))
+    if n_dir > (0 if comps is None else comps.shape[0]):
+        raise damaged(owner, "n_directions_ exceeds the rows of components_")
+    scale = check_array_state(
+        owner, "scale_", state.get("scale_"), "f", (n_split,), allow_none=True
+    )
+    if scale is not None and np.any(scale <= 0):
+        raise damaged(owner, "scale_ holds a value <= 0")
+    tree, _ = check_node_arrays(owner, state.get("tree_"), n_split)
+    leaves = np.flatnonzero(tree["cell"] >= 0)
+    if not np.array_equal(tree["cell"][leaves], np.arange(leaves.shape[0])):
+        raise damaged(owner, "the cells are not the leaves in node order")
+    nodes = check_array_state(
+        owner, "leaf_nodes_", state.get("leaf_nodes_"), "i", (leaves.shape[0],)
+    )
+    if not np.array_equal(nodes, leaves):
+        raise damaged(owner, "leaf_nodes_ are not the tree's leaves")
+    if check_count(owner, "n_cells_", state.get("n_cells_")) != leaves.shape[0]:
+        raise damaged(owner, f"n_cells_ is not the tree's {leaves.shape[0]} leaves")
+    counts = check_array_state(
+        owner, "leaf_n_samples_", state.get("leaf_n_samples_"), "if", (leaves.shape[0],)
+    )
+    state.update(
+        tree_=tree,
+        components_=comps,
+        mean_=mean,
+        scale_=scale,
+        leaf_nodes_=nodes.astype(np.int64),
+        leaf_n_samples_=counts,
+    )
