@@ -16,6 +16,13 @@ versions that wrote it and optional user metadata (the ``betacal fit`` command
 keeps its column settings there). :func:`load` checks it first and refuses a
 file from an incompatible version with a message that says how to fix it.
 
+Nothing in a file is used before it is checked: the zip's central directory
+(sizes, compression ratios, member count) before anything is decompressed,
+the header and skops' schema before any object is built (size, nesting,
+estimator type), every ``.npy`` member's declared shape against its size,
+and every partitioner's node arrays before a row is routed through them. A
+file that fails a check is refused with one :class:`ModelFileError` line.
+
 The file can also be opened with skops directly::
 
     import skops.io
@@ -27,23 +34,54 @@ it is imported only when a model is saved or loaded.
 
 import io as _stdio
 import json
+import os
+import stat
+import struct
 import zipfile
 from pathlib import Path
+
+import numpy as np
 
 from . import __version__
 from ._io import atomic_write
 
 #: Name of the header member inside the zip archive.
 HEADER_NAME = "betacal.json"
+#: Name of skops' own description of the object inside the archive.
+SCHEMA_NAME = "schema.json"
 #: Value of the header's ``"format"`` field.
 FORMAT_NAME = "sklearn_betacal-model"
 #: Layout version of the file; raised when the header or the stored state of
 #: an estimator changes incompatibly.
 FORMAT_VERSION = 1
 
+#: Default of :func:`load`'s ``max_size``: the most bytes the archive's
+#: members may hold once decompressed. A calibrator with a kd-tree of 1024
+#: cells is ~1 MiB, a text pipeline with a 20,000-word vocabulary ~150 MiB
+#: (loading takes about 4.5 times the size in memory).
+MAX_SIZE = 256 * 2**20
+#: Most bytes of the header member (the version header and the user's
+#: metadata); :func:`read_header` reads nothing else.
+MAX_HEADER_SIZE = 2**20
+#: Most members of an archive (one per array of the model).
+MAX_MEMBERS = 2**17
+#: Highest decompressed / compressed size of a member larger than 1 MiB: the
+#: arrays skops writes are stored uncompressed, the header compresses ~2x;
+#: a zip bomb's ratio is ~1000.
+MAX_RATIO = 100
+#: Most JSON values (separators) and objects per byte of ``max_size`` in the
+#: schema, and its deepest nesting: a schema's memory once parsed is then
+#: bounded like the arrays' (the largest real schemas hold one value per
+#: ~60 bytes and one object per ~400 bytes, nested ~25 deep).
+_VALUE_BYTES, _OBJECT_BYTES, MAX_DEPTH = 32, 128, 200
+
 _SKOPS_HINT = (
     "model files need the optional skops extra: pip install sklearn-betacal[skops]"
 )
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded: the message says why and what to do."""
 
 
 def _skops():
@@ -65,26 +103,22 @@ def _public_estimator_classes():
     return classes
 
 
-#: scikit-learn types that fitted estimators of this package hold and skops
-#: does not trust by itself: the node arrays of the regression tree inside
-#: :class:`~sklearn_betacal.CalibrationTreePartitioner` (skops stores them as
-#: plain arrays).
-SKLEARN_TYPES = ("sklearn.tree._tree.Tree",)
+#: The previous layout of a learned tree (a fitted
+#: ``DecisionTreeRegressor``) holds scikit-learn's ``Tree``, which is not
+#: trusted: skops would build it from the file's arguments unchecked.
+_LEGACY_TREE = "sklearn.tree._tree.Tree"
 
 
 def trusted_types():
     """Types a sklearn_betacal model file may hold beyond skops' defaults.
 
     These are the public estimators of the package, named as skops names
-    them (``module.ClassName`` of their defining module), and
-    ``SKLEARN_TYPES``: scikit-learn's tree node arrays
-    (``sklearn.tree._tree.Tree``, held by a fitted
-    :class:`~sklearn_betacal.CalibrationTreePartitioner`), which skops does
-    not trust by itself. skops already trusts NumPy, SciPy and most
-    scikit-learn types (``Pipeline``, ``FrozenEstimator``,
-    ``TfidfVectorizer``, ...). The fitted state of every estimator here is
-    plain arrays, numbers, strings and dicts, so no private class of this
-    package is ever needed.
+    them (``module.ClassName`` of their defining module). skops already
+    trusts NumPy, SciPy and most scikit-learn types (``Pipeline``,
+    ``FrozenEstimator``, ``TfidfVectorizer``, ...). The fitted state of
+    every estimator here is plain arrays, numbers, strings and dicts (the
+    partitioners' trees too), so no private class of this package and no
+    scikit-learn ``Tree`` is ever needed.
 
     Returns
     -------
@@ -98,8 +132,9 @@ def trusted_types():
     >>> "sklearn_betacal._beta_binning.BetaBinningCalibrator" in trusted_types()
     True
     """
-    ours = [f"{c.__module__}.{c.__qualname__}" for c in _public_estimator_classes()]
-    return sorted([*ours, *SKLEARN_TYPES])
+    return sorted(
+        f"{c.__module__}.{c.__qualname__}" for c in _public_estimator_classes()
+    )
 
 
 def _versions():
@@ -171,6 +206,12 @@ def dump(estimator, file, *, metadata=None):
         raise TypeError(
             f"metadata must be JSON-serialisable (str, numbers, lists, dicts): {exc}"
         ) from None
+    if len(header_text.encode()) > MAX_HEADER_SIZE:
+        raise ValueError(
+            f"metadata takes {len(header_text.encode())} bytes in the header, "
+            f"more than the {MAX_HEADER_SIZE} a model file's header may hold; "
+            "keep large data out of the metadata."
+        )
     buffer = _stdio.BytesIO(sio.dumps(estimator))
     with zipfile.ZipFile(buffer, "a", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(HEADER_NAME, header_text)
@@ -178,45 +219,177 @@ def dump(estimator, file, *, metadata=None):
     return path
 
 
-def _read_archive(file):
+def _mib(n):
+    return f"{n / 2**20:.1f} MiB"
+
+
+def _open_file(file):
+    """``(path, binary file)`` of a regular file, or the error that says why not."""
     path = Path(file)
-    if not path.is_file():
-        what = "is a directory" if path.is_dir() else "does not exist"
-        raise FileNotFoundError(f"model file {path} {what}")
-    data = path.read_bytes()
-    if not zipfile.is_zipfile(_stdio.BytesIO(data)):
-        raise ValueError(
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"model file {path} does not exist") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileNotFoundError(f"model file {path} is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise ModelFileError(
+            f"model file {path} is not a regular file (a pipe or a device); "
+            "give the path of a model file"
+        )
+    return path, open(path, "rb")  # closed by the callers
+
+
+def _member_count(fh, size):
+    """Members the archive declares in its end record (zip64 too), or None."""
+    tail = min(size, 22 + 2**16)
+    fh.seek(size - tail)
+    end = fh.read(tail)
+    at = end.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(end):
+        return None
+    count = struct.unpack("<H", end[at + 10 : at + 12])[0]
+    locator = end[at - 20 : at] if at >= 20 else b""
+    if count == 0xFFFF and locator[:4] == b"PK\x06\x07":
+        offset = struct.unpack("<Q", locator[8:16])[0]
+        if offset + 40 > size:
+            return None
+        fh.seek(offset)
+        record = fh.read(40)
+        if record[:4] != b"PK\x06\x06":
+            return None
+        count = struct.unpack("<Q", record[32:40])[0]
+    return count
+
+
+def _archive(path, fh, max_size):
+    """The open :class:`zipfile.ZipFile` after its central directory's checks.
+
+    Before anything is decompressed: the file is a zip archive of at most
+    ``MAX_MEMBERS`` members, unencrypted, with unique names, every member
+    compressed at most ``MAX_RATIO`` times (above 1 MiB) and all of them
+    together at most ``max_size`` bytes once decompressed. zipfile then never
+    returns more than a member's declared size.
+    """
+    size = os.fstat(fh.fileno()).st_size
+    if not zipfile.is_zipfile(fh):  # reads only the end of the file
+        raise ModelFileError(
             f"{path} is not a sklearn_betacal model file (not a skops zip "
             "archive); write one with sklearn_betacal.io.dump or 'betacal fit'. "
             "Pickle files are never loaded."
         )
+    count = _member_count(fh, size)
+    if count is not None and count > MAX_MEMBERS:
+        raise ModelFileError(
+            f"{path} declares {count} members, more than a model file holds "
+            f"({MAX_MEMBERS}); it was not written by sklearn_betacal.io.dump"
+        )
+    fh.seek(0)
     try:
-        with zipfile.ZipFile(_stdio.BytesIO(data)) as archive:
-            names = set(archive.namelist())
-            raw = archive.read(HEADER_NAME) if HEADER_NAME in names else None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise ValueError(
+        archive = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ModelFileError(
             f"{path} is a damaged model file ({exc}); write it again"
         ) from None
+    infos = archive.infolist()
+    names = [i.filename for i in infos]
+    if len(infos) > MAX_MEMBERS or len(set(names)) != len(names):
+        raise ModelFileError(
+            f"{path} is a damaged model file (more than {MAX_MEMBERS} or "
+            "duplicate members); write it again"
+        )
+    for info in infos:
+        if info.flag_bits & 0x1:
+            raise ModelFileError(f"{path} has an encrypted member {info.filename!r}")
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > 2**20 and ratio > MAX_RATIO:
+            raise ModelFileError(
+                f"{path} has a member {info.filename!r} that decompresses "
+                f"{ratio:.0f} times ({_mib(info.file_size)}), more than the "
+                f"{MAX_RATIO} of a model file: refused as a zip bomb"
+            )
+    total = sum(i.file_size for i in infos)
+    if max_size is not None and total > max_size:
+        raise ModelFileError(
+            f"{path} holds {_mib(total)} once decompressed, more than "
+            f"max_size={max_size} ({_mib(max_size)}); if you trust the file, "
+            "pass load(..., max_size=<bytes>)"
+        )
+    return archive
+
+
+def _read_member(path, archive, name, limit, what):
+    """The bytes of member ``name`` (at most ``limit``), damage as one line."""
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        return None
+    if info.file_size > limit:
+        raise ModelFileError(
+            f"{path} has a {what} of {_mib(info.file_size)}, more than the "
+            f"{_mib(limit)} a model file's {what} may take; it was not "
+            "written by sklearn_betacal.io.dump"
+        )
+    try:
+        return archive.read(info)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ModelFileError(
+            f"{path} is a damaged model file ({name}: {exc}); write it again"
+        ) from None
+
+
+def _parse_json(path, raw, what):
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError, MemoryError):
+        raise ModelFileError(
+            f"{path} has a damaged {what} (not JSON, or nested too deep); "
+            "write it again"
+        ) from None
+
+
+def _check_header(path, header):
+    """The header dict, each field of the type :func:`dump` writes."""
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise ModelFileError(
+            f"{path} is not a sklearn_betacal model file (unknown header)"
+        )
+    fields = {
+        "format_version": int,
+        "versions": dict,
+        "estimator": str,
+        "metadata": dict,
+    }
+    for key, kind in fields.items():
+        value = header.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ModelFileError(
+                f"{path} has a damaged {HEADER_NAME} header ({key!r} is "
+                f"{type(value).__name__}, not {kind.__name__}); write it again"
+            )
+    if not all(isinstance(v, str) for v in header["versions"].values()):
+        raise ModelFileError(
+            f"{path} has a damaged {HEADER_NAME} header (versions); write it again"
+        )
+    return header
+
+
+def _header(path, archive):
+    raw = _read_member(path, archive, HEADER_NAME, MAX_HEADER_SIZE, "header")
     if raw is None:
-        raise ValueError(
+        raise ModelFileError(
             f"{path} has no {HEADER_NAME} header: it was not written by "
             "sklearn_betacal.io.dump ('betacal fit'); save the model with "
             "sklearn_betacal.io.dump, or load it with skops.io.load yourself."
         )
-    try:
-        header = json.loads(raw)
-    except ValueError:
-        raise ValueError(
-            f"{path} has a damaged {HEADER_NAME} header; write it again"
-        ) from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
-        raise ValueError(f"{path} is not a sklearn_betacal model file (unknown header)")
-    return path, data, header
+    return _check_header(path, _parse_json(path, raw, f"{HEADER_NAME} header"))
 
 
 def read_header(file):
     """The version header of a model file, without loading the model.
+
+    Only the zip archive's central directory and the header member are read
+    (at most ``MAX_HEADER_SIZE`` bytes), whatever the size of the model.
 
     Parameters
     ----------
@@ -228,19 +401,106 @@ def read_header(file):
         ``format``, ``format_version``, ``versions`` (sklearn_betacal,
         scikit-learn, numpy that wrote it), ``estimator`` (class name) and
         ``metadata`` (as given to :func:`dump`).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ModelFileError
+        Not a model file, or a damaged one (a ``ValueError``).
     """
-    return _read_archive(file)[2]
+    path, fh = _open_file(file)
+    with fh:
+        with _archive(path, fh, None) as archive:
+            return _header(path, archive)
 
 
-def load(file, *, trusted=None):
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+
+
+def _check_schema(path, raw, max_size, estimator):
+    """skops' schema, checked before skops builds anything from it.
+
+    At most ``max_size / 32`` JSON values and ``max_size / 128`` objects,
+    nested at most ``MAX_DEPTH`` deep (its parsed size is then bounded like
+    the arrays'), and its root is the estimator class the header names.
+    """
+    if raw is None:
+        raise ModelFileError(
+            f"{path} is a damaged model file (no {SCHEMA_NAME}); write it again"
+        )
+    limit = max_size if max_size is not None else len(raw)
+    values = raw.count(b",") + raw.count(b":")
+    objects = raw.count(b"{")
+    if values > limit // _VALUE_BYTES or objects > limit // _OBJECT_BYTES:
+        raise ModelFileError(
+            f"{path} has a {SCHEMA_NAME} of {values} values and {objects} "
+            f"objects, more than max_size={limit} allows; if you trust the "
+            "file, pass load(..., max_size=<bytes>)"
+        )
+    # an upper bound of the nesting: brackets inside strings count too
+    brackets = np.frombuffer(raw.translate(None, _NOT_BRACKETS), dtype=np.uint8)
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+    if brackets.size and int(np.cumsum(steps).max()) > MAX_DEPTH:
+        raise ModelFileError(
+            f"{path} has a {SCHEMA_NAME} nested more than {MAX_DEPTH} deep; it "
+            "was not written by sklearn_betacal.io.dump"
+        )
+    schema = _parse_json(path, raw, SCHEMA_NAME)
+    root = schema.get("__class__") if isinstance(schema, dict) else None
+    if root != estimator:
+        raise ModelFileError(
+            f"{path} holds a {root!r} where its header names {estimator!r}: "
+            "the file was altered; write it again"
+        )
+
+
+def _check_arrays(path, archive):
+    """Every ``.npy`` member declares a shape that its size holds exactly.
+
+    NumPy allocates an array from its header's shape before reading it: a
+    small member claiming a huge shape would allocate it.
+    """
+    from numpy.lib import format as npy
+
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            continue
+        try:
+            with archive.open(info) as member:
+                version = npy.read_magic(member)
+                read = {(1, 0): npy.read_array_header_1_0}.get(
+                    version, npy.read_array_header_2_0
+                )
+                shape, _, dtype = read(member)
+                offset = member.tell()
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise ModelFileError(
+                f"{path} is a damaged model file ({info.filename}: {exc}); "
+                "write it again"
+            ) from None
+        n = 1
+        for k in shape:
+            n *= int(k)
+        if dtype.hasobject or offset + n * dtype.itemsize != info.file_size:
+            raise ModelFileError(
+                f"{path} is a damaged model file ({info.filename} declares an "
+                f"array of shape {shape} {dtype} that its "
+                f"{info.file_size} bytes do not hold); write it again"
+            )
+
+
+def load(file, *, trusted=None, max_size=MAX_SIZE):
     """Load a model file written by :func:`dump`, without running pickle.
 
     The header is checked first: a file from another sklearn_betacal
     release series (another ``major.minor``) or a newer file format is
-    refused with a message naming both versions. Then the archive's types
-    are checked against :func:`trusted_types` (plus skops' defaults and
-    ``trusted``); a file that asks for anything else is refused before any
-    object is built.
+    refused with a message naming both versions. Then the archive's sizes,
+    skops' schema and the arrays' declared shapes are checked (see
+    :ref:`model_files`), and the archive's types against
+    :func:`trusted_types` (plus skops' defaults and ``trusted``); a file
+    that asks for anything else is refused before any object is built. The
+    fitted state of every partitioner is checked when it is rebuilt.
 
     Parameters
     ----------
@@ -249,6 +509,10 @@ def load(file, *, trusted=None):
     trusted : list of str, default=None
         Further fully qualified type names to trust, e.g. a user-defined
         partitioner stored inside the model.
+    max_size : int or None, default=MAX_SIZE
+        Most bytes the archive may hold once decompressed (256 MiB; loading
+        takes up to about 4.5 times that in memory). Raise it for a larger
+        model you trust; ``None``: no limit.
 
     Returns
     -------
@@ -259,41 +523,86 @@ def load(file, *, trusted=None):
     ------
     FileNotFoundError
         No such file.
-    ValueError
-        Not a model file, a damaged one, one from an incompatible version,
-        or one holding untrusted types.
+    ModelFileError
+        (a ``ValueError``) Not a model file, a damaged or altered one, one
+        beyond ``max_size``, from an incompatible version, or holding
+        untrusted types.
     """
     sio = _skops()
-    path, data, header = _read_archive(file)
-    written = header.get("versions", {}).get("sklearn_betacal", "unknown")
-    fmt = header.get("format_version")
-    if not isinstance(fmt, int) or fmt > FORMAT_VERSION:
-        raise ValueError(
-            f"{path} uses model-file format {fmt!r}, newer than this "
-            f"sklearn_betacal {__version__} reads ({FORMAT_VERSION}); upgrade "
-            f"sklearn-betacal to {written} or refit the model with this version."
-        )
-    if not _compatible(str(written), __version__):
-        raise ValueError(
-            f"{path} was written by sklearn_betacal {written}, this is "
-            f"{__version__}: fitted state is not compatible across releases. Refit "
-            f"the model with this version, or install sklearn-betacal=={written} "
-            "to use it."
-        )
+    if max_size is not None and (
+        isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1
+    ):
+        raise ValueError(f"max_size must be a positive int or None, got {max_size!r}")
+    path, fh = _open_file(file)
+    with fh:
+        with _archive(path, fh, max_size) as archive:
+            header = _header(path, archive)
+            written = header["versions"].get("sklearn_betacal", "unknown")
+            fmt = header["format_version"]
+            if fmt > FORMAT_VERSION:
+                raise ModelFileError(
+                    f"{path} uses model-file format {fmt!r}, newer than this "
+                    f"sklearn_betacal {__version__} reads ({FORMAT_VERSION}); "
+                    f"upgrade sklearn-betacal to {written} or refit the model "
+                    "with this version."
+                )
+            if not _compatible(written, __version__):
+                raise ModelFileError(
+                    f"{path} was written by sklearn_betacal {written}, this is "
+                    f"{__version__}: fitted state is not compatible across "
+                    "releases. Refit the model with this version, or install "
+                    f"sklearn-betacal=={written} to use it."
+                )
+            limit = max_size if max_size is not None else 2**63
+            raw = _read_member(path, archive, SCHEMA_NAME, limit, "schema")
+            _check_schema(path, raw, max_size, header["estimator"])
+            _check_arrays(path, archive)
+        fh.seek(0)
+        data = fh.read()  # at most max_size plus the zip's own records
     allowed = set(trusted_types()) | set(trusted or ())
-    untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in allowed]
+    try:
+        untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in allowed]
+    except Exception as exc:  # skops' own schema reading: any damage
+        raise ModelFileError(
+            f"{path} is a damaged model file ({type(exc).__name__}: {exc}); "
+            "write it again"
+        ) from None
+    if _LEGACY_TREE in untrusted:
+        raise ModelFileError(
+            f"{path} holds a scikit-learn Tree object (a learned tree saved "
+            "before its node arrays were stored as plain arrays), which is not "
+            "trusted: skops would build it unchecked. Refit the model; or, if "
+            "you wrote this file yourself, load it once with "
+            f"load(path, trusted=['{_LEGACY_TREE}']) (the tree is then checked "
+            "and converted) and save it again with dump."
+        )
     if untrusted:
-        raise ValueError(
+        raise ModelFileError(
             f"{path} holds types that are not trusted: {', '.join(untrusted)}. "
             "If you wrote this file yourself and trust these types, pass them as "
             "load(..., trusted=[...])."
         )
-    return sio.loads(data, trusted=sorted(allowed))
+    try:
+        estimator = sio.loads(data, trusted=sorted(allowed))
+    except Exception as exc:  # damage skops or a fitted-state check found
+        raise ModelFileError(
+            f"{path} is a damaged model file ({type(exc).__name__}: "
+            f"{' '.join(str(exc).split())}); write it again"
+        ) from None
+    if type(estimator).__name__ != header["estimator"]:
+        raise ModelFileError(
+            f"{path} holds a {type(estimator).__name__} where its header names "
+            f"{header['estimator']!r}: the file was altered; write it again"
+        )
+    return estimator
 
 
 __all__ = [
     "FORMAT_VERSION",
     "HEADER_NAME",
+    "MAX_HEADER_SIZE",
+    "MAX_SIZE",
+    "ModelFileError",
     "dump",
     "load",
     "read_header",

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Model files (sklearn_betacal.io): skops round trips, trusted types, headers."""
 
+import io
 import json
 import pickle
 import subprocess
@@ -140,9 +141,9 @@ def test_trusted_types_are_the_public_estimators():
     # only public classes: a private helper class must never be needed
     ours = [t for t in types if t.startswith("sklearn_betacal.")]
     assert all(not t.rsplit(".", 1)[1].startswith("_") for t in ours)
-    # beyond them only the scikit-learn types skops does not trust by itself
-    assert set(types) - set(ours) == set(model_io.SKLEARN_TYPES)
-    assert "sklearn.tree._tree.Tree" in model_io.SKLEARN_TYPES
+    # nothing beyond them: the learned tree is plain arrays, no sklearn Tree
+    assert set(types) == set(ours)
+    assert "sklearn.tree._tree.Tree" not in types
 
 
 def test_text_embedder_pipeline_round_trips(tmp_path):
@@ -261,3 +262,279 @@ def test_missing_skops_is_a_clear_import_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "skops", None)
     with pytest.raises(ImportError, match=r"pip install sklearn-betacal\[skops\]"):
         model_io.dump(MODELS[1][1], "unused.skops")
+
+
+# --- hostile files: each is made from a real dumped model ---------------------
+
+_BY_NAME = {name: (est, X) for name, est, X in MODELS}
+KD, X_KD = _BY_NAME["bb-kd"]
+X_LEARNED = _BY_NAME["bb-learned-tree"][1]
+#: a learned tree that splits (7 nodes), as the hostile files need
+LEARNED = sb.BetaBinningCalibrator(
+    sb.CalibrationTreePartitioner(max_depth=2, split_alpha=None, random_state=0),
+    points_per_bin=20,
+    random_state=0,
+).fit(X_LEARNED, _data()[3])
+assert LEARNED.partitioner_.tree_["children_left"].shape[0] == 7
+
+
+def _schema(path):
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("schema.json"))
+
+
+def _rewrite(src, dst, change=lambda name, data: data, extra=()):
+    """Copy the archive ``src`` to ``dst``, each member through ``change``
+    (``None`` drops it), then the ``(info, data)`` pairs of ``extra``."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = change(info.filename, zin.read(info.filename))
+            if data is not None:
+                zout.writestr(info, data)
+        for info, data in extra:
+            zout.writestr(info, data)
+    return dst
+
+
+def _find(node, cls, fitted=False):
+    """The first schema node of class ``cls`` (depth first); ``fitted``: the
+    first one with a ``tree_``."""
+    if isinstance(node, dict):
+        state = node.get("content", {})
+        has_tree = isinstance(state, dict) and "tree_" in state.get("content", {})
+        if node.get("__class__") == cls and (has_tree or not fitted):
+            return node
+        children = node.values()
+    elif isinstance(node, list):
+        children = node
+    else:
+        return None
+    for child in children:
+        found = _find(child, cls, fitted)
+        if found is not None:
+            return found
+    return None
+
+
+def _node_member(path, owner):
+    """``(member, field)``: where the child arrays of ``owner``'s tree are,
+    in either layout (plain arrays, or the old scikit-learn ``Tree``)."""
+    part = _find(_schema(path), owner, fitted=True)
+    tree = part["content"]["content"]["tree_"]
+    if tree["__class__"] == "dict":
+        return tree["content"], None
+    nodes = _find(tree, "Tree")["content"]["content"]["nodes"]["file"]
+    return nodes, "structured"
+
+
+def _set_child(src, dst, owner, node, value, side="left"):
+    members, kind = _node_member(src, owner)
+    target = members if kind else members[f"children_{side}"]["file"]
+
+    def change(name, data):
+        if name != target:
+            return data
+        array = np.load(io.BytesIO(data))
+        if kind:
+            array[f"{side}_child"][node] = value
+        else:
+            array[node] = value
+        out = io.BytesIO()
+        np.save(out, array)
+        return out.getvalue()
+
+    return _rewrite(src, dst, change)
+
+
+def _run(code, *args):
+    """Run ``code`` in a fresh interpreter: a crash is a failed test there."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+_LOAD_AND_PREDICT = """
+import sys, numpy as np
+from sklearn_betacal import io
+try:
+    model = io.load(sys.argv[1])
+except ValueError as exc:
+    print("refused:", exc)
+    raise SystemExit(0)
+model.predict_proba(np.load(sys.argv[2]))
+print("predicted")
+"""
+
+
+def test_learned_tree_with_a_child_far_out_of_range_is_refused(tmp_path):
+    """A root child of 2**40 read memory far outside the tree (segfault)."""
+    good = model_io.dump(LEARNED, tmp_path / "good.skops")
+    bad = _set_child(
+        good, tmp_path / "bad.skops", "CalibrationTreePartitioner", 0, 2**40
+    )
+    np.save(tmp_path / "X.npy", X_LEARNED)
+    out = _run(_LOAD_AND_PREDICT, bad, tmp_path / "X.npy")
+    assert out.returncode == 0, (out.returncode, out.stderr[-500:])
+    assert out.stdout.startswith("refused:"), out.stdout
+    assert "child index is the root or lies outside" in out.stdout
+    with pytest.raises(ValueError, match="child index is the root or lies outside"):
+        model_io.load(bad)
+    # skops itself with the trusted list: the partitioner refuses it too
+    with pytest.raises(ValueError, match="child index is the root or lies outside"):
+        sio.load(bad, trusted=model_io.trusted_types())
+
+
+@pytest.mark.parametrize(
+    "node, value, side, match",
+    [
+        (1, 1, "left", "several parents or none"),  # a node its own child
+        (1, 0, "left", "is the root"),  # back to the root
+        (0, -3, "right", "is the root or lies outside"),  # NumPy would wrap -3
+    ],
+)
+def test_tree_with_a_cycle_or_a_bad_child_is_refused(
+    tmp_path, node, value, side, match
+):
+    """A child back at the root looped forever in scikit-learn's C walk.
+
+    Only the load is tried (the old code's walk would never return)."""
+    good = model_io.dump(LEARNED, tmp_path / "good.skops")
+    owner = "CalibrationTreePartitioner"
+    bad = _set_child(good, tmp_path / "bad.skops", owner, node, value, side)
+    with pytest.raises(ValueError, match=match):
+        model_io.load(bad)
+
+
+def test_tree_depths_finds_a_cycle_the_root_does_not_reach():
+    from sklearn_betacal._partition._base import tree_depths
+
+    # every node but the root has one parent, yet 1 and 2 are each other's
+    left = np.array([-1, 2, 1, -1, -1])
+    right = np.array([-1, 3, 4, -1, -1])
+    with pytest.raises(ValueError, match="cycle not reached from the root"):
+        tree_depths("T", left, right)
+    left, right = np.array([1, -1, -1]), np.array([2, -1, -1])
+    assert_array_equal(tree_depths("T", left, right), [0, 1, 1])
+
+
+@pytest.mark.parametrize("value", [2**40, -3, 0])
+def test_kdtree_with_a_bad_child_is_refused(tmp_path, value):
+    good = model_io.dump(KD, tmp_path / "good.skops")
+    bad = _set_child(
+        good, tmp_path / "bad.skops", "KDTreePartitioner", 0, value, "right"
+    )
+    with pytest.raises(ValueError, match="damaged fitted state"):
+        model_io.load(bad)
+
+
+def test_kdtree_leaf_table_and_cell_checks(tmp_path):
+    """A leaf axis beyond the features, cell ids that are not 0..n-1."""
+    part = KD.partitioner_
+    state = part.__getstate__()
+    for key, value, match in [
+        ("leaf_axes_", np.full_like(part.leaf_axes_, 7), "leaf_axes_ entry"),
+        ("depth_", part.depth_ + 1, "depth_"),
+        ("n_cells_", part.n_cells_ + 1, "n_cells_"),
+        ("leaf_lower_", part.leaf_lower_[:1], "shape"),
+    ]:
+        broken = dict(state, **{key: value})
+        with pytest.raises(ValueError, match=match):
+            type(part).__new__(type(part)).__setstate__(broken)
+    tree = dict(state["tree_"], cell=state["tree_"]["cell"][::-1].copy())
+    with pytest.raises(ValueError, match="cell ids"):
+        type(part).__new__(type(part)).__setstate__(dict(state, tree_=tree))
+
+
+def _legacy_partitioner():
+    """A fitted learned tree in the previous layout (a fitted
+    DecisionTreeRegressor as ``tree_``) and the tree it holds."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    h, _, emb, y = _data()
+    part = sb.CalibrationTreePartitioner(max_depth=3, split_alpha=None, random_state=0)
+    part.fit(emb, y, confidence=h, points_per_bin=20)
+    Z = part._project(emb)
+    dtr = DecisionTreeRegressor(max_depth=3, min_samples_leaf=40, random_state=0)
+    dtr.fit(Z, y)
+    legacy = sb.CalibrationTreePartitioner(**part.get_params())
+    state = dict(part.__getstate__())
+    leaves = np.flatnonzero(dtr.tree_.children_left == -1).astype(np.int64)
+    state.update(
+        tree_=dtr,
+        leaf_nodes_=leaves,
+        n_cells_=int(leaves.shape[0]),
+        leaf_n_samples_=np.ones(leaves.shape[0]),
+    )
+    legacy.__dict__.update(state)
+    return legacy, dtr, emb
+
+
+def _edge_rows(dtr, part, emb):
+    """Rows of ``emb`` and rows whose split features sit exactly on, and one
+    float32 step beside, every threshold (where float32 rounding matters)."""
+    nodes = dtr.tree_
+    inner = np.flatnonzero(nodes.children_left >= 0)
+    rows = [part._project(emb)]
+    for node in inner:
+        base = part._project(emb[:50])
+        for step in (-1, 0, 1):
+            Z = base.copy()
+            t = np.float32(nodes.threshold[node])
+            Z[:, nodes.feature[node]] = np.nextafter(t, np.float32(step * np.inf))
+            if step == 0:
+                Z[:, nodes.feature[node]] = nodes.threshold[node]
+            rows.append(Z)
+    return rows
+
+
+def test_learned_tree_walk_is_bit_identical_to_scikit_learn(tmp_path):
+    """The NumPy walk of the node arrays routes every row as scikit-learn's
+    tree did, also on and next to the thresholds (float32 rounding)."""
+    from sklearn_betacal._partition._base import _map_to_cells
+
+    legacy, dtr, emb = _legacy_partitioner()
+    # an old pickle converts on load
+    part = pickle.loads(pickle.dumps(legacy))
+    assert isinstance(part.tree_, dict)
+    assert_array_equal(part.leaf_nodes_, legacy.leaf_nodes_)
+    rows = _edge_rows(dtr, part, emb)
+    for Z in rows:
+        Z = np.asarray(Z, dtype=np.float64)
+        want = _map_to_cells(dtr.apply(Z).astype(np.int64), legacy.leaf_nodes_)
+        assert_array_equal(part._walk(Z), want)
+    assert_array_equal(
+        part.apply(emb), _map_to_cells(dtr.apply(part._project(emb)), part.leaf_nodes_)
+    )
+    ancestors = [c.tolist() for c in part.cell_ancestors()]
+    parent = {}
+    for node in np.flatnonzero(dtr.tree_.children_left >= 0):
+        parent[dtr.tree_.children_left[node]] = node
+        parent[dtr.tree_.children_right[node]] = node
+    for leaf, chain in zip(part.leaf_nodes_, ancestors, strict=True):
+        walked, node = [], leaf
+        while node in parent:
+            node = parent[node]
+            walked.append(node)
+        assert chain == walked
+
+
+def test_old_skops_file_with_a_sklearn_tree_is_refused_or_converted(tmp_path):
+    """The previous layout needs scikit-learn's Tree, no longer trusted: it
+    is refused in one line; trusted explicitly, it converts and is checked."""
+    legacy, dtr, emb = _legacy_partitioner()
+    path = model_io.dump(legacy, tmp_path / "old.skops")
+    assert "sklearn.tree._tree.Tree" in sio.get_untrusted_types(file=path)
+    with pytest.raises(ValueError, match="holds a scikit-learn Tree object"):
+        model_io.load(path)
+    part = model_io.load(path, trusted=["sklearn.tree._tree.Tree"])
+    assert isinstance(part.tree_, dict)
+    Z = part._project(emb)
+    assert_array_equal(part.apply(emb), legacy.leaf_nodes_.searchsorted(dtr.apply(Z)))
+    bad = _set_child(
+        path, tmp_path / "bad.skops", "CalibrationTreePartitioner", 0, 2**40
+    )
+    with pytest.raises(ValueError, match="child index is the root or lies outside"):
+        model_io.load(bad, trusted=["sklearn.tree._tree.Tree"])

@@ -200,7 +200,9 @@ def tree_depths(owner, left, right):
         raise damaged(owner, "a tree node has one child")
     children = np.concatenate([left[~leaf], right[~leaf]])
     if children.size and (children.min() < 1 or children.max() >= n):
-        raise damaged(owner, f"a child index lies outside the {n} tree nodes")
+        raise damaged(
+            owner, f"a child index is the root or lies outside the {n} tree nodes"
+        )
     parents = np.bincount(children, minlength=n)
     if np.any(parents[1:] != 1):
         raise damaged(owner, "a tree node has several parents or none")
@@ -244,9 +246,9 @@ def check_node_arrays(owner, tree, n_split_features):
     }
     left, right = out["children_left"], out["children_right"]
     leaf = left == -1
+    depth = tree_depths(owner, left, right)
     if not np.all(np.isfinite(out["threshold"][~leaf])):
         raise damaged(owner, "a split threshold is NaN or infinite")
-    depth = tree_depths(owner, left, right)
     if not np.array_equal(depth, out["depth"]):
         raise damaged(owner, "tree_['depth'] is not the depth of the nodes")
     feature = out["feature"]
