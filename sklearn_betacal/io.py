@@ -309,6 +309,13 @@ def _archive(path, fh, max_size):
                 f"{MAX_RATIO} of a model file: refused as a zip bomb"
             )
     total = sum(i.file_size for i in infos)
+    # beyond the members, a zip holds ~100 bytes of records per member
+    if max_size is not None and size > max(total, max_size) + 2**10 * len(infos):
+        raise ModelFileError(
+            f"{path} is {_mib(size)}, more than its members and max_size="
+            f"{max_size} ({_mib(max_size)}) account for; it was not written by "
+            "sklearn_betacal.io.dump"
+        )
     if max_size is not None and total > max_size:
         raise ModelFileError(
             f"{path} holds {_mib(total)} once decompressed, more than "
@@ -429,13 +436,14 @@ def _check_schema(path, raw, max_size, estimator):
         raise ModelFileError(
             f"{path} is a damaged model file (no {SCHEMA_NAME}); write it again"
         )
-    limit = max_size if max_size is not None else len(raw)
     values = raw.count(b",") + raw.count(b":")
     objects = raw.count(b"{")
-    if values > limit // _VALUE_BYTES or objects > limit // _OBJECT_BYTES:
+    if max_size is not None and (
+        values > max_size // _VALUE_BYTES or objects > max_size // _OBJECT_BYTES
+    ):
         raise ModelFileError(
             f"{path} has a {SCHEMA_NAME} of {values} values and {objects} "
-            f"objects, more than max_size={limit} allows; if you trust the "
+            f"objects, more than max_size={max_size} allows; if you trust the "
             "file, pass load(..., max_size=<bytes>)"
         )
     # an upper bound of the nesting: brackets inside strings count too
@@ -488,6 +496,21 @@ def _check_arrays(path, archive):
                 f"array of shape {shape} {dtype} that its "
                 f"{info.file_size} bytes do not hold); write it again"
             )
+
+
+def _check_checksums(path, archive):
+    """Every member decompresses to its declared size and CRC-32 (skops
+    reads an array's bytes without reaching the end that checks them: a
+    flipped byte would load as a wrong value)."""
+    try:
+        damaged = archive.testzip()  # 1 MiB at a time
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        damaged = f"{exc}"
+    if damaged is not None:
+        raise ModelFileError(
+            f"{path} is a damaged model file (member {damaged} fails its "
+            "checksum); write it again"
+        )
 
 
 def load(file, *, trusted=None, max_size=MAX_SIZE):
@@ -557,6 +580,7 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             raw = _read_member(path, archive, SCHEMA_NAME, limit, "schema")
             _check_schema(path, raw, max_size, header["estimator"])
             _check_arrays(path, archive)
+            _check_checksums(path, archive)
         fh.seek(0)
         data = fh.read()  # at most max_size plus the zip's own records
     allowed = set(trusted_types()) | set(trusted or ())

@@ -4,6 +4,7 @@
 import io
 import json
 import pickle
+import struct
 import subprocess
 import sys
 import zipfile
@@ -538,3 +539,254 @@ def test_old_skops_file_with_a_sklearn_tree_is_refused_or_converted(tmp_path):
     )
     with pytest.raises(ValueError, match="child index is the root or lies outside"):
         model_io.load(bad, trusted=["sklearn.tree._tree.Tree"])
+
+
+# --- resource limits and malformed files --------------------------------------
+
+PLATT = _BY_NAME["platt"][0]
+_BOMB = 300 * 2**20  # decompressed; beyond the default max_size of 256 MiB
+
+
+def _bomb(src, dst, name, head, size=_BOMB):
+    """``src`` with member ``name`` replaced by ``head`` padded with ``size``
+    bytes of blanks (JSON) or zeros (an .npy of that many zeros), deflated."""
+    pad = b" " if name.endswith(".json") else b"\0"
+    step = 2**20
+
+    def chunks():
+        yield head
+        for _ in range(size // step):
+            yield pad * step
+
+    with (
+        zipfile.ZipFile(src) as zin,
+        zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout,
+    ):
+        for info in zin.infolist():
+            if info.filename != name:
+                zout.writestr(info, zin.read(info.filename))
+        with zout.open(name, "w", force_zip64=True) as member:
+            for chunk in chunks():
+                member.write(chunk)
+    return dst
+
+
+def _npy_head(n_values):
+    """The .npy header of ``n_values`` float64 values."""
+    from numpy.lib import format as npy
+
+    out = io.BytesIO()
+    npy.write_array_header_1_0(
+        out, {"descr": "<f8", "fortran_order": False, "shape": (n_values,)}
+    )
+    return out.getvalue()
+
+
+def _first_array(path):
+    with zipfile.ZipFile(path) as archive:
+        return next(n for n in archive.namelist() if n.endswith(".npy"))
+
+
+_PEAK = """
+import resource, sys
+from sklearn_betacal import io
+import skops.io
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    io.load(sys.argv[1])
+    print("loaded")
+except ValueError as exc:
+    print("refused:", exc)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) // 1024)
+"""
+
+
+@pytest.mark.parametrize("member", ["betacal.json", "schema.json", "array"])
+def test_zip_bomb_is_refused_before_it_is_decompressed(tmp_path, member):
+    """A ~0.3 MiB file that decompresses to 300 MiB: refused from the central
+    directory, without the memory (the old code read it all)."""
+    good = model_io.dump(PLATT, tmp_path / "good.skops")
+    with zipfile.ZipFile(good) as archive:
+        names = archive.namelist()
+        head = {n: archive.read(n) for n in names if n.endswith(".json")}
+    name = _first_array(good) if member == "array" else member
+    start = _npy_head(_BOMB // 8) if member == "array" else head[member]
+    bomb = _bomb(good, tmp_path / "bomb.skops", name, start)
+    assert bomb.stat().st_size < 2**20
+    out = _run(_PEAK, bomb)
+    assert out.returncode == 0, out.stderr[-500:]
+    verdict, grown = out.stdout.strip().splitlines()
+    assert verdict.startswith("refused:") and "zip bomb" in verdict, verdict
+    assert int(grown) < 32, f"load grew by {grown} MiB"
+    if member == "betacal.json":  # the header alone is read by read_header
+        with pytest.raises(ValueError, match="zip bomb|header of"):
+            model_io.read_header(bomb)
+
+
+def test_large_file_that_is_not_a_zip_is_not_read(tmp_path):
+    big = tmp_path / "big.skops"
+    with open(big, "wb") as fh:
+        fh.truncate(768 * 2**20)  # sparse: costs no disk
+    out = _run(_PEAK, big)
+    verdict, grown = out.stdout.strip().splitlines()
+    assert verdict.startswith("refused:") and "not a skops zip" in verdict
+    assert int(grown) < 32, f"load grew by {grown} MiB"
+
+
+def test_max_size_limits_and_raises(tmp_path):
+    path = model_io.dump(KD, tmp_path / "kd.skops")
+    with pytest.raises(ValueError, match=r"more than max_size=1000 .*max_size=<bytes>"):
+        model_io.load(path, max_size=1000)
+    for size in (None, 2 * model_io.MAX_SIZE):
+        assert_array_equal(
+            model_io.load(path, max_size=size).predict_proba(X_KD),
+            KD.predict_proba(X_KD),
+        )
+    with pytest.raises(ValueError, match="max_size must be"):
+        model_io.load(path, max_size=0)
+    # the same limit holds for a bomb under max_size=None: the ratio
+    bomb = _bomb(path, tmp_path / "bomb.skops", "schema.json", b"{}", 8 * 2**20)
+    with pytest.raises(ValueError, match="zip bomb"):
+        model_io.load(bomb, max_size=None)
+
+
+def test_npy_member_that_claims_a_huge_shape_is_refused(tmp_path):
+    good = model_io.dump(PLATT, tmp_path / "good.skops")
+    name = _first_array(good)
+
+    def change(member, data):
+        return _npy_head(2**40) + b"\0" * 64 if member == name else data
+
+    bad = _rewrite(good, tmp_path / "bad.skops", change)
+    with pytest.raises(ValueError, match="declares an array of shape"):
+        model_io.load(bad)
+
+
+def _header_of(path):
+    with zipfile.ZipFile(path) as archive:
+        return json.loads(archive.read("betacal.json"))
+
+
+def _with_member(src, dst, name, data):
+    """``src`` with member ``name`` replaced (``None``: removed)."""
+    return _rewrite(src, dst, lambda member, old: data if member == name else old)
+
+
+def _corrupt_member(src, dst):
+    """``src`` with the last bytes of an array member flipped on disk."""
+    data = bytearray(src.read_bytes())
+    with zipfile.ZipFile(src) as archive:
+        info = archive.getinfo(_first_array(src))
+    name_len, extra_len = struct.unpack(
+        "<HH", data[info.header_offset + 26 : info.header_offset + 30]
+    )
+    end = info.header_offset + 30 + name_len + extra_len + info.compress_size
+    data[end - 8 : end] = bytes(b ^ 0xFF for b in data[end - 8 : end])
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def _schema_with(path, change):
+    schema = _schema(path)
+    change(schema)
+    return json.dumps(schema).encode()
+
+
+def _header_with(path, **fields):
+    return json.dumps({**_header_of(path), **fields}).encode()
+
+
+_DEEP = 60_000
+MALFORMED = {
+    "corrupt member": lambda src, dst: _corrupt_member(src, dst),
+    "no schema": lambda src, dst: _with_member(src, dst, "schema.json", None),
+    "schema not an object": lambda src, dst: _with_member(
+        src, dst, "schema.json", b"[1, 2]"
+    ),
+    "bad schema values": lambda src, dst: _with_member(
+        src, dst, "schema.json", _schema_with(src, lambda s: s.update(content=5))
+    ),
+    "unknown loader": lambda src, dst: _with_member(
+        src,
+        dst,
+        "schema.json",
+        _schema_with(src, lambda s: s.update({"__loader__": "NopeNode"})),
+    ),
+    "deep schema": lambda src, dst: _with_member(
+        src, dst, "schema.json", b"[" * _DEEP + b"]" * _DEEP
+    ),
+    "deep metadata": lambda src, dst: _with_member(
+        src,
+        dst,
+        "betacal.json",
+        _header_with(src)[:-1] + b', "deep": ' + b"[" * _DEEP + b"]" * _DEEP + b"}",
+    ),
+    "versions not a dict": lambda src, dst: _with_member(
+        src, dst, "betacal.json", _header_with(src, versions="0.1")
+    ),
+    "metadata not a dict": lambda src, dst: _with_member(
+        src, dst, "betacal.json", _header_with(src, metadata=[1])
+    ),
+    "format version a string": lambda src, dst: _with_member(
+        src, dst, "betacal.json", _header_with(src, format_version="1")
+    ),
+    "truncated": lambda src, dst: dst.write_bytes(src.read_bytes()[:-300]) and dst,
+}
+
+
+@pytest.fixture(scope="module")
+def cli_model(tmp_path_factory):
+    """A model written by ``betacal fit`` and a table to apply it to."""
+    from sklearn_betacal.cli import main
+
+    folder = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(0)
+    h = rng.uniform(0.05, 0.95, size=400)
+    table = folder / "in.csv"
+    table.write_text(
+        "conf,y\n"
+        + "".join(
+            f"{c},{int(u < c)}\n" for c, u in zip(h, rng.uniform(size=400), strict=True)
+        )
+    )
+    model = folder / "platt.skops"
+    argv = ["fit", str(table), "--confidence", "conf", "--label", "y"]
+    assert main([*argv, "--method", "platt", "--output", str(model)]) == 0
+    return model, table
+
+
+@pytest.mark.parametrize("kind", sorted(MALFORMED))
+def test_malformed_model_file_is_one_line_error(tmp_path, kind, cli_model, capsys):
+    """Each damage is one ValueError line in Python and in ``betacal apply``."""
+    from sklearn_betacal.cli import main
+
+    model, table = cli_model
+    bad = MALFORMED[kind](model, tmp_path / "bad.skops")
+    with pytest.raises(ValueError) as info:
+        model_io.load(bad)
+    assert "\n" not in str(info.value) and str(bad) in str(info.value)
+    status = main(["apply", str(bad), str(table), str(tmp_path / "out.csv")])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and err.startswith("betacal: error:") and "\n" not in err, err
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_header_estimator_must_match_the_payload(tmp_path):
+    """A LogisticRegression under a PlattScaler header was applied as one."""
+    logistic = LogisticRegression().fit(X_KD[:, :2], (X_KD[:, 1] > 0).astype(int))
+    src = model_io.dump(logistic, tmp_path / "lr.skops")
+    bad = _with_member(
+        src, tmp_path / "bad.skops", "betacal.json",
+        _header_with(src, estimator="PlattScaler"),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="holds a 'LogisticRegression' where its"):
+        model_io.load(bad)
+    assert isinstance(model_io.load(src), LogisticRegression)
+
+
+def test_model_file_error_is_a_value_error_and_dump_bounds_the_header(tmp_path):
+    assert issubclass(model_io.ModelFileError, ValueError)
+    with pytest.raises(ValueError, match="more than the 1048576 a model file"):
+        model_io.dump(PLATT, tmp_path / "m.skops", metadata={"x": "a" * 2**20})
+    assert not (tmp_path / "m.skops").exists()
