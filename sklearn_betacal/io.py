@@ -622,6 +622,8 @@ __all__ = [
     "FORMAT_VERSION",
     "HEADER_NAME",
     "MAX_HEADER_SIZE",
+    "MAX_MEMBERS",
+    "MAX_RATIO",
     "MAX_SIZE",
     "ModelFileError",
     "dump",

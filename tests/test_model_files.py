@@ -3,11 +3,13 @@
 
 import io
 import json
+import os
 import pickle
 import struct
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -347,12 +349,15 @@ def _set_child(src, dst, owner, node, value, side="left"):
 
 
 def _run(code, *args):
-    """Run ``code`` in a fresh interpreter: a crash is a failed test there."""
+    """Run ``code`` in a fresh interpreter (importing this sklearn_betacal):
+    a crash is a failed test there, not a dead test run."""
+    env = {**os.environ, "PYTHONPATH": str(Path(sb.__file__).parents[1])}
     return subprocess.run(
         [sys.executable, "-c", code, *map(str, args)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
 
 
