@@ -460,54 +460,45 @@ def _check_schema(path, raw, max_size):
         )
 
 
-def _check_arrays(path, archive):
-    """Every ``.npy`` member declares a shape that its size holds exactly.
+def _check_members(path, archive, done):
+    """Every member but ``done`` (already read) decompresses to its declared
+    size and CRC-32, and every ``.npy`` member declares a shape that its size
+    holds exactly.
 
-    NumPy allocates an array from its header's shape before reading it: a
-    small member claiming a huge shape would allocate it.
+    skops reads an array's bytes without reaching the end that checks the
+    CRC (a flipped byte would load as a wrong value), and NumPy allocates an
+    array from its header's shape before reading it (a small member claiming
+    a huge shape would allocate it). One member is in memory at a time.
     """
     from numpy.lib import format as npy
 
     for info in archive.infolist():
-        if not info.filename.endswith(".npy"):
+        if info.filename in done:
             continue
         try:
-            with archive.open(info) as member:
-                version = npy.read_magic(member)
-                read = {(1, 0): npy.read_array_header_1_0}.get(
-                    version, npy.read_array_header_2_0
-                )
-                shape, _, dtype = read(member)
-                offset = member.tell()
+            data = archive.read(info)  # checks the size and the CRC-32
+            if not info.filename.endswith(".npy"):
+                continue
+            member = _stdio.BytesIO(data)
+            version = npy.read_magic(member)
+            read = {(1, 0): npy.read_array_header_1_0}.get(
+                version, npy.read_array_header_2_0
+            )
+            shape, _, dtype = read(member)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
             raise ModelFileError(
-                f"{path} is a damaged model file ({info.filename}: {exc}); "
-                "write it again"
+                f"{path} is a damaged model file ({info.filename}: "
+                f"{' '.join(str(exc).split())}); write it again"
             ) from None
         n = 1
         for k in shape:
             n *= int(k)
-        if dtype.hasobject or offset + n * dtype.itemsize != info.file_size:
+        if dtype.hasobject or member.tell() + n * dtype.itemsize != len(data):
             raise ModelFileError(
                 f"{path} is a damaged model file ({info.filename} declares an "
                 f"array of shape {shape} {dtype} that its "
                 f"{info.file_size} bytes do not hold); write it again"
             )
-
-
-def _check_checksums(path, archive):
-    """Every member decompresses to its declared size and CRC-32 (skops
-    reads an array's bytes without reaching the end that checks them: a
-    flipped byte would load as a wrong value)."""
-    try:
-        damaged = archive.testzip()  # 1 MiB at a time
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        damaged = f"{exc}"
-    if damaged is not None:
-        raise ModelFileError(
-            f"{path} is a damaged model file (member {damaged} fails its "
-            "checksum); write it again"
-        )
 
 
 def load(file, *, trusted=None, max_size=MAX_SIZE):
@@ -576,8 +567,7 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             limit = max_size if max_size is not None else 2**63
             raw = _read_member(path, archive, SCHEMA_NAME, limit, "schema")
             _check_schema(path, raw, max_size)
-            _check_arrays(path, archive)
-            _check_checksums(path, archive)
+            _check_members(path, archive, {HEADER_NAME, SCHEMA_NAME})
         fh.seek(0)
         data = fh.read()  # at most max_size plus the zip's own records
     allowed = set(trusted_types()) | set(trusted or ())
