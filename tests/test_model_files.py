@@ -794,3 +794,23 @@ def test_model_file_error_is_a_value_error_and_dump_bounds_the_header(tmp_path):
     with pytest.raises(ValueError, match="more than the 1048576 a model file"):
         model_io.dump(PLATT, tmp_path / "m.skops", metadata={"x": "a" * 2**20})
     assert not (tmp_path / "m.skops").exists()
+
+
+@pytest.mark.parametrize(
+    "name, attr", [("bb-cluster", "cluster_labels_"), ("bb-cross", "cell_codes_")]
+)
+def test_cell_keys_out_of_order_are_refused(tmp_path, name, attr):
+    """Cells are found by binary search in sorted keys: reversed keys mapped
+    rows to the wrong cells silently."""
+    est = _BY_NAME[name][0]
+    part = est.partitioner_
+    state = dict(part.__getstate__())
+    state[attr] = state[attr][::-1].copy()
+    with pytest.raises(ValueError, match=f"{attr} is not sorted and unique"):
+        type(part).__new__(type(part)).__setstate__(state)
+    group = sb.GroupColumnPartitioner().fit(np.array([[3], [1], [2]]))
+    state = dict(group.__getstate__(), groups_=np.array([3, 1, 2]))
+    with pytest.raises(ValueError, match="groups_ is not sorted"):
+        type(group).__new__(type(group)).__setstate__(state)
+    same = pickle.loads(pickle.dumps(part))  # a good state loads as it was
+    assert_array_equal(getattr(same, attr), getattr(part, attr))

@@ -266,6 +266,28 @@ def check_node_arrays(owner, tree, n_split_features):
     return out, int(depth[leaf].max())
 
 
+def check_cell_keys(owner, state, name):
+    """Check the sorted unique keys ``state[name]`` (one row per cell) of a
+    fitted state being rebuilt: cells are found by binary search, so keys
+    out of order would give wrong cells. ``n_cells_`` is their number."""
+    keys = state.get(name)
+    if keys is None and "n_cells_" not in state:
+        return  # not fitted
+    if not isinstance(keys, np.ndarray) or keys.ndim not in (1, 2):
+        raise damaged(owner, f"{name} is not a 1-d or 2-d array")
+    if keys.ndim == 2 and keys.dtype.kind != "i":
+        raise damaged(owner, f"{name} is not an array of signed integers")
+    try:
+        unique = np.unique(keys, axis=0)
+    except TypeError:
+        raise damaged(owner, f"{name} holds values that cannot be ordered") from None
+    nan = keys.dtype.kind in "fc"
+    if unique.shape != keys.shape or not np.array_equal(unique, keys, equal_nan=nan):
+        raise damaged(owner, f"{name} is not sorted and unique")
+    if check_count(owner, "n_cells_", state.get("n_cells_")) != keys.shape[0]:
+        raise damaged(owner, f"n_cells_ is not the number of {name}")
+
+
 def _map_to_cells(values, cells):
     """Index of every value in the sorted array ``cells``; -1 if absent.
 

@@ -18,6 +18,7 @@ from ._base import (
     _map_to_cells,
     _PartitionerMixin,
     _select_columns,
+    check_cell_keys,
     fit_supervised,
     is_supervised,
     supervised_step,
@@ -149,6 +150,11 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
                 stacklevel=2,
             )
         return self
+
+    def __setstate__(self, state):
+        # a loaded model: its cell keys are checked before any row is mapped
+        check_cell_keys("GroupColumnPartitioner", state, "groups_")
+        super().__setstate__(state)
 
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
@@ -316,6 +322,11 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
                 f"{labels.shape}."
             )
         return labels
+
+    def __setstate__(self, state):
+        # a loaded model: its cell keys are checked before any row is mapped
+        check_cell_keys("ClusterPartitioner", state, "cluster_labels_")
+        super().__setstate__(state)
 
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
@@ -570,6 +581,11 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
                     chain.append(ids.setdefault(tuple(state), len(ids)))
             out.append(np.asarray(chain, dtype=np.int64))
         return out
+
+    def __setstate__(self, state):
+        # a loaded model: its cell keys are checked before any row is mapped
+        check_cell_keys("CrossPartitioner", state, "cell_codes_")
+        super().__setstate__(state)
 
     def apply(self, X):
         """Crossed cell id of every row (``-1``: outside or unseen combination).
