@@ -510,6 +510,8 @@ def test_learned_tree_walk_is_bit_identical_to_scikit_learn(tmp_path):
         Z = np.asarray(Z, dtype=np.float64)
         want = _map_to_cells(dtr.apply(Z).astype(np.int64), legacy.leaf_nodes_)
         assert_array_equal(part._walk(Z), want)
+        # up to 4 rows take the kernel's per-row Python walk
+        assert_array_equal(part._walk(Z[:3]), want[:3])
     assert_array_equal(
         part.apply(emb), _map_to_cells(dtr.apply(part._project(emb)), part.leaf_nodes_)
     )
