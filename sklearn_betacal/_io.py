@@ -14,13 +14,26 @@ content is complete in a temporary file of the target's folder before one
 ``os.replace`` swaps it in, and the temporary file is removed on any failure,
 so a reader never sees a half-written file and nothing is left behind. A
 folder of files (``betacal apply`` on a set of Parquet files) is written the
-same way by :func:`atomic_directory`.
+same way by :func:`atomic_directory`, a report folder by
+:func:`atomic_report_folder`.
+
+File hygiene, in this one place for every subcommand: an input must be a
+regular file (:func:`check_input_file`; a FIFO would block, a device never
+end), a table may have at most :data:`MAX_COLUMNS` columns, a CSV header at
+most :data:`MAX_HEADER_CHARS` characters and no duplicate column names. A new
+file gets ``0o666 & ~umask`` (a folder ``0o777 & ~umask``), as ``open`` would
+give it; a replaced file keeps its mode. Temporary files and folders are named
+``.<target>.betacal-<pid>-<host>-<random>.tmp``: one left by a killed run
+(SIGKILL, power loss) is removed by the next write to the same target once its
+process is gone.
 """
 
 import contextlib
 import lzma
 import os
 import re
+import socket
+import stat
 import tempfile
 import warnings
 import zipfile
@@ -40,8 +53,69 @@ class TableReadError(ValueError):
 _EXTRA = "\x00betacal-extra-field"
 
 
+#: the most columns a table may have (a wider one is refused before reading)
+MAX_COLUMNS = 10_000
+#: the longest CSV header read, in characters (the header is read first)
+MAX_HEADER_CHARS = 1 << 20
+#: the longest piece of user content (a column name, a value) quoted in a message
+MAX_QUOTED = 200
+
+
 def _one_line(message):
     return " ".join(str(message).split())
+
+
+def shorten(text, limit=MAX_QUOTED):
+    """``text`` cut to ``limit`` characters, with "…" when it was cut."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def quoted(value, limit=MAX_QUOTED):
+    """``repr(value)`` for a message, cut to ``limit`` characters."""
+    return shorten(repr(value), limit)
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(mode):
+    """What a non-regular file is ("a FIFO (named pipe)", ...), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def check_input_file(path, what="input file"):
+    """Refuse anything but an existing regular file (links are followed).
+
+    A FIFO blocks the reader until someone writes to it and a device such as
+    ``/dev/zero`` never ends, so both are refused before they are opened.
+    Raises :class:`TableReadError` (a ValueError) with a one-line message.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise TableReadError(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise TableReadError(
+            f"cannot read {what} {path}: {exc.strerror or exc}"
+        ) from None
+    if stat.S_ISDIR(mode):
+        raise TableReadError(f"{what} {path} is a directory, not a file")
+    kind = _not_regular(mode)
+    if kind is not None:
+        raise TableReadError(
+            f"{what} {path} is {kind}, not a regular file; save the data to a "
+            "file first"
+        )
+    return path
 
 
 def file_kind(path):
@@ -89,7 +163,7 @@ def _reading(path, kind):
         raise
     except _READ_ERRORS as exc:
         raise TableReadError(
-            f"could not read {path} as {kind}: {_one_line(exc)}"
+            f"could not read {path} as {kind}: {shorten(_one_line(exc), 500)}"
         ) from None
 
 
@@ -150,13 +224,63 @@ def detect_sep(path, kind):
         return ","
 
 
+def _csv_header(path, kind, sep):
+    """The raw header fields of a CSV file, read on their own first.
+
+    Reads at most :data:`MAX_HEADER_CHARS` characters, so neither a hostile
+    header nor a million columns cost more than that before the refusal.
+    """
+    import csv
+    import io
+
+    with _reading(path, kind), _open_text(path) as handle:
+        sample = handle.read(MAX_HEADER_CHARS + 1)
+    buffer = io.StringIO(sample)
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, MAX_HEADER_CHARS + 1))
+    try:
+        fields = next(csv.reader(buffer, delimiter=sep), [])
+    except csv.Error as exc:
+        raise TableReadError(
+            f"could not read the header of {path}: {shorten(exc)}"
+        ) from None
+    finally:
+        csv.field_size_limit(limit)
+    if len(sample) > MAX_HEADER_CHARS and buffer.tell() >= MAX_HEADER_CHARS:
+        raise TableReadError(
+            f"the header (first line) of {path} is longer than "
+            f"{MAX_HEADER_CHARS} characters; betacal reads tables of at most "
+            f"{MAX_COLUMNS} columns with short names: keep only the columns "
+            "you need"
+        )
+    if fields:
+        fields[0] = fields[0].removeprefix("\ufeff")  # pandas drops the BOM
+    return fields
+
+
+def _check_names(path, names):
+    """Refuse too many columns and duplicate column names."""
+    if len(names) > MAX_COLUMNS:
+        raise TableReadError(
+            f"{path} has {len(names)} columns, more than the {MAX_COLUMNS} "
+            "betacal reads; keep only the columns you need (e.g. with "
+            "pandas or cut) and retry"
+        )
+    seen = {}
+    for i, name in enumerate(names):
+        if name == "":  # pandas names each empty one "Unnamed: <i>"
+            continue
+        if name in seen:
+            raise TableReadError(
+                f"{path} has two columns named {quoted(name)} (columns "
+                f"{seen[name] + 1} and {i + 1}); give every column its own name"
+            )
+        seen[name] = i
+
+
 def _open_table(path, columns, sep):
     """Check ``path`` and ``columns``; return ``(kind, sep, all column names)``."""
-    path = Path(path)
-    if not path.exists():
-        raise TableReadError(f"input file {path} does not exist")
-    if path.is_dir():
-        raise TableReadError(f"input {path} is a directory, not a file")
+    path = check_input_file(path)
     kind = file_kind(path)
     with _reading(path, kind):
         if kind == "parquet":
@@ -168,19 +292,21 @@ def _open_table(path, columns, sep):
                     "sklearn-betacal[parquet] (or convert the file to CSV)"
                 ) from None
             available = pq.read_schema(path).names
+            _check_names(path, available)
         else:
             import pandas as pd
 
             if sep is None:
                 sep = detect_sep(path, kind)
+            _check_names(path, _csv_header(path, kind, sep))
             available = list(pd.read_csv(path, sep=sep, nrows=0).columns)
     missing = [c for c in columns if c not in available]
     if missing:
-        shown = ", ".join(map(repr, available[:12]))
+        shown = ", ".join(quoted(c, 60) for c in available[:12])
         more = " ..." if len(available) > 12 else ""
         hint = "" if kind == "parquet" or len(available) > 1 else "; pass --sep"
         raise TableReadError(
-            f"column {missing[0]!r} not found in {path}; its columns are "
+            f"column {quoted(missing[0])} not found in {path}; its columns are "
             f"{shown}{more}{hint}"
         )
     return kind, sep, available
@@ -305,8 +431,107 @@ def iter_table_chunks(
     return guarded()
 
 
+def _umask():
+    """The process's umask, read without changing it where Linux tells it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path, is_dir):
+    """The mode a new ``path`` gets: an existing one's, else ``open``'s."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and (stat.S_ISDIR(st.st_mode) if is_dir else True):
+        return stat.S_IMODE(st.st_mode)
+    return (0o777 if is_dir else 0o666) & ~_umask()
+
+
+def _host_tag():
+    import hashlib
+
+    return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _temp_prefix(path):
+    """``.<name>.betacal-<pid>-<host>-``: whose temporary file it is."""
+    return f".{path.name}.betacal-{os.getpid()}-{_host_tag()}-"
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it exists
+        return True
+    return True
+
+
+def remove_stale_temporaries(path):
+    """Remove what a killed write to ``path`` left in its folder.
+
+    Only this package's temporary files and folders for ``path`` (see
+    :func:`_temp_prefix`) whose process no longer runs on this host are
+    removed; an aside copy of a folder (``.old``) is put back when ``path``
+    itself is missing (the run died between the two renames).
+    """
+    import shutil
+
+    path = Path(path)
+    pattern = re.compile(
+        re.escape(f".{path.name}.betacal-") + r"(\d+)-([0-9a-f]{8})-.*\.(tmp|old)\Z"
+    )
+    host = _host_tag()
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        found = pattern.match(entry.name)
+        if found is None or found[2] != host:
+            continue
+        pid = int(found[1])
+        if pid == os.getpid() or _alive(pid):
+            continue
+        stale = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            kept = stale / path.name
+            if found[3] == "old" and kept.exists() and not os.path.lexists(path):
+                os.replace(kept, path)
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
+
+
+def _refuse_non_regular(path):
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    kind = _not_regular(mode)
+    if kind is not None:
+        raise FileExistsError(
+            f"{path} exists and is {kind}; only a regular file is replaced"
+        )
+
+
 def atomic_write(path, content):
     """Replace ``path`` by ``content`` in one step, leaving no temp file behind.
+
+    The file gets the mode of the file it replaces, else ``0o666 & ~umask``
+    (as ``open`` gives). Only a regular file is replaced (a FIFO or device at
+    ``path`` is refused with :class:`FileExistsError`). Temporary files that
+    a killed earlier write to ``path`` left are removed first.
 
     Parameters
     ----------
@@ -318,8 +543,14 @@ def atomic_write(path, content):
         format="png")``).
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _refuse_non_regular(path)
+    remove_stale_temporaries(path)
+    mode = _mode_for(path, is_dir=False)
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp"
+    )
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             if callable(content):
                 content(fh)
@@ -333,6 +564,16 @@ def atomic_write(path, content):
         raise
 
 
+def _temp_folder(path):
+    remove_stale_temporaries(path)
+    mode = _mode_for(path, is_dir=True)
+    tmp = Path(
+        tempfile.mkdtemp(dir=path.parent, prefix=_temp_prefix(path), suffix=".tmp")
+    )
+    os.chmod(tmp, mode)
+    return tmp
+
+
 @contextlib.contextmanager
 def atomic_directory(path):
     """Write a folder in one step: yields a temporary folder to fill.
@@ -343,20 +584,20 @@ def atomic_directory(path):
     (put back if that rename fails). On any failure the temporary folder is
     removed and ``path`` is left as it was: a reader sees the old folder or
     the complete new one, never a partial one, and nothing is left behind.
+    The folder gets the mode of the folder it replaces, else
+    ``0o777 & ~umask``.
     """
     import shutil
 
     path = Path(path)
-    tmp = Path(
-        tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    )
+    tmp = _temp_folder(path)
     try:
         yield tmp
         old = None
         if path.exists():
             old = Path(
                 tempfile.mkdtemp(
-                    dir=path.parent, prefix=f".{path.name}.", suffix=".old"
+                    dir=path.parent, prefix=_temp_prefix(path), suffix=".old"
                 )
             )
             os.replace(path, old / path.name)
@@ -369,6 +610,39 @@ def atomic_directory(path):
             raise
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_report_folder(path):
+    """Write the files of a report folder in one step: yields a temporary folder.
+
+    Everything is written into a temporary folder beside ``path``; a failure
+    removes it and leaves ``path`` as it was. On success a new ``path`` is
+    the temporary folder renamed; into an existing ``path`` each new file is
+    renamed over its namesake (other files in ``path``, such as the input
+    table, are kept), so no half-written file ever appears in it.
+    """
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_folder(path)
+    try:
+        yield tmp
+        if path.is_dir():
+            for entry in sorted(tmp.iterdir()):
+                _refuse_non_regular(path / entry.name)
+            for entry in sorted(tmp.iterdir()):
+                target = path / entry.name
+                if target.is_file():  # a replaced file keeps its mode
+                    os.chmod(entry, stat.S_IMODE(target.stat().st_mode))
+                os.replace(entry, target)
+            tmp.rmdir()
+        else:
+            os.replace(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

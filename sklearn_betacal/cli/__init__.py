@@ -9,7 +9,9 @@ no file it reports on the bundled TriviaQA data
 
 Exit status: 0 on success, 2 on bad input (missing file or column,
 non-binary labels, confidences outside [0, 1], NaN, refused output path),
-always with a one-line message on stderr and never a traceback.
+130 after Ctrl-C and 143 after SIGTERM, always with a one-line message on
+stderr and never a traceback; an interrupted command leaves no partial
+output and no temporary file.
 
 Subcommands register themselves in :data:`COMMANDS`: a function that adds its
 sub-parser and sets ``func`` (called with the parsed arguments, returns the
@@ -20,7 +22,17 @@ import sys
 
 from .. import __version__
 from ._apply import add_apply
-from ._common import EXIT_OK, EXIT_USAGE, UsageError, _Parser, one_line
+from ._common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    UsageError,
+    _Parser,
+    message_line,
+    signals_unwind,
+)
 from ._demo import add_demo
 from ._fit import add_fit
 from ._report import add_report, compute_report, format_json, format_markdown
@@ -75,8 +87,8 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success, 2 on bad input (a one-line message was written to
-        stderr).
+        0 on success, 2 on bad input, 130 after Ctrl-C, 143 after SIGTERM (a
+        one-line message was written to stderr).
 
     Examples
     --------
@@ -89,14 +101,21 @@ def main(argv=None):
     _never_fail_on_encoding()
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        return args.func(args)
+        with signals_unwind():
+            args = parser.parse_args(argv)
+            return args.func(args)
     except (UsageError, ValueError, OSError) as exc:
         # UsageError: our own checks; ValueError: the library's input
         # validation (e.g. --n-bins beyond the rows); OSError: a folder that
         # cannot be read or written. One line, never a traceback.
-        print(f"betacal: error: {one_line(exc)}", file=sys.stderr)
+        print(f"betacal: error: {message_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("betacal: interrupted (Ctrl-C); no partial output left", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print("betacal: terminated (SIGTERM); no partial output left", file=sys.stderr)
+        return EXIT_TERMINATED
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
 
@@ -107,7 +126,9 @@ if __name__ == "__main__":
 
 __all__ = [
     "COMMANDS",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "UsageError",
     "build_parser",

@@ -15,6 +15,14 @@ installed it is read lazily as one dask DataFrame, every partition is
 calibrated on its own (the same numbers as in memory: prediction is row by
 row) and written as one Parquet file of the folder ``OUT``, which appears
 complete or not at all (:func:`sklearn_betacal._io.atomic_directory`).
+
+The model file records how ``betacal fit`` read the confidences (its
+``confidence_format``: probabilities, percentages or verbalized text), and
+``apply`` refuses an input read another way rather than return wrong numbers:
+a percentage model whose input holds no confidence above 1 (fractions), a
+probability model given a value above 1 (percentages) or text, a verbalized
+model whose input column holds plain numbers only. The whole input is seen
+before the output appears, so the refusal leaves nothing behind.
 """
 
 import bz2
@@ -35,6 +43,7 @@ from .._io import (
     TableReadError,
     atomic_directory,
     atomic_write,
+    check_input_file,
     file_kind,
     iter_table_chunks,
 )
@@ -45,7 +54,7 @@ from ._common import (
     check_output,
     one_line,
 )
-from ._fit import confidence_values
+from ._fit import FORMAT_FLAGS, confidence_values, plain_numbers_only
 
 _WRITE_COMPRESSION = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}
 
@@ -98,6 +107,10 @@ def _load_model(path):
     from .. import io as model_io
 
     try:
+        check_input_file(path, "model file")
+    except TableReadError as exc:
+        raise UsageError(str(exc)) from None
+    try:
         header = model_io.read_header(path)
         est = model_io.load(path)
     except ImportError as exc:
@@ -110,6 +123,12 @@ def _load_model(path):
             f"model file {path} was not written by 'betacal fit' (it has no column "
             "settings); fit one with 'betacal fit', or use "
             "sklearn_betacal.io.load in Python"
+        )
+    fmt = spec.get("confidence_format", "number")
+    if fmt not in FORMAT_FLAGS:
+        raise UsageError(
+            f"model file {path} records an unknown confidence format {fmt!r}; "
+            "refit it with this version of 'betacal fit'"
         )
     return est, spec
 
@@ -166,10 +185,10 @@ def _output_writer(path, kind):
 
 def _check_paths(args):
     model = Path(args.model)
-    src = Path(args.input)
-    if not src.is_file():
-        what = "is a directory" if src.is_dir() else "does not exist"
-        raise UsageError(f"input file {src} {what}")
+    try:
+        src = check_input_file(args.input)
+    except TableReadError as exc:
+        raise UsageError(str(exc)) from None
     out = Path(args.output)
     for other, what in ((model, "model file"),):
         if out.exists() and other.exists() and os.path.samefile(out, other):
@@ -206,10 +225,56 @@ def _check_new_columns(args, present):
         )
 
 
-def _calibrator(est, spec, args, where):
-    """``calibrate(frame, first_row) -> (frame + new columns, n_unparsed)``.
+class _Scale:
+    """What the input's confidences show about their scale, over all chunks.
 
-    ``where(first_row, n_rows)`` names the rows in an error message.
+    ``see`` takes one chunk's column and its confidences in [0, 1];
+    ``merge`` adds another's (dask partitions); ``check`` refuses, at the end,
+    an input that the model would read on the wrong scale.
+    """
+
+    def __init__(self, fmt):
+        self.fmt = fmt
+        self.n = 0  # confidences seen
+        self.top = -np.inf  # the largest, in [0, 1]
+        self.numbers_only = True  # every chunk's column read as numbers
+
+    def see(self, column, h):
+        seen = h[~np.isnan(h)]
+        if seen.size:
+            self.n += seen.size
+            self.top = max(self.top, float(seen.max()))
+        if column.notna().any():
+            self.numbers_only &= plain_numbers_only(column)
+        return self
+
+    def merge(self, other):
+        self.n += other.n
+        self.top = max(self.top, other.top)
+        self.numbers_only &= other.numbers_only
+        return self
+
+    def check(self, source, column):
+        if self.fmt == "percent" and self.n and self.top <= 0.01:
+            raise UsageError(
+                f"the model reads {FORMAT_FLAGS['percent']}, but no confidence in "
+                f"column {column!r} of {source} is above 1 (max "
+                f"{self.top * 100:.6g}): they look like fractions; multiply them "
+                "by 100, or refit without --percent"
+            )
+        if self.fmt == "verbalized" and self.n and self.numbers_only:
+            raise UsageError(
+                f"the model reads {FORMAT_FLAGS['verbalized']}, but column "
+                f"{column!r} of {source} holds plain numbers only; refit without "
+                "--verbalized (with --percent for 0-100)"
+            )
+
+
+def _calibrator(est, spec, args, where):
+    """``calibrate(frame, first_row) -> (frame + new columns, n_unparsed, scale)``.
+
+    ``where(first_row, n_rows)`` names the rows in an error message; ``scale``
+    is the chunk's :class:`_Scale`.
     """
     conf = spec["confidence"]
     columns = [conf, *spec.get("features", [])]
@@ -217,9 +282,12 @@ def _calibrator(est, spec, args, where):
 
     def calibrate(frame, first_row):
         try:
-            h, _ = confidence_values(frame[conf], fmt, column=conf, check_scale=False)
+            h, _ = confidence_values(
+                frame[conf], fmt, column=conf, check_scale=False, command="apply"
+            )
         except UsageError as exc:
             raise UsageError(f"{where(first_row, len(frame))}: {exc}") from None
+        scale = _Scale(fmt).see(frame[conf], h)
         ok = ~np.isnan(h)
         p = np.full(h.shape[0], np.nan)
         cells = np.full(h.shape[0], -1, dtype=np.int64)
@@ -240,7 +308,7 @@ def _calibrator(est, spec, args, where):
         frame[args.column] = p
         if args.cells:
             frame["cell"] = cells
-        return frame, int(np.count_nonzero(~ok))
+        return frame, int(np.count_nonzero(~ok)), scale
 
     return calibrate
 
@@ -286,12 +354,14 @@ def run_apply(args):
         _WRITE_COMPRESSION.get(out.suffix.lower()) if out_kind != "parquet" else None
     )
     counts = {"rows": 0, "unparsed": 0}
+    scale = _Scale(spec.get("confidence_format", "number"))
     calibrate_rows = _calibrator(
         est, spec, args, lambda row, n: f"rows {row + 1}-{row + n} of {src}"
     )
 
     def calibrate(frame):
-        frame, unparsed = calibrate_rows(frame, counts["rows"])
+        frame, unparsed, seen = calibrate_rows(frame, counts["rows"])
+        scale.merge(seen)
         counts["unparsed"] += unparsed
         counts["rows"] += len(frame)
         return frame
@@ -311,6 +381,8 @@ def run_apply(args):
                     result = calibrate(chunk)
                     empty = result.iloc[:0] if empty is None else empty
                     write(stream, result)
+                # the whole input seen: refuse it before OUT appears
+                scale.check(src, conf)
                 close(stream, empty)
             except TableReadError as exc:
                 raise UsageError(str(exc)) from None
@@ -338,10 +410,15 @@ def _input_set(text):
         files = sorted(
             f
             for f in path.iterdir()
-            if f.is_file() and f.suffix.lower() in (".parquet", ".pq")
+            if not f.is_dir() and f.suffix.lower() in (".parquet", ".pq")
         )
         if not files:
             raise UsageError(f"input folder {path} holds no .parquet file")
+        for f in files:
+            try:
+                check_input_file(f)
+            except TableReadError as exc:
+                raise UsageError(str(exc)) from None
         return files
     if path.is_file() or not any(c in text for c in "*?["):  # glob's wildcards
         return None
@@ -350,6 +427,10 @@ def _input_set(text):
     if not files:
         raise UsageError(f"input pattern {text!r} matches no file")
     for f in files:
+        try:
+            check_input_file(f)
+        except TableReadError as exc:
+            raise UsageError(str(exc)) from None
         try:
             kind = file_kind(f)
         except TableReadError:
@@ -428,20 +509,28 @@ def _apply_set(args, files, start):
             return None
         try:
             part = parts[i].compute(scheduler="sync")
-            result, unparsed = calibrate(part, i)
+            result, unparsed, scale = calibrate(part, i)
             result.to_parquet(folder / f"part.{i:0{width}d}.parquet", index=False)
         except BaseException as exc:  # noqa: BLE001 - re-raised below
             failed.set()
             return exc
-        return len(result), unparsed
+        return len(result), unparsed, scale
 
     with atomic_directory(out) as folder, limit_threads(1):
         tasks = [dask.delayed(write_part)(i, folder) for i in range(len(parts))]
         try:
-            done = dask.compute(*tasks)
+            try:
+                done = dask.compute(*tasks)
+            except BaseException:  # Ctrl-C, SIGTERM: the other tasks stop
+                failed.set()
+                raise
             error = next((d for d in done if isinstance(d, BaseException)), None)
             if error is not None:
                 raise error
+            scale = _Scale(spec.get("confidence_format", "number"))
+            for _, _, seen in done:
+                scale.merge(seen)
+            scale.check(args.input, conf)
         except KeyError as exc:  # pyarrow/pandas: a file without a column
             raise UsageError(
                 f"applying to {args.input}: a file of the set lacks a column that "
@@ -453,8 +542,8 @@ def _apply_set(args, files, start):
             # pyarrow's errors derive from these
             raise UsageError(f"applying to {args.input}: {one_line(exc)}") from None
     counts = {
-        "rows": sum(n for n, _ in done),
-        "unparsed": sum(u for _, u in done),
+        "rows": sum(n for n, _, _ in done),
+        "unparsed": sum(u for _, u, _ in done),
     }
     _report(counts, f"{out}/ ({len(done)} Parquet files)", start, args.column)
     return EXIT_OK

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write
+from .._io import atomic_report_folder, atomic_write
 from ._common import EXIT_OK, UsageError, check_writable_folder
 
 
@@ -178,11 +178,18 @@ def format_warnings(results):
 
 def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
     """Write ``report.md`` (+ PNG figures when matplotlib exists) atomically."""
+    out_dir = Path(out_dir)
+    # every file is written into a temporary folder beside OUT_DIR first: a
+    # failure midway leaves OUT_DIR as it was (atomic_report_folder)
+    with atomic_report_folder(out_dir) as tmp:
+        _write_report_files(tmp, summary, results, preds, seeds=seeds, elapsed=elapsed)
+    return out_dir / "report.md"
+
+
+def _write_report_files(out_dir, summary, results, preds, *, seeds, elapsed):
     from .._protocol import ProtocolConfig, format_legend, format_table
     from ..metrics._plot._base import PLOT_EXTRA_HINT, have_matplotlib
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     lines = [
         "# betacal demo: beta-calibration of LLM confidences (bundled TriviaQA)",
         "",
@@ -240,7 +247,6 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
     else:
         lines += [f"(No figures: {PLOT_EXTRA_HINT}.)", ""]
     atomic_write(out_dir / "report.md", "\n".join(lines))
-    return out_dir / "report.md"
 
 
 def _write_figures(out_dir, preds):

@@ -39,20 +39,33 @@ TUNE_GRID = (10, 20, 35, 50, 75, 100, 150, 200, 300)
 # --------------------------------------------------------------------------
 
 
-def confidence_values(values, fmt, *, column, check_scale=True):
+#: how a model file's ``confidence_format`` reads a column, for messages
+FORMAT_FLAGS = {
+    "number": "probabilities in [0, 1] (fitted without --percent/--verbalized)",
+    "percent": "percentages in [0, 100] (fitted with --percent)",
+    "verbalized": "text read by the verbalized parser (fitted with --verbalized)",
+}
+
+
+def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     """Float confidences in [0, 1] (NaN where missing/unparseable) and the
     number of strings that could not be parsed.
 
     ``fmt``: ``"number"`` (probabilities), ``"percent"`` (0-100) or
     ``"verbalized"`` (free text, read by
-    :func:`~sklearn_betacal.parse_verbalized_confidence`). ``check_scale``
-    refuses percentages that are all at most 1 (probabilities given
-    ``--percent`` by mistake); ``apply`` turns it off, as one chunk may
-    legitimately hold only small values.
+    :func:`~sklearn_betacal.parse_verbalized_confidence`). Booleans,
+    timestamps and durations are refused. ``check_scale`` refuses
+    percentages that are all at most 1 (probabilities given ``--percent`` by
+    mistake); ``apply`` makes that check on the whole file instead (one
+    chunk may legitimately hold only small values). ``command`` (``"fit"``
+    or ``"apply"``) chooses hints that name only that command's flags.
     """
     import pandas as pd
 
+    from ._common import check_confidence_kind
+
     values = pd.Series(values)
+    check_confidence_kind(values, column)
     if fmt == "verbalized":
         from .._elicitation import parse_verbalized_confidence
 
@@ -64,10 +77,15 @@ def confidence_values(values, fmt, *, column, check_scale=True):
     bad = np.isnan(numeric) & values.notna().to_numpy()
     if bad.any():
         example = values[bad].iloc[0]
+        hint = (
+            "pass --verbalized to parse text confidences"
+            if command == "fit"
+            else f"the model reads {FORMAT_FLAGS[fmt]}; to parse text "
+            "confidences refit it with 'betacal fit --verbalized'"
+        )
         raise UsageError(
             f"confidence column {column!r} has {int(bad.sum())} non-numeric "
-            f"value(s) such as {str(example)[:40]!r}; pass --verbalized to parse "
-            "text confidences"
+            f"value(s) such as {str(example)[:40]!r}; {hint}"
         )
     if fmt == "percent":
         seen = numeric[~np.isnan(numeric)]
@@ -80,17 +98,35 @@ def confidence_values(values, fmt, *, column, check_scale=True):
     finite = numeric[~np.isnan(numeric)]
     n_out = int(np.count_nonzero((finite < 0) | (finite > 1) | np.isinf(finite)))
     if n_out:
-        hint = (
-            "they are percentages: drop --percent"
-            if fmt == "percent"
-            else "if they are percentages pass --percent"
-        )
+        if command == "apply":
+            hint = f"the model reads {FORMAT_FLAGS[fmt]}" + (
+                "; if they are percentages divide them by 100, or refit with "
+                "'betacal fit --percent'"
+                if fmt == "number"
+                else ""
+            )
+        elif fmt == "percent":
+            hint = "they are percentages: drop --percent"
+        else:
+            hint = "if they are percentages pass --percent"
+        scale = 100 if fmt == "percent" else 1
+        lo, hi = finite.min() * scale, finite.max() * scale
         raise UsageError(
             f"confidence column {column!r} has {n_out} value(s) outside "
-            f"[0, {100 if fmt == 'percent' else 1}] (min {finite.min():.6g}, max "
-            f"{finite.max():.6g}); {hint}"
+            f"[0, {scale}] (min {lo:.6g}, max {hi:.6g}); {hint}"
         )
     return numeric, 0
+
+
+def plain_numbers_only(values):
+    """Whether every value of a column was read as a number (no text at all)."""
+    import pandas as pd
+
+    values = pd.Series(values)
+    return bool(
+        pd.api.types.is_numeric_dtype(values.dtype)
+        and not pd.api.types.is_bool_dtype(values.dtype)
+    )
 
 
 # --------------------------------------------------------------------------
@@ -454,6 +490,12 @@ def run_fit(args):
     except TableReadError as exc:
         raise UsageError(str(exc)) from None
     fmt = confidence_format(args)
+    if fmt == "verbalized" and plain_numbers_only(frame[args.confidence]):
+        raise UsageError(
+            f"--verbalized: confidence column {args.confidence!r} holds plain "
+            "numbers only, no text; drop --verbalized (and pass --percent for "
+            "0-100)"
+        )
     h, n_failed = confidence_values(frame[args.confidence], fmt, column=args.confidence)
     keep = ~np.isnan(h)
     n_missing = int(np.count_nonzero(~keep)) - n_failed

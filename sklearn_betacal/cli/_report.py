@@ -8,8 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import TableReadError, atomic_write, read_table
-from ._common import EXIT_OK, UsageError, check_output, one_line
+from .._io import TableReadError, atomic_report_folder, atomic_write, read_table
+from ._common import (
+    EXIT_OK,
+    UsageError,
+    check_confidence_kind,
+    check_output,
+    one_line,
+)
 
 
 def _bundled_frame():
@@ -41,6 +47,7 @@ def _check_columns(frame, confidence, label, group, dropna):
             f"group column {group!r} has {int(frame[group].isna().sum())} missing "
             "value(s); every row needs a group (or pass --dropna)"
         )
+    check_confidence_kind(frame[confidence], confidence)
     try:
         y = check_binary_labels(frame[label].to_numpy(), name=f"label column {label!r}")
         # "logit" checks type and finiteness only; the [0, 1] check below has a
@@ -396,23 +403,25 @@ def _check_plot_dir(folder, force):
 
 
 def _write_plots(folder, report, text, p, y, groups, args):
+    # every file is written into a temporary folder beside FOLDER first: a
+    # failure midway leaves FOLDER as it was (atomic_report_folder)
     from ..metrics._plot._panels import file_figures
 
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        figures = file_figures(
-            folder,
-            y,
-            p,
-            name=report["input"]["confidence"],
-            groups=groups,
-            n_bins=args.n_bins,
-            strategy=args.strategy,
-        )
-        images = ["", "## Figures", ""]
-        for name, caption in figures.items():
-            images += [f"### {caption}", "", f"![{caption}]({name})", ""]
-        atomic_write(folder / "report.md", text + "\n".join(images))
+        with atomic_report_folder(folder) as tmp:
+            figures = file_figures(
+                tmp,
+                y,
+                p,
+                name=report["input"]["confidence"],
+                groups=groups,
+                n_bins=args.n_bins,
+                strategy=args.strategy,
+            )
+            images = ["", "## Figures", ""]
+            for name, caption in figures.items():
+                images += [f"### {caption}", "", f"![{caption}]({name})", ""]
+            atomic_write(tmp / "report.md", text + "\n".join(images))
     except OSError as exc:
         raise UsageError(f"could not write to --plot {folder}: {exc}") from None
     return len(figures)
