@@ -166,8 +166,9 @@ def _start_apply(tmp_path):
     out_dir.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sklearn_betacal.cli", "apply", str(tmp_path / "m.skops"),
-         str(tmp_path / "big.csv"), str(out_dir / "o.csv"), "--chunk-size", "20000"],
+        [sys.executable, "-m", "sklearn_betacal.cli", "apply",
+         str(tmp_path / "m.skops"), str(tmp_path / "big.csv"),
+         str(out_dir / "o.csv"), "--chunk-size", "20000"],
         stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     while not any(out_dir.iterdir()):  # the temporary file exists
