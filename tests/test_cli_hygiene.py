@@ -199,3 +199,19 @@ def test_sigkill_leftover_is_cleaned_by_the_next_write(tmp_path):
     assert len(list(out_dir.iterdir())) == 1  # the killed run's temp file
     atomic_write(out_dir / "o.csv", "x")
     assert [p.name for p in out_dir.iterdir()] == ["o.csv"]
+
+
+def test_duplicate_parquet_column_names_are_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from sklearn_betacal._io import TableReadError, read_table
+
+    path = tmp_path / "dup.parquet"
+    table = pa.Table.from_arrays(
+        [pa.array([0.2, 0.7]), pa.array([1, 0]), pa.array([0.3, 0.1])],
+        names=["conf", "ok", "conf"],
+    )
+    pq.write_table(table, path)
+    with pytest.raises(TableReadError, match="two columns named 'conf'"):
+        read_table(path, ["conf", "ok"])
