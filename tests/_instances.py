@@ -15,8 +15,8 @@ expected failure that a fix made pass: delete its check name here;
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.tree import DecisionTreeClassifier
 from sklearn.preprocessing import FunctionTransformer
+from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_betacal import (
     BetaBinningCalibrator,
