@@ -5,4 +5,5 @@ import sys
 
 from . import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (docs, doctests) runs nothing
+    sys.exit(main())
