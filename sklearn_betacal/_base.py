@@ -443,9 +443,24 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             np.asarray(y[grow], dtype=np.float64),
             confidence=None if h is None else h[grow],
             sample_weight=None if sample_weight is None else sample_weight[grow],
-            points_per_bin=getattr(self, "points_per_bin", None),
+            points_per_bin=self._partitioner_points_per_bin(
+                float(h.shape[0] if rows is None else len(rows))
+                if sample_weight is None
+                else float(
+                    sample_weight.sum() if rows is None else sample_weight[rows].sum()
+                )
+            ),
         )
         return rows
+
+    def _partitioner_points_per_bin(self, bin_weight):
+        """``b`` the partitioner sizes its cells by (``points_per_bin``).
+
+        ``bin_weight`` is the total weight of the rows that will be binned
+        (after an honest split); calibrators that resolve ``"auto"`` from it
+        override this so the partitioner sees the resolved int.
+        """
+        return getattr(self, "points_per_bin", None)
 
     def _cells(self, Z):
         """Cell id of every row of ``Z``: ``partitioner_.transform``, checked.

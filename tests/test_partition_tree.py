@@ -665,3 +665,40 @@ def test_learned_tree_crossed_with_a_group_column():
     # without a supervised component nothing changes: unsupervised, no split
     plain = CrossPartitioner([("group", GroupColumnPartitioner(), [0])])
     assert not hasattr(plain, "honest_split")
+
+
+def _auto_data(n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 3))
+    h = rng.uniform(0.05, 0.95, size=n)
+    p = np.where(Z[:, 0] > 0, h**2, np.sqrt(h))
+    y = rng.uniform(size=n) < p
+    return np.column_stack([h, Z]), y
+
+
+def test_auto_points_per_bin_reaches_learned_tree_before_it_is_fitted():
+    """points_per_bin='auto' is resolved before the partitioner sees the rows:
+    the learned tree's minimum leaf is 2 * b_resolved (it was 100 before)."""
+    from sklearn_betacal import BetaBinningCalibrator, CalibrationTreePartitioner
+
+    X, y = _auto_data()
+    bb = BetaBinningCalibrator(
+        CalibrationTreePartitioner(),
+        points_per_bin="auto",
+        epsilon=0.1,
+        random_state=0,
+    ).fit(X, y)
+    assert bb.points_per_bin_ != 50
+    assert bb.partitioner_.min_samples_leaf_ == 2 * bb.points_per_bin_
+
+
+def test_int_points_per_bin_learned_tree_unchanged():
+    """An int points_per_bin still reaches the tree as before (leaf 2 * b)."""
+    from sklearn_betacal import BetaBinningCalibrator, CalibrationTreePartitioner
+
+    X, y = _auto_data()
+    bb = BetaBinningCalibrator(
+        CalibrationTreePartitioner(), points_per_bin=150, random_state=0
+    ).fit(X, y)
+    assert bb.partitioner_.min_samples_leaf_ == 300
+    assert bb.points_per_bin_ == 150
