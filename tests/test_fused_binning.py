@@ -22,10 +22,10 @@ from sklearn_betacal._base import resolve_n_bins
 from sklearn_betacal._kernels._binning import (
     _segmented_cumsum,
     _with_lookup,
-    grid_count,
-    grid_search,
+    grid_positions,
     segment_lookup,
     stack_tables,
+    table_grid,
     tie_break,
     umd_fit,
     umd_fit_segments,
@@ -190,12 +190,9 @@ def test_fused_kernel_many_segments_exact_at_edges(delta):
     )
     j = np.repeat(np.repeat(np.arange(S), B - 1), 3)  # each edge in its table
     got = umd_predict_segments(fused, x, j)
-    # beyond max_entries (tables x distinct breakpoints) there is no lookup
-    assert segment_lookup(fused, max_entries=S) is None
-    lookup = segment_lookup(fused, max_entries=2**24)  # 40 distinct if delta = 0
-    assert (lookup is None) == (delta > 0)
-    if lookup is not None:
-        assert umd_predict_segments(fused, x, j, lookup).tobytes() == got.tobytes()
+    # the per-table grids serve any number of tables (memory linear in steps)
+    lookup = segment_lookup(fused)
+    assert umd_predict_segments(fused, x, j, lookup).tobytes() == got.tobytes()
     want = np.empty_like(got)
     for s in np.unique(j[:: max(1, j.shape[0] // 500)]):  # 500 tables checked
         rows = np.flatnonzero(j == s)
@@ -227,8 +224,8 @@ def test_stack_tables_keeps_every_table():
 
 
 @pytest.mark.parametrize("kind", range(6))
-def test_grid_count_is_searchsorted(kind):
-    """The grid search counts exactly, whatever the spacing of the steps."""
+def test_table_grid_count_is_searchsorted(kind):
+    """The per-table grids count exactly, whatever the spacing of the steps."""
     rng = np.random.default_rng(kind)
     for K in (0, 1, 2, 7, 300, 5000):
         s = (
@@ -249,8 +246,19 @@ def test_grid_count_is_searchsorted(kind):
                 [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e308, -1e308],
             ]
         )
-        got = grid_count(grid_search(s), x)
+        # one table, and the same steps as table 1 of three (ties repeated)
+        k = s.shape[0]
+        one = table_grid(s, np.array([0, k]), np.arange(k + 1.0))
+        got = grid_positions(one, x) - one.table_start[0]
         assert_array_equal(got, np.searchsorted(s, x, side="right"))
+        rep = np.repeat(s, 2)
+        st = np.array([0, 3, 3 + rep.shape[0], 5 + rep.shape[0]])
+        steps = np.concatenate([[0.1, 0.2, 0.3], rep, [-1.0, 2.0]])
+        three = table_grid(steps, st, np.arange(steps.shape[0] + 3.0))
+        pos = grid_positions(three, x, np.ones(x.shape[0], dtype=np.intp))
+        assert_array_equal(
+            three.values[pos] - (3 + 1), np.searchsorted(rep, x, side="right")
+        )
 
 
 def test_fused_fit_rejects_empty_segment():

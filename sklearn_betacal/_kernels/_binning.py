@@ -598,148 +598,218 @@ def _segmented_search(steps, start, x, table, side="right"):
     return idx
 
 
-class GridSearch(NamedTuple):
-    """``np.searchsorted(steps, x, side="right")`` by a uniform grid, exactly.
+class TableGrid(NamedTuple):
+    """Many step functions prepared for counting by uniform grids, exactly.
 
-    ``cell(v)`` maps a value to one of ``G`` equal-width cells of
-    ``[steps[0], steps[-1]]`` with float operations that are each monotone
-    (``v - origin``, ``* scale``, clamping, truncation), so ``cell`` is
-    non-decreasing: every step in a lower cell than ``cell(x)`` is ``< x``,
-    every step in a higher one ``> x``. The count is therefore ``first[g]``
-    (steps in cells below ``g = cell(x)``) plus the number of the cell's own
-    steps that are ``<= x``: ``bounds[i, g]`` is the cell's ``i``-th step
-    (NaN past its last: never counted), ``i < m``. Cells holding more than ``m`` steps
-    are ``crowded``; their rows are searched with ``np.searchsorted``.
+    Made by :func:`table_grid`; :func:`grid_positions` counts. Table ``t``'s
+    distinct steps ``u_0 < u_1 < ...`` (``n_steps[t]`` of them) are stored
+    at ``steps[table_start[t]:]``, followed by ``window`` NaN (never
+    counted); ``values[table_start[t] + k]`` is the table's output for a
+    score with ``k`` of its distinct steps at or below it. Every table has a
+    grid of its own, ``2**p`` equal cells over ``[u_0, u_last]``:
+    ``cell(v) = clamp((v - origin[t]) * scale[t], 0, top[t])``, a chain of
+    float operations each monotone in ``v``, so every step in a lower cell
+    than ``cell(x)`` is below ``x`` and every step in a higher one above it
+    (also across the float roundings). ``first[cell_start[t] + c]`` is the
+    position of the first step in cell ``c`` or above; the cell's own steps
+    that are ``<= x`` are counted by a branch-free binary search over the
+    next ``window`` positions (``window = 2**k - 1``, the grid refined until
+    no cell holds more). Cells that still hold more (a float cluster the
+    grid cannot split) are ``crowded``; their rows are bisected.
 
-    About ``7 + 3 m`` element-wise passes per row instead of a binary
-    search's ``log2(len(steps))`` dependent, mispredicted branches.
+    Memory is linear in the steps (about 24 bytes per distinct step), not in
+    tables x steps, and a row touches three cache lines of its own table:
+    the cost of a count stays flat as the tables grow.
     """
 
-    steps: np.ndarray
-    origin: float
-    scale: float
+    origin: np.ndarray
+    scale: np.ndarray
+    top: np.ndarray
+    cell_start: np.ndarray
     first: np.ndarray
-    bounds: np.ndarray
+    steps: np.ndarray
+    values: np.ndarray
+    table_start: np.ndarray
+    n_steps: np.ndarray
     crowded: np.ndarray | None
+    window: int
 
 
-#: At most this many steps per grid cell are compared row by row.
-_GRID_STEPS = 4
-#: The grid has at most this many cells (``first`` and ``bounds``: 1.3 MiB);
-#: small grids stay in cache, which matters more than a crowded cell or two.
-_GRID_MAX_CELLS = 1 << 15
+#: Steps a grid cell may hold before the grid is refined (``2**k - 1``: a
+#: ``k``-step binary search covers them).
+_GRID_WINDOW = 7
+#: A table's grid is refined to at most this many times its first size
+#: (which is about one cell per distinct step) and this many cells.
+_GRID_REFINE = 16
+_GRID_MAX_CELLS = 1 << 24
 
 
-def _grid_cell(v, origin, scale, n_cells):
-    """Grid cell of every value (a new intp array; monotone in ``v``)."""
+def _grid_cell(v, origin, scale, top):
+    """Grid cell of every value (a new intp array; monotone in ``v``).
+
+    ``origin``, ``scale``, ``top`` are scalars or arrays like ``v``.
+    """
     g = np.subtract(v, origin)
     with np.errstate(over="ignore", invalid="ignore"):
         g *= scale  # overflow to +-inf and 0 * inf = NaN are clamped below
     np.fmax(g, 0.0, out=g)  # fmax / fmin also send NaN to a valid cell
-    np.fmin(g, n_cells - 1.0, out=g)
+    np.fmin(g, top, out=g)
     return g.astype(np.intp)
 
 
-def grid_search(steps):
-    """Prepare :class:`GridSearch` over the sorted float64 ``steps``."""
+def table_grid(steps, start, values):
+    """Prepare :class:`TableGrid` for step functions stored back to back.
+
+    Parameters
+    ----------
+    steps : ndarray of shape (K,), float64
+        Table ``t``'s sorted steps are ``steps[start[t]:start[t + 1]]``
+        (repeated steps allowed: each counts).
+    start : ndarray of shape (T + 1,), int
+    values : ndarray of shape (K + T,), float64
+        Table ``t``'s output for a score with ``k`` of its steps at or below
+        it is ``values[start[t] + t + k]``.
+
+    Returns
+    -------
+    TableGrid
+        Cost ``O(K)`` per refinement round, no loop over the tables.
+    """
     steps = np.asarray(steps, dtype=np.float64)
-    K = steps.shape[0]
-    origin = float(steps[0]) if K else 0.0
-    span = float(steps[-1]) - origin if K else 0.0
-    G = 1
-    while G < min(2 * K, _GRID_MAX_CELLS):
-        G *= 2
+    start = np.asarray(start, dtype=np.intp)
+    T = start.shape[0] - 1
+    W = _GRID_WINDOW
+    tab = np.repeat(np.arange(T, dtype=np.intp), np.diff(start))
+    # the last of every run of equal steps of a table stands for the run:
+    # a score at or above it has the whole run below it
+    last = np.ones(steps.shape[0], dtype=bool)
+    last[:-1] = (steps[1:] != steps[:-1]) | (tab[1:] != tab[:-1])
+    keep = np.flatnonzero(last)
+    us, ut = steps[keep], tab[keep]
+    U = np.bincount(ut, minlength=T)
+    us_start = np.concatenate(([0], np.cumsum(U)))
+    # padded layout: table t at ps[t] .. ps[t] + U[t] + W - 1
+    ps = us_start[:-1] + W * np.arange(T)
+    pos_u = np.arange(us.shape[0]) + W * ut  # padded position of every step
+    P = int(us_start[-1]) + W * T
+    padded = np.full(P, np.nan)
+    padded[pos_u] = us
+    out = np.full(P, np.nan)
+    out[ps] = values[start[:-1] + np.arange(T)]  # no step at or below
+    out[pos_u + 1] = values[keep + ut + 1]  # keep[i] - start[t] + 1 steps
+
+    has = U > 0
+    origin = np.zeros(T)
+    origin[has] = us[us_start[:-1][has]]
+    span = np.zeros(T)
+    span[has] = us[us_start[1:][has] - 1] - origin[has]
+    G = np.ones(T, dtype=np.intp)
+    while np.any(G < U):
+        G[G < U] *= 2  # about one cell per distinct step
+    cap = np.minimum(G * _GRID_REFINE, _GRID_MAX_CELLS)
     while True:
-        scale = G / span if 0.0 < span < np.inf else 0.0
-        if not np.isfinite(scale):
-            scale = 0.0
-        cell = _grid_cell(steps, origin, scale, G)
-        per_cell = np.bincount(cell, minlength=G)
-        most = int(per_cell.max()) if K else 0
-        if most <= _GRID_STEPS or G >= _GRID_MAX_CELLS or scale == 0.0:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            scale = G / span
+        scale[~((span > 0) & np.isfinite(scale))] = 0.0
+        top = G - 1.0
+        cell_start = np.concatenate(([0], np.cumsum(G)))
+        key = _grid_cell(us, origin[ut], scale[ut], top[ut]) + cell_start[ut]
+        per_cell = np.bincount(key, minlength=int(cell_start[-1]))
+        crowded_t = np.zeros(T, dtype=bool)
+        crowded_t[ut[per_cell[key] > W]] = True
+        refine = crowded_t & (scale > 0) & (G < cap)
+        if not refine.any():
             break
-        G *= 2
-    m = min(most, _GRID_STEPS)
-    first = np.searchsorted(cell, np.arange(G), side="left")
-    # NaN past the last step: never <= x, not even x = +inf
-    padded = np.concatenate((steps, np.full(m + 1, np.nan)))
-    bounds = padded[first[None, :] + np.arange(m)[:, None]]
-    crowded = per_cell > m
-    return GridSearch(
-        steps=steps,
+        G[refine] *= 2
+    C = int(cell_start[-1])
+    cell_t = np.repeat(np.arange(T, dtype=np.intp), G)
+    first = np.searchsorted(key, np.arange(C), side="left") + W * cell_t
+    crowded = per_cell > W
+    return TableGrid(
         origin=origin,
-        scale=float(scale),
+        scale=scale,
+        top=top,
+        cell_start=cell_start[:-1].astype(np.intp),
         first=first.astype(np.intp),
-        bounds=bounds,
+        steps=padded,
+        values=out,
+        table_start=ps.astype(np.intp),
+        n_steps=U.astype(np.intp),
         crowded=crowded if crowded.any() else None,
+        window=W,
     )
 
 
-def grid_count(grid, x):
-    """``np.searchsorted(grid.steps, x, side="right")``, exactly (intp)."""
-    G = grid.first.shape[0]
-    g = _grid_cell(x, grid.origin, grid.scale, G)
-    r = grid.first[g]
-    if grid.bounds.shape[0]:
-        b = np.empty(x.shape[0])
-        le = np.empty(x.shape[0], dtype=bool)
-        for row in grid.bounds:
-            np.take(row, g, out=b)
-            np.less_equal(b, x, out=le)
-            r += le
-    if grid.crowded is not None:
-        rows = np.flatnonzero(grid.crowded[g])
-        if rows.size:
-            r[rows] = np.searchsorted(grid.steps, x[rows], side="right")
+#: Rows per pass of ``grid_positions`` (its temporaries stay in L2 cache).
+_GRID_ROWS = 1 << 14
+
+
+def grid_positions(grid, x, table=None):
+    """Padded position of ``x[i]`` in table ``table[i]`` of a :class:`TableGrid`.
+
+    ``grid.table_start[t]`` plus the number of the table's distinct steps
+    ``<= x[i]`` (NaN counts as above every step, as ``np.searchsorted``
+    sorts it), so ``grid.values[grid_positions(grid, x, table)]`` is every
+    row's output. ``table=None``: table 0 for every row (one table; no
+    per-row parameters are gathered). Exact: the same count as
+    ``np.searchsorted(steps_t, x, side="right")``.
+    """
+    n = x.shape[0]
+    pos = np.empty(n, dtype=np.intp)
+    for a in range(0, n, _GRID_ROWS):
+        sl = slice(a, a + _GRID_ROWS)
+        pos[sl] = _grid_positions(grid, x[sl], None if table is None else table[sl])
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, checked below
         any_nan = np.isnan(np.add.reduce(x))
     if any_nan:
-        r[np.isnan(x)] = grid.steps.shape[0]  # NaN sorts last
-    return r
+        rows = np.flatnonzero(np.isnan(x))
+        t = 0 if table is None else table[rows]
+        pos[rows] = grid.table_start[t] + grid.n_steps[t]
+    return pos
 
 
-class SegmentLookup(NamedTuple):
-    """A ``CellTables`` prepared for fast prediction (``segment_lookup``).
+def _grid_positions(grid, x, j):
+    """``grid_positions`` of one pass of rows (NaN not handled)."""
+    if j is None:
+        o, s, top, c0 = grid.origin[0], grid.scale[0], grid.top[0], grid.cell_start[0]
+    else:
+        o, s, top = grid.origin.take(j), grid.scale.take(j), grid.top.take(j)
+        c0 = grid.cell_start.take(j)
+    g = _grid_cell(x, o, s, top)
+    g += c0
+    pos = grid.first.take(g)
+    # branch-free binary search of the cell's steps <= x among the next
+    # `window` positions (later cells' steps and the NaN padding are not)
+    steps = grid.steps
+    probe = np.empty(x.shape[0], dtype=np.intp)
+    b = np.empty(x.shape[0])
+    le = np.empty(x.shape[0], dtype=bool)
+    half = (grid.window + 1) // 2
+    while half:
+        np.add(pos, half - 1, out=probe)
+        steps.take(probe, out=b)
+        np.less_equal(b, x, out=le)
+        # (a multiply into a buffer is twice as fast as add(where=le))
+        np.multiply(le, half, out=probe)
+        pos += probe
+        half //= 2
+    if grid.crowded is not None:
+        rows = np.flatnonzero(grid.crowded.take(g))
+        if rows.size:
+            t = np.zeros(rows.size, dtype=np.intp) if j is None else j[rows]
+            lo = grid.table_start[t]
+            pos[rows] = _bisect(steps, lo, lo + grid.n_steps[t], x[rows], "right")
+    return pos
 
-    The breakpoints of all tables merged into one sorted array, searched by
-    a :class:`GridSearch`; ``table_values[t * stride + k]`` is table ``t``'s
-    output for a score with ``k`` merged breakpoints at or below it
-    (``stride = len(steps) + 1``): one count per row for every table at
-    once, then one gather.
+
+def segment_lookup(tables):
+    """Prepare ``tables`` (a ``CellTables``) for ``umd_predict_segments``.
+
+    A :class:`TableGrid` of the step functions prediction reads (cost
+    ``O(K)`` for ``K`` breakpoints in all tables, memory about 24 bytes
+    per breakpoint): prepare once per prediction call, not per block.
     """
-
-    grid: GridSearch
-    table_values: np.ndarray
-    stride: int
-
-
-#: ``segment_lookup`` declines beyond this many (table, step) entries
-#: (8 MiB of float64); the offset search serves such many-cell models.
-SEGMENT_LOOKUP_MAX_ENTRIES = 1 << 20
-
-
-def segment_lookup(tables, max_entries=SEGMENT_LOOKUP_MAX_ENTRIES):
-    """Prepare ``tables`` for ``umd_predict_segments``; ``None`` when too large.
-
-    Cost ``O(T K)`` for ``T`` tables and ``K`` distinct breakpoints in all
-    of them: prepare once per prediction call, not per block.
-    """
-    steps, start, vals = _step_arrays(tables)
-    T = start.shape[0] - 1
-    merged = np.unique(steps)
-    stride = merged.shape[0] + 1
-    if T * stride > max_entries:
-        return None
-    # table t's count at merged position k: its steps below merged[k]
-    # (repeated steps, e.g. tied edges with delta = 0, each count)
-    at = np.searchsorted(merged, steps, side="left") + 1
-    at += np.repeat(np.arange(T, dtype=np.intp) * stride, np.diff(start))
-    count = np.bincount(at, minlength=T * stride).reshape(T, stride)
-    np.cumsum(count, axis=1, out=count)
-    count += (start[:-1] + np.arange(T))[:, None]
-    return SegmentLookup(
-        grid=grid_search(merged), table_values=vals[count.ravel()], stride=stride
-    )
+    return table_grid(*_step_arrays(tables))
 
 
 def _step_arrays(tables):
@@ -758,14 +828,14 @@ def umd_predict_segments(tables, x, table, lookup=None):
     step functions and one gather; only rows whose nudge interval straddles
     an edge (``delta > 0``, NaN in the lookup) take the exact slower path.
     ``lookup``, from :func:`segment_lookup` on the same ``tables``, replaces
-    the search by a grid count and a gather (same numbers, several times
-    faster); without it the tables are searched with offset keys.
+    the search by per-table grid counts and a gather (same numbers, several
+    times faster, and flat in the size of the tables); without it the
+    tables are searched with offset keys (the reference).
     """
     j = np.asarray(table, dtype=np.intp)
     if lookup is not None:
-        b = grid_count(lookup.grid, x)
-        b += j * lookup.stride
-        out = lookup.table_values[b]
+        b = grid_positions(lookup, x, j)
+        out = lookup.values.take(b)
     else:
         steps, start, vals = _step_arrays(tables)
         b = _segmented_search(steps, start, x, j)
@@ -1350,16 +1420,14 @@ def _with_lookup_segments(tables):
 
 
 __all__ = [
-    "SEGMENT_LOOKUP_MAX_ENTRIES",
     "CellTables",
-    "GridSearch",
-    "SegmentLookup",
+    "TableGrid",
     "UMDTable",
     "edge_positions",
-    "grid_count",
-    "grid_search",
+    "grid_positions",
     "segment_lookup",
     "stack_tables",
+    "table_grid",
     "tie_break",
     "umd_fit",
     "score_order",
