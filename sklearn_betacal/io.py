@@ -578,10 +578,20 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             f"{path} is a damaged model file ({type(exc).__name__}: {exc}); "
             "write it again"
         ) from None
+    if (
+        _LEGACY_TREE not in allowed
+        and _LEGACY_TREE not in untrusted
+        and b'"sklearn.tree._tree"' in raw
+        and b'"Tree"' in raw
+    ):
+        # skops < 0.13 trusts scikit-learn's Tree by default: refuse it here
+        # whatever the installed skops trusts (its node arrays are unchecked)
+        untrusted.append(_LEGACY_TREE)
     if _LEGACY_TREE in untrusted:
         raise ModelFileError(
             f"{path} holds a scikit-learn Tree object (a learned tree saved "
-            "before its node arrays were stored as plain arrays), which is not "
+            "before its node arrays were stored as plain arrays, or a "
+            "scikit-learn tree model), which is not "
             "trusted: skops would build it unchecked. Refit the model; or, if "
             "you wrote this file yourself, load it once with "
             f"load(path, trusted=['{_LEGACY_TREE}']) (the tree is then checked "

@@ -278,7 +278,8 @@ def check_cell_keys(owner, state, name):
     if keys.ndim == 2 and keys.dtype.kind != "i":
         raise damaged(owner, f"{name} is not an array of signed integers")
     try:
-        unique = np.unique(keys, axis=0)
+        # axis= only for rows of ids: numpy < 2 refuses it for object arrays
+        unique = np.unique(keys, axis=0) if keys.ndim == 2 else np.unique(keys)
     except TypeError:
         raise damaged(owner, f"{name} holds values that cannot be ordered") from None
     nan = keys.dtype.kind in "fc"

@@ -26,9 +26,9 @@ from sklearn.base import is_classifier
 from sklearn.metrics import make_scorer
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import UNUSED
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from .._compat import HasMethods, _BaseScorer, validate_params
+from .._compat import HasMethods, _BaseScorer, _num_samples, validate_params
 from .._validation import check_cell_ids, split_confidence_features
 from ._calibration_error import (
     _BETA_NORMS,
