@@ -589,13 +589,13 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
         untrusted.append(_LEGACY_TREE)
     if _LEGACY_TREE in untrusted:
         raise ModelFileError(
-            f"{path} holds a scikit-learn Tree object (a learned tree saved "
-            "before its node arrays were stored as plain arrays, or a "
-            "scikit-learn tree model), which is not "
-            "trusted: skops would build it unchecked. Refit the model; or, if "
-            "you wrote this file yourself, load it once with "
-            f"load(path, trusted=['{_LEGACY_TREE}']) (the tree is then checked "
-            "and converted) and save it again with dump."
+            f"{path} holds a scikit-learn Tree object (a scikit-learn tree or "
+            "forest model, or a learned tree saved before its node arrays were "
+            "stored as plain arrays), which is not trusted: skops would build "
+            "it unchecked. If you wrote this file yourself, pass "
+            f"load(path, trusted=['{_LEGACY_TREE}']) (an old learned tree is "
+            "then checked and converted: save it again with dump); otherwise "
+            "refit the model."
         )
     if untrusted:
         raise ModelFileError(
