@@ -35,6 +35,7 @@ _LAZY = {
     "estimate_misspecification": "._scaling_beta_binning",
     "TextEmbedder": "._text",
     "parse_verbalized_confidence": "._elicitation",
+    "ConfidenceReader": "._elicitation",
     "VERB1S_TOP1_PROMPT": "._elicitation",
     "LING1S_TOP1_PROMPT": "._elicitation",
     "LINGUISTIC_CONFIDENCE_TABLE": "._elicitation",

@@ -16,10 +16,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._compat import StrOptions, validate_params
+from ._compat import StrOptions, _fit_context, validate_params
 
 #: Numbers the Fagen-Ulmschneider (2015) "Perception of Probability Words"
 #: survey attached to each of its 17 probability words: the **median** of the
@@ -624,11 +628,277 @@ def parse_verbalized_confidence(
     return ParsedConfidence(confidence, guess, n_bad, source)
 
 
+# --------------------------------------------------------------------------
+# reading a confidence column as a model file records it
+# --------------------------------------------------------------------------
+
+#: how a confidence column may be written: probabilities in [0, 1],
+#: percentages in [0, 100], or the model's own text
+CONFIDENCE_FORMATS = ("number", "percent", "verbalized")
+
+
+def read_confidence_values(values, confidence_format):
+    """Float confidences of one column, NaN where missing or unreadable.
+
+    The one reading that ``betacal fit`` / ``apply`` / ``report`` and
+    :class:`ConfidenceReader` share. ``"number"``: the values as numbers;
+    ``"percent"``: divided by 100; ``"verbalized"``: read by
+    :func:`parse_verbalized_confidence` (its defaults). A value that is no
+    number (``"number"``, ``"percent"``) is NaN here too: the callers count
+    and refuse it with their own words, as they do values outside the scale
+    (left as they are, e.g. 1.6 or -0.1).
+    """
+    values = pd.Series(values).reset_index(drop=True)
+    if confidence_format == "verbalized":
+        return parse_verbalized_confidence(values.to_numpy(dtype=object)).confidence
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    return numeric / 100.0 if confidence_format == "percent" else numeric
+
+
+class ConfidenceReader(TransformerMixin, BaseEstimator):
+    """Read the confidence column of raw input as the calibrator was fitted on.
+
+    A calibrator takes confidences in ``[0, 1]``; an answer log holds them
+    as percentages or as the model's own words (``"Guess: Paris\\n
+    Probability: 80%"``, Table 5 of the paper). Put this reader in front of
+    the calibrator (``make_pipeline(ConfidenceReader(...), calibrator)``) and
+    the pipeline reads the raw log the same way every time: ``betacal fit
+    --percent`` / ``--verbalized`` saves exactly that pipeline, so the model
+    file records how its input was read and ``sklearn_betacal.io.load(path)
+    .predict_proba(raw_frame)`` reads raw strings as ``betacal apply`` does.
+    The other columns (the features of beta) pass through unchanged; a
+    DataFrame may hold more columns than it was fitted on (the whole log):
+    those it was fitted on are taken by name, in their fitted order.
+
+    Parameters
+    ----------
+    confidence_column : int or str, default=0
+        The confidence column: a position, or a DataFrame column name.
+    confidence_format : {"number", "percent", "verbalized"}, default="number"
+        ``"number"``: probabilities in ``[0, 1]``; ``"percent"``: numbers in
+        ``[0, 100]``; ``"verbalized"``: model text read by
+        :func:`parse_verbalized_confidence`.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of columns of ``X`` seen in :meth:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Column names of ``X``, when it was a DataFrame with string names.
+
+    See Also
+    --------
+    parse_verbalized_confidence : the parser of ``"verbalized"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_betacal import ConfidenceReader
+    >>> raw = pd.DataFrame({"response": ["Guess: Paris\\nProbability: 0.8",
+    ...                                  "Lyon, 35%"], "topic": ["geo", "geo"]})
+    >>> reader = ConfidenceReader("response", confidence_format="verbalized")
+    >>> reader.fit_transform(raw)["response"].tolist()
+    [0.8, 0.35]
+    >>> reader.read(pd.DataFrame({"response": ["no idea"], "topic": ["geo"]}))
+    array([nan])
+    """
+
+    _parameter_constraints = {
+        "confidence_column": [Integral, str],
+        "confidence_format": [StrOptions(set(CONFIDENCE_FORMATS))],
+    }
+
+    def __init__(self, confidence_column=0, *, confidence_format="number"):
+        self.confidence_column = confidence_column
+        self.confidence_format = confidence_format
+
+    def _column(self, X):
+        """The confidence column of ``X`` as a Series."""
+        col = self.confidence_column
+        if hasattr(X, "columns"):
+            if isinstance(col, str):
+                if col not in X.columns:
+                    raise ValueError(
+                        f"confidence_column={col!r} is not a column of X; its "
+                        f"columns are {list(X.columns)[:12]}."
+                    )
+                return pd.Series(X[col])
+            return pd.Series(X.iloc[:, col])
+        if isinstance(col, str):
+            raise ValueError(
+                f"confidence_column={col!r} names a column, but X has no column "
+                "names; pass a DataFrame or the column's position."
+            )
+        arr = np.asarray(X)
+        return pd.Series(arr if arr.ndim == 1 else arr[:, col])
+
+    def _check_X(self, X, *, reset):
+        fitted = getattr(self, "feature_names_in_", None)
+        if not reset and fitted is not None and hasattr(X, "columns"):
+            # the columns it was fitted on, by name, out of a whole log
+            missing = [c for c in fitted if c not in X.columns]
+            if missing:
+                raise ValueError(
+                    f"X lacks the column(s) {missing[:5]} that ConfidenceReader "
+                    f"was fitted on; its columns are {list(X.columns)[:12]}."
+                )
+            if list(X.columns) != list(fitted):
+                X = X[list(fitted)]
+        if not hasattr(X, "columns"):
+            X = check_array(X, dtype=None, ensure_all_finite=False, ensure_2d=False)
+        n = 1 if X.ndim == 1 else X.shape[1]
+        names = None
+        if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+            names = np.asarray(X.columns, dtype=object)
+        if reset:
+            self.n_features_in_ = n
+            if names is not None:
+                self.feature_names_in_ = names
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif n != self.n_features_in_:
+            raise ValueError(
+                f"X has {n} features, but ConfidenceReader is expecting "
+                f"{self.n_features_in_} features as input."
+            )
+        col = self.confidence_column
+        if isinstance(col, Integral) and not -n <= col < n:
+            raise ValueError(
+                f"confidence_column={col} is out of range for X with {n} columns."
+            )
+        return X
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Check ``X`` and remember its columns (nothing is learned).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : ConfidenceReader
+        """
+        self._check_X(X, reset=True)
+        return self
+
+    def read(self, X):
+        """The confidences of ``X`` in ``[0, 1]``, NaN where none can be read.
+
+        Missing values and texts that state no confidence (``"I don't
+        know"``) give NaN, so that ``X[~np.isnan(reader.read(X))]`` keeps the
+        rows a calibrator can take.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        confidence : ndarray of shape (n_samples,), float64
+
+        Raises
+        ------
+        ValueError
+            A value that is no number (formats ``"number"``, ``"percent"``),
+            or a number outside the format's scale: the input was written
+            another way than the reader's format says.
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        return self._read(X)
+
+    def _read(self, X):
+        values = self._column(X)
+        h = read_confidence_values(values, self.confidence_format)
+        if self.confidence_format == "verbalized":
+            return h
+        bad = np.isnan(h) & values.notna().to_numpy()
+        if bad.any():
+            raise ValueError(
+                f"the confidence column has {int(bad.sum())} value(s) that are no "
+                f"number, e.g. {str(values[bad].iloc[0])[:40]!r}; this reader "
+                f"reads confidence_format={self.confidence_format!r}: for model "
+                "text use confidence_format='verbalized'"
+            )
+        scale = 100 if self.confidence_format == "percent" else 1
+        out = (h < 0) | (h > 1)
+        if out.any():
+            hint = (
+                "percentages: use confidence_format='percent'"
+                if self.confidence_format == "number"
+                else "values beyond 100 are no percentages"
+            )
+            raise ValueError(
+                f"the confidence column has {int(out.sum())} value(s) outside "
+                f"[0, {scale}] (min {np.nanmin(h) * scale:.6g}, max "
+                f"{np.nanmax(h) * scale:.6g}); if they are {hint}"
+            )
+        return h
+
+    def transform(self, X):
+        """``X`` with its confidence column read into ``[0, 1]``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_read : DataFrame or ndarray of shape (n_samples, n_features)
+            A DataFrame for a DataFrame (the other columns unchanged), else
+            an array (float64 when every other column is numeric).
+
+        Raises
+        ------
+        ValueError
+            A row whose confidence cannot be read (NaN from :meth:`read`):
+            leave such rows out first.
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        h = self._read(X)
+        missing = np.isnan(h)
+        if missing.any():
+            values = self._column(X)
+            raise ValueError(
+                f"{int(missing.sum())} row(s) of the confidence column give no "
+                f"confidence, e.g. {str(values[missing].iloc[0])[:60]!r}; leave "
+                "them out first: X[~np.isnan(reader.read(X))]"
+            )
+        col = self.confidence_column
+        if hasattr(X, "columns"):
+            X = X.copy()
+            name = col if isinstance(col, str) else X.columns[col]
+            X[name] = h
+            return X
+        arr = np.asarray(X)
+        if arr.ndim == 1:
+            return h
+        try:
+            out = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            out = arr.astype(object)
+        out[:, col] = h
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = self.confidence_format == "verbalized"
+        return tags
+
+
 __all__ = [
+    "CONFIDENCE_FORMATS",
+    "ConfidenceReader",
     "LINGUISTIC_CONFIDENCE_TABLE",
     "LING1S_TOP1_PROMPT",
     "ParsedConfidence",
     "QUALITATIVE_CONFIDENCE_TABLE",
     "VERB1S_TOP1_PROMPT",
     "parse_verbalized_confidence",
+    "read_confidence_values",
 ]

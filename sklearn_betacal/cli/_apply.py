@@ -130,7 +130,37 @@ def _load_model(path):
             f"model file {path} records an unknown confidence format {fmt!r}; "
             "refit it with this version of 'betacal fit'"
         )
-    return est, spec
+    return _reading_and_calibrator(est, spec, path), spec
+
+
+def _reading_and_calibrator(model, spec, path):
+    """The calibrator of a model file, after checking its stored reading.
+
+    ``fit --percent`` / ``--verbalized`` saves ``Pipeline([("read",
+    ConfidenceReader), ("calibrate", calibrator)])``; apply reads the
+    confidences with the reader's format (the function it calls) and gives
+    the read rows to the calibrator, so that unreadable rows stay empty
+    instead of failing the chunk.
+    """
+    from sklearn.pipeline import Pipeline
+
+    from .._elicitation import ConfidenceReader
+
+    if not isinstance(model, Pipeline):
+        return model
+    reader = model.steps[0][1]
+    fmt = spec.get("confidence_format", "number")
+    if (
+        not isinstance(reader, ConfidenceReader)
+        or reader.confidence_format != fmt
+        or reader.confidence_column != spec.get("confidence")
+    ):
+        raise UsageError(
+            f"model file {path}: its stored reading of the confidences does not "
+            f"match its header ({fmt!r} of column {spec.get('confidence')!r}); "
+            "the file was altered: refit it with 'betacal fit'"
+        )
+    return model.steps[-1][1]
 
 
 def _output_writer(path, kind):

@@ -10,6 +10,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
+
 EXIT_OK = 0
 EXIT_USAGE = 2
 #: Ctrl-C (SIGINT) and SIGTERM: 128 + the signal number, as a shell reports
@@ -185,3 +187,174 @@ def check_writable_folder(folder, flag):
             f"{flag} {folder} cannot be written ({exc.strerror or exc} in {probe})"
         ) from None
     return folder
+
+
+# --------------------------------------------------------------------------
+# labels: 0/1, bool, yes/no ... or any two labels with --pos-label
+# --------------------------------------------------------------------------
+
+#: label pairs whose "correct" word is evident, compared in lower case: read
+#: without --pos-label (any other two strings need it)
+KNOWN_LABEL_PAIRS = {
+    frozenset({"yes", "no"}): "yes",
+    frozenset({"y", "n"}): "y",
+    frozenset({"true", "false"}): "true",
+    frozenset({"t", "f"}): "t",
+    frozenset({"correct", "incorrect"}): "correct",
+    frozenset({"right", "wrong"}): "right",
+    frozenset({"pass", "fail"}): "pass",
+}
+
+
+def add_pos_label(parser):
+    """The ``--pos-label`` flag of ``fit`` and ``report``."""
+    parser.add_argument(
+        "--pos-label",
+        metavar="LABEL",
+        help="the label value of a correct answer (default: 1/True, or the "
+        "evident word of yes/no, true/false, correct/incorrect, right/wrong)",
+    )
+
+
+def read_labels(values, column, pos_label=None):
+    """0/1 float labels ("correct") from a label column, or a one-line error.
+
+    0/1 and bool are read as they are; two strings of a
+    :data:`KNOWN_LABEL_PAIRS` pair (any case) by their evident word; any
+    other two labels (``{1, 2}``, ``{"A", "B"}``) need ``pos_label``, the
+    value (as text) of a correct answer.
+    """
+    import pandas as pd
+
+    from .._validation import check_binary_labels
+
+    name = f"label column {column!r}"
+    values = pd.Series(values).reset_index(drop=True)
+    numeric = pd.api.types.is_numeric_dtype(values.dtype)
+    if pos_label is None:
+        if numeric:
+            try:
+                return check_binary_labels(values.to_numpy(), name=name)
+            except ValueError as exc:
+                raise UsageError(
+                    f"{one_line(exc)} Or name the label of a correct answer with "
+                    "--pos-label LABEL."
+                ) from None
+        text = values.astype(str).str.strip().str.lower()
+        found = frozenset(text.unique().tolist())
+        for pair, word in KNOWN_LABEL_PAIRS.items():
+            if found <= pair:
+                return (text == word).to_numpy(dtype=np.float64)
+        shown = sorted(values.astype(str).unique().tolist())
+        raise UsageError(
+            f"{name} holds the labels {_some(shown)}; say which one means a "
+            "correct answer with --pos-label LABEL (0/1, True/False, yes/no, "
+            "correct/incorrect and right/wrong are read without it)"
+        )
+    shown = sorted(values.astype(str).unique().tolist())
+    if len(shown) > 2:
+        raise UsageError(
+            f"Only binary classification is supported. {name} holds "
+            f"{len(shown)} labels ({_some(shown)}); give a column with a correct "
+            "and an incorrect label"
+        )
+    if numeric and not pd.api.types.is_bool_dtype(values.dtype):
+        try:
+            hit = values.to_numpy(dtype=np.float64) == float(pos_label)
+        except ValueError:
+            hit = None
+    else:
+        low = str(pos_label).strip().lower()
+        text = values.astype(str).str.strip()
+        exact = (text == str(pos_label).strip()).to_numpy()
+        # True/False read as bool by pandas: match --pos-label true too
+        hit = exact if exact.any() else (text.str.lower() == low).to_numpy()
+    if hit is None or not hit.any():
+        raise UsageError(
+            f"--pos-label {pos_label!r} is not a label of {name}; its labels are "
+            f"{_some(shown)}"
+        )
+    return hit.astype(np.float64)
+
+
+def _some(values, n=5):
+    shown = ", ".join(repr(v[:40]) for v in values[:n])
+    return shown + (", ..." if len(values) > n else "")
+
+
+# --------------------------------------------------------------------------
+# progress of long steps: on a terminal only
+# --------------------------------------------------------------------------
+
+
+def add_progress_flags(parser):
+    """``--progress`` / ``--quiet``: progress lines on stderr (default: when
+    stderr is a terminal)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--progress",
+        action="store_true",
+        default=None,
+        help="show the progress of long steps on stderr even when it is not a "
+        "terminal (default: only on a terminal)",
+    )
+    group.add_argument(
+        "--quiet",
+        dest="progress",
+        action="store_false",
+        help="no progress lines on stderr",
+    )
+
+
+class Progress:
+    """What a long step is doing, on stderr, only where a person watches.
+
+    ``enabled=None`` shows it when the stream is a terminal (so a piped or
+    redirected run stays clean); ``True`` / ``False`` force it
+    (``--progress`` / ``--quiet``). On a terminal a step redraws its line in
+    place (carriage return and clear-to-end-of-line) and ends it with the
+    seconds it took; forced onto a pipe it writes plain lines.
+    """
+
+    def __init__(self, enabled=None, stream=None):
+        import sys
+
+        self.stream = sys.stderr if stream is None else stream
+        tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = tty if enabled is None else bool(enabled)
+        self.tty = tty
+
+    def _write(self, text, end):
+        if self.tty:
+            self.stream.write("\r" + text + "\x1b[K" + end)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def update(self, label):
+        """One line: ``betacal: label`` (replaced by the next on a terminal)."""
+        if self.enabled:
+            self._write(f"betacal: {label}", "")
+
+    @contextlib.contextmanager
+    def step(self, label):
+        """``betacal: label ...`` while the block runs, then its seconds."""
+        import time
+
+        if not self.enabled:
+            yield self
+            return
+        start = time.perf_counter()
+        self.update(f"{label} ...")
+        ok = False
+        try:
+            yield self
+            ok = True
+        finally:
+            if ok:
+                self._write(
+                    f"betacal: {label} done ({time.perf_counter() - start:.1f} s)",
+                    "\n",
+                )
+            elif self.tty:  # an error follows on its own line
+                self.stream.write("\n")

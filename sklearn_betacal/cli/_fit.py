@@ -15,7 +15,16 @@ from pathlib import Path
 import numpy as np
 
 from .._io import TableReadError, read_table
-from ._common import EXIT_OK, UsageError, check_output, one_line
+from ._common import (
+    EXIT_OK,
+    Progress,
+    UsageError,
+    add_pos_label,
+    add_progress_flags,
+    check_output,
+    one_line,
+    read_labels,
+)
 
 #: method name -> (estimator class name, uses partition features)
 METHODS = {
@@ -57,8 +66,9 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     timestamps and durations are refused. ``check_scale`` refuses
     percentages that are all at most 1 (probabilities given ``--percent`` by
     mistake); ``apply`` makes that check on the whole file instead (one
-    chunk may legitimately hold only small values). ``command`` (``"fit"``
-    or ``"apply"``) chooses hints that name only that command's flags.
+    chunk may legitimately hold only small values). ``command`` (``"fit"``,
+    ``"report"`` or ``"apply"``) chooses hints that name only that command's
+    flags (``fit`` and ``report`` share theirs).
     """
     import pandas as pd
 
@@ -66,14 +76,16 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
 
     values = pd.Series(values)
     check_confidence_kind(values, column)
-    if fmt == "verbalized":
-        from .._elicitation import parse_verbalized_confidence
+    from .._elicitation import read_confidence_values
 
+    # the reading of ConfidenceReader (stored in the model file): the same
+    # numbers in betacal and in Python
+    if fmt == "verbalized":
         missing = values.isna().to_numpy()
-        parsed = parse_verbalized_confidence(values.to_numpy(dtype=object))
-        n_failed = int(np.count_nonzero(np.isnan(parsed.confidence) & ~missing))
-        return parsed.confidence, n_failed
-    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+        h = read_confidence_values(values, fmt)
+        n_failed = int(np.count_nonzero(np.isnan(h) & ~missing))
+        return h, n_failed
+    numeric = read_confidence_values(values, "number")
     bad = np.isnan(numeric) & values.notna().to_numpy()
     if bad.any():
         example = values[bad].iloc[0]
@@ -232,12 +244,19 @@ def build_estimator(args):
     return est.set_params(**params), features
 
 
-def _tune(est, X, y, args, out):
-    """Choose points_per_bin by cross-validated beta-CE (ECE without groups)."""
+def _tune(est, X, y, args, out, progress):
+    """Choose points_per_bin by cross-validated squared beta-CE (squared ECE
+    without groups); return the estimator set to the chosen value.
+
+    Each candidate is scored on the same 5 folds; the warnings of its fold
+    fits (cells too small in a fold, ...) are recorded per candidate and
+    not shown: they describe fold models, not the model written, whose own
+    fit warns afresh.
+    """
     from sklearn.base import clone
     from sklearn.frozen import FrozenEstimator
     from sklearn.metrics import make_scorer
-    from sklearn.model_selection import GridSearchCV, KFold
+    from sklearn.model_selection import KFold, cross_val_score
 
     from ..metrics import beta_calibration_error, make_beta_calibration_error_scorer
 
@@ -251,17 +270,22 @@ def _tune(est, X, y, args, out):
         # on all rows (the beta of the search)
         part = clone(est.partitioner)
         Z = X.drop(columns=[args.confidence])
-        if args.partition == "learned":  # the learned tree needs y and h
-            from .._partition._base import fit_supervised
+        with progress.step(f"tuning: fitting the scoring partition on {n} rows"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the final fit warns again
+                if args.partition == "learned":  # the learned tree needs y, h
+                    from .._partition._base import fit_supervised
 
-            h = X[args.confidence].to_numpy(dtype=np.float64)
-            fit_supervised(part, Z, np.asarray(y, dtype=np.float64), confidence=h)
-        else:
-            part.fit(Z)
+                    h = X[args.confidence].to_numpy(dtype=np.float64)
+                    fit_supervised(
+                        part, Z, np.asarray(y, dtype=np.float64), confidence=h
+                    )
+                else:
+                    part.fit(Z)
         scorer = make_beta_calibration_error_scorer(
-            FrozenEstimator(part), confidence_column=args.confidence, **debiased
+            _row_cells(part, Z), confidence_column=args.confidence, **debiased
         )
-        what = "debiased beta-CE"
+        what = "debiased squared beta-CE (CE^2(h; beta), Kumar et al.)"
     else:
 
         def neg_ece(y_true, y_prob):
@@ -269,22 +293,102 @@ def _tune(est, X, y, args, out):
             return -beta_calibration_error(y_true, y_prob, groups=one, **debiased)
 
         scorer = make_scorer(neg_ece, response_method="predict_proba")
-        what = "debiased ECE"
-    search = GridSearchCV(
-        est,
-        {"points_per_bin": grid},
-        scoring=scorer,
-        cv=KFold(5, shuffle=True, random_state=args.random_state or 0),
-        error_score="raise",
-    )
-    search.fit(X, y)
-    best = search.best_params_["points_per_bin"]
+        what = "debiased squared ECE (ECE^2, Kumar et al.)"
+    cv = KFold(5, shuffle=True, random_state=args.random_state or 0)
+    folds = _fold_partitions(est, X, cv, args, progress)
+    scores, fold_warnings = [], {}
+    for k, b in enumerate(grid, 1):
+        progress.update(f"tuning points per bin: candidate {k}/{len(grid)} (b = {b})")
+        candidate = clone(est).set_params(points_per_bin=b)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if folds is None:
+                fold_scores = cross_val_score(
+                    candidate, X, y, scoring=scorer, cv=cv, error_score="raise"
+                )
+            else:
+                fold_scores = [
+                    scorer(
+                        clone(candidate)
+                        .set_params(partitioner=part)
+                        .fit(X.iloc[train], y[train]),
+                        X.iloc[test],
+                        y[test],
+                    )
+                    for train, test, part in folds
+                ]
+        fold_warnings[b] = [one_line(w.message) for w in caught]
+        scores.append(float(np.mean(fold_scores)))
+    # the first best on ties, as GridSearchCV's rank
+    best_at = int(np.argmax(scores))
+    best = grid[best_at]
+    progress.update(f"tuning points per bin: {len(grid)} candidates scored")
+    if progress.enabled and progress.tty:
+        progress.stream.write("\n")
     print(
-        f"tuned points per bin by 5-fold {what}: {best} (candidates "
-        f"{', '.join(map(str, grid))}; best {what} {-search.best_score_:.5f})",
+        f"tuned points per bin by 5-fold {what}: b = {best} (candidates "
+        f"{', '.join(map(str, grid))}; its cross-validated error "
+        f"{-scores[best_at]:.5f}, a squared error, not the ECE)",
         file=out,
     )
     return est.set_params(points_per_bin=best)
+
+
+def _fold_partitions(est, X, cv, args, progress):
+    """``[(train, test, fitted partitioner)]`` of every fold, or None.
+
+    An unsupervised partition (groups, kd-tree on the text embedding) does
+    not depend on points per bin: each fold's is fitted once, as the
+    calibrator's own fit would fit it (same clone, same seed), and frozen
+    for every candidate, instead of embedding the text again for each. A
+    learned tree depends on b (its leaf minimum) and is refitted.
+    """
+    from sklearn.base import clone
+
+    from .._partition._base import is_supervised
+    from .._random import seed_inner
+
+    if "partitioner" not in est.get_params(deep=False):
+        return None
+    if est.partitioner is None or is_supervised(est.partitioner):
+        return None
+    Z = X.drop(columns=[args.confidence])
+    folds = []
+    splits = list(cv.split(X))
+    with progress.step(f"tuning: fitting the partition of {len(splits)} folds"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fold partitions, not the model's
+            for train, test in splits:
+                part = clone(est.partitioner)
+                seed_inner(part, getattr(est, "random_state", None), name="partitioner")
+                part.fit(Z.iloc[train], None)
+                folds.append((train, test, _row_cells(part, Z)))
+    return folds
+
+
+def _row_cells(part, Z):
+    """``part`` frozen, with the cells of the rows of ``Z`` computed once.
+
+    The candidates of a search see the same rows again and again (``Z``'s
+    rows by their index labels); embedding their text once per fold instead
+    of once per candidate is most of the search's time. Rows that are not
+    exactly rows of ``Z`` go through ``part`` itself.
+    """
+    from sklearn.frozen import FrozenEstimator
+
+    class RowCells(FrozenEstimator):
+        def transform(self, X):
+            index = getattr(X, "index", None)
+            if index is not None and index.dtype.kind in "iu" and len(index):
+                rows = index.to_numpy()
+                if rows.min() >= 0 and rows.max() < len(Z):
+                    same = Z.iloc[rows]
+                    if list(X.columns) == list(same.columns) and X.equals(same):
+                        return cells[rows]
+            return self.estimator.transform(X)
+
+    cells = np.asarray(part.transform(Z))
+    return RowCells(part)
 
 
 # --------------------------------------------------------------------------
@@ -292,13 +396,74 @@ def _tune(est, X, y, args, out):
 # --------------------------------------------------------------------------
 
 
-def _cell_labels(est):
-    """A readable name for every cell id, where the partitioner has one."""
-    part = getattr(est, "partitioner_", None)
+def _tree_paths(tree, prefix):
+    """``{cell: "prefix[e3<=0.12, e0>-0.40]"}``: the splits from the root to
+    every leaf of a tree's node arrays (``tree_``; ``e<k>`` is coordinate k
+    of the features the tree splits)."""
+    left, right = tree["children_left"], tree["children_right"]
+    feature, threshold, cell = tree["feature"], tree["threshold"], tree["cell"]
+    names, stack = {}, [(0, [])]
+    while stack:
+        node, path = stack.pop()
+        if left[node] < 0:
+            names[int(cell[node])] = f"{prefix}[{', '.join(path) or 'all'}]"
+            continue
+        f, t = int(feature[node]), float(threshold[node])
+        stack.append((int(right[node]), [*path, f"e{f}>{t:.3g}"]))
+        stack.append((int(left[node]), [*path, f"e{f}<={t:.3g}"]))
+    return names
+
+
+def _component_labels(part, prefix=""):
+    """A readable name for every cell id of a fitted partitioner, where it
+    can say one: the group value, the tree path, the crossed combination."""
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(part, Pipeline):
+        return _component_labels(part[-1], prefix or "text")
     groups = getattr(part, "groups_", None)
     if groups is not None:
-        return {i: str(g) for i, g in enumerate(groups)}
+        column = getattr(part, "group_column", "")
+        head = f"{prefix or column}="
+        return {i: f"{head}{g}" for i, g in enumerate(groups.tolist())}
+    tree = getattr(part, "tree_", None)
+    if isinstance(tree, dict) and "children_left" in tree:
+        return _tree_paths(tree, prefix or "tree")
+    codes = getattr(part, "cell_codes_", None)
+    if codes is not None:
+        parts = [
+            _component_labels(p, "text" if name == "text" else "")
+            for name, p, _ in part.partitioners_
+        ]
+        return {
+            c: " x ".join(
+                names.get(int(k), str(int(k))) for names, k in zip(parts, row, strict=True)
+            )
+            for c, row in enumerate(codes.tolist())
+        }
     return {}
+
+
+def _cell_labels(est):
+    """A readable name for every cell id of the estimator's partition."""
+    part = getattr(est, "partitioner_", None)
+    return {} if part is None else _component_labels(part)
+
+
+def _learned_tree(est):
+    """The fitted CalibrationTreePartitioner inside ``est``'s partition, or None."""
+    from sklearn.pipeline import Pipeline
+
+    from .. import CalibrationTreePartitioner
+
+    part = getattr(est, "partitioner_", None)
+    found = [part]
+    found += [p for _, p, _ in getattr(part, "partitioners_", [])]
+    for p in found:
+        p = p[-1] if isinstance(p, Pipeline) else p
+        if isinstance(p, CalibrationTreePartitioner):
+            return p
+    return None
 
 
 def summarize(est, X, args, out):
@@ -348,7 +513,19 @@ def summarize(est, X, args, out):
         f"(simultaneous, alpha {est.alpha})",
         file=out,
     )
-    print("| cell | group | rows | served by | bins | epsilon |", file=out)
+    tree = _learned_tree(est)
+    if tree is not None and tree.n_cells_ == 1:
+        print(
+            "the learned tree found nothing to split: no direction of the text "
+            "embedding along which the miscalibration differs enough for its "
+            f"leaves of at least {tree.min_samples_leaf_} rows; it is one cell, "
+            "and every row is calibrated by the root (more rows may show a "
+            "split; --partition kdtree splits at medians regardless)",
+            file=out,
+        )
+    elif tree is not None:
+        print(f"the learned tree split the text into {tree.n_cells_} leaves", file=out)
+    print("| cell | name | rows | served by | bins | epsilon |", file=out)
     print("|---:|---|---:|---|---:|---:|", file=out)
     for s, n_s in zip(ids.tolist(), counts.tolist(), strict=True):
         name = labels.get(s, "")
@@ -427,6 +604,8 @@ def add_fit(subparsers):
         action="store_true",
         help="leave out rows with a missing label or feature",
     )
+    add_pos_label(parser)
+    add_progress_flags(parser)
     parser.add_argument("--force", action="store_true", help="replace --output")
     parser.set_defaults(func=run_fit)
     return parser
@@ -514,33 +693,29 @@ def run_fit(args):
     n_used = int(keep.sum())
     if n_used == 0:
         raise UsageError(f"no usable rows in {path} (all confidences missing)")
-    from .._validation import check_binary_labels
-
-    try:
-        y = check_binary_labels(
-            frame[args.label].to_numpy()[keep], name=f"label column {args.label!r}"
-        )
-    except ValueError as exc:
-        raise UsageError(one_line(exc)) from None
+    y = read_labels(frame[args.label][keep], args.label, args.pos_label)
     X = frame.loc[keep, [args.confidence, *features]].reset_index(drop=True)
     X[args.confidence] = h[keep]
     if not features:
         X = X[[args.confidence]]
     out = sys.stdout
+    progress = Progress(args.progress)
     print(f"# betacal fit: {args.method} on {path.name}", file=out)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            if args.tune:
-                est = _tune(est, X, y, args, out)
-            est.fit(X, y)
-        except (ValueError, TypeError) as exc:
-            raise UsageError(
-                f"fitting {args.method} on the {len(X)} usable row(s) of {path} "
-                f"failed: {one_line(exc)}"
-            ) from None
-    # the estimators' warnings (small cells, separation, convergence), once
-    # each and on one line, as the command's own messages are
+    out.flush()
+    try:
+        if args.tune:
+            est = _tune(est, X, y, args, out, progress)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with progress.step(f"fitting {args.method} on {len(X)} rows"):
+                est.fit(X, y)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(
+            f"fitting {args.method} on the {len(X)} usable row(s) of {path} "
+            f"failed: {one_line(exc)}"
+        ) from None
+    # the written model's warnings (small cells, separation, convergence),
+    # once each and on one line, as the command's own messages are
     for message in dict.fromkeys(one_line(w.message) for w in caught):
         print(f"betacal: warning: {message}", file=sys.stderr)
     metadata = {
@@ -555,6 +730,7 @@ def run_fit(args):
             c for c in features if not pd.api.types.is_numeric_dtype(X[c])
         ],
         "label": args.label,
+        "pos_label": args.pos_label,
         "n_rows": n_used,
     }
     dropped = len(frame) - n_used
@@ -568,7 +744,20 @@ def run_fit(args):
         file=out,
     )
     summarize(est, X, args, out)
+    model = est
+    if fmt != "number":
+        # the reading goes into the model: io.load(...).predict_proba(raw)
+        # reads percentages / model text as this fit did (and as apply does)
+        from sklearn.pipeline import Pipeline
+
+        from .._elicitation import ConfidenceReader
+
+        reader = ConfidenceReader(args.confidence, confidence_format=fmt)
+        model = Pipeline(
+            [("read", reader.fit(frame[[args.confidence, *features]])), ("calibrate", est)]
+        )
     # written last: a failure anywhere above leaves no model file
-    model_io.dump(est, output, metadata=metadata)
+    with progress.step(f"writing {output}"):
+        model_io.dump(model, output, metadata=metadata)
     print(f"model written to {output}", file=out)
     return EXIT_OK

@@ -12,9 +12,11 @@ from .._io import TableReadError, atomic_report_folder, atomic_write, read_table
 from ._common import (
     EXIT_OK,
     UsageError,
+    add_pos_label,
     check_confidence_kind,
     check_output,
     one_line,
+    read_labels,
 )
 
 
@@ -24,9 +26,19 @@ def _bundled_frame():
     return load_triviaqa_confidence().frame
 
 
-def _check_columns(frame, confidence, label, group, dropna):
-    """Return ``(p, y, groups, n_dropped)`` validated for the metrics."""
-    from .._validation import check_binary_labels, check_confidence
+def _check_columns(
+    frame, confidence, label, group, dropna, *, fmt="number", pos_label=None
+):
+    """Return ``(p, y, groups, n_dropped, n_unparsed)`` validated for the metrics.
+
+    ``fmt``: how the confidence column is written (``"number"``,
+    ``"percent"``, ``"verbalized"``: :func:`~._fit.confidence_values`, the
+    reading of ``fit``); texts that state no confidence are left out and
+    counted in ``n_unparsed``.
+    """
+    import pandas as pd
+
+    from .._validation import check_confidence
 
     used = [c for c in (confidence, label, group) if c is not None]
     missing = [c for c in used if c not in frame.columns]
@@ -48,8 +60,44 @@ def _check_columns(frame, confidence, label, group, dropna):
             "value(s); every row needs a group (or pass --dropna)"
         )
     check_confidence_kind(frame[confidence], confidence)
+    n_unparsed = 0
+    if fmt != "number":
+        from ._fit import confidence_values, plain_numbers_only
+
+        if fmt == "verbalized" and plain_numbers_only(frame[confidence]):
+            raise UsageError(
+                f"--verbalized: confidence column {confidence!r} holds plain "
+                "numbers only, no text; drop --verbalized (and pass --percent "
+                "for 0-100)"
+            )
+        read, n_unparsed = confidence_values(
+            frame[confidence], fmt, column=confidence, command="report"
+        )
+        missing = np.isnan(read) & frame[confidence].isna().to_numpy()
+        if missing.any():
+            raise UsageError(
+                f"confidence column {confidence!r} has {int(missing.sum())} "
+                "missing value(s); pass --dropna to leave those rows out"
+            )
+        keep = ~np.isnan(read)
+        frame = frame[keep].assign(**{confidence: read[keep]})
+        if len(frame) == 0:
+            raise UsageError(
+                f"no confidence could be read from column {confidence!r} "
+                f"({n_unparsed} text(s) without one)"
+            )
+    y = read_labels(frame[label], label, pos_label)
+    if not pd.api.types.is_numeric_dtype(frame[confidence].dtype):
+        text = frame[confidence].dropna().astype(str)
+        if len(text) and pd.to_numeric(text, errors="coerce").isna().any():
+            bad = pd.to_numeric(text, errors="coerce").isna()
+            raise UsageError(
+                f"confidence column {confidence!r} has {int(bad.sum())} "
+                f"non-numeric value(s) such as {text[bad].iloc[0][:40]!r}; pass "
+                "--verbalized to read model text ('Probability: 0.8', '80%', "
+                "'highly likely'), or --percent for numbers in 0-100"
+            )
     try:
-        y = check_binary_labels(frame[label].to_numpy(), name=f"label column {label!r}")
         # "logit" checks type and finiteness only; the [0, 1] check below has a
         # message fit for the command line (there is no input= option here)
         p = check_confidence(
@@ -65,11 +113,11 @@ def _check_columns(frame, confidence, label, group, dropna):
         raise UsageError(
             f"confidence column {confidence!r} has {n_out} value(s) outside [0, 1] "
             f"(min {p.min():.6g}, max {p.max():.6g}); the report needs "
-            "probabilities: map scores or logits to [0, 1] first (e.g. with a "
-            "fitted calibrator)"
+            "probabilities: pass --percent for numbers in 0-100, or map "
+            "scores or logits to [0, 1] first (e.g. with a fitted calibrator)"
         )
     groups = None if group is None else frame[group].to_numpy()
-    return p, y, groups, n_dropped
+    return p, y, groups, n_dropped, n_unparsed
 
 
 # --------------------------------------------------------------------------
@@ -220,6 +268,12 @@ def format_markdown(report):
             f" ({meta['n_dropped']} with missing values dropped)"
             if meta["n_dropped"]
             else ""
+        )
+        + (
+            f" ({meta['n_unparsed']} confidence text(s) without a confidence "
+            "left out)"
+            if meta.get("n_unparsed")
+            else ""
         ),
         f"- accuracy: {report['accuracy']:.4f}; mean confidence: "
         f"{report['mean_confidence']:.4f}",
@@ -333,10 +387,17 @@ def add_report(subparsers):
         "Parquet file; omit for the bundled TriviaQA data",
     )
     parser.add_argument(
-        "--confidence", "-c", metavar="COL", help="confidence column, in [0, 1]"
+        "--confidence",
+        "-c",
+        metavar="COL",
+        help="confidence column, in [0, 1] (0-100 with --percent, model text "
+        "with --verbalized)",
     )
     parser.add_argument(
-        "--label", "-l", metavar="COL", help="label column, 0/1 or bool"
+        "--label",
+        "-l",
+        metavar="COL",
+        help="label column: 0/1, bool, yes/no, ... (any two labels with --pos-label)",
     )
     parser.add_argument(
         "--group", "-g", metavar="COL", help="group column: also report beta-CE"
@@ -350,6 +411,15 @@ def add_report(subparsers):
         default="uniform",
         help="equal-width (default) or equal-mass bins",
     )
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument("--percent", action="store_true", help="confidences are 0-100")
+    scale.add_argument(
+        "--verbalized",
+        action="store_true",
+        help="confidences are model text ('Probability: 0.8', 'likely', ...), "
+        "read as 'betacal fit --verbalized' reads them",
+    )
+    add_pos_label(parser)
     parser.add_argument(
         "--dropna",
         action="store_true",
@@ -454,8 +524,15 @@ def _run_report(args):
     plot_dir = None
     if args.plot is not None:
         plot_dir = _check_plot_dir(args.plot, args.force)
-    p, y, groups, n_dropped = _check_columns(
-        frame, confidence, label, args.group, args.dropna
+    fmt = "percent" if args.percent else "verbalized" if args.verbalized else "number"
+    p, y, groups, n_dropped, n_unparsed = _check_columns(
+        frame,
+        confidence,
+        label,
+        args.group,
+        args.dropna,
+        fmt=fmt,
+        pos_label=args.pos_label,
     )
     report = {
         "input": {
@@ -463,7 +540,9 @@ def _run_report(args):
             "confidence": confidence,
             "label": label,
             "group": args.group,
+            "confidence_format": fmt,
             "n_dropped": n_dropped,
+            "n_unparsed": n_unparsed,
         },
         **compute_report(
             p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
