@@ -23,6 +23,7 @@ from sklearn_betacal import (
     CalibratedClassifier,
     CalibrationTreePartitioner,
     ClusterPartitioner,
+    ConfidenceReader,
     CrossPartitioner,
     GroupColumnPartitioner,
     HierarchicalLogisticScaler,
@@ -142,6 +143,7 @@ INSTANCES = [
     # TfidfVectorizer does): sklearn skips the numeric-data checks for it and
     # test_text.py runs the API checks that need no numeric data
     TextEmbedder(),
+    ConfidenceReader(),
     # The inner classifier of these two is a tree: its predict_proba of a row
     # is exact whatever the batch. LogisticRegression's decision_function is
     # not (OpenBLAS picks other kernels by batch size on AVX2-only CPUs: one
@@ -294,6 +296,42 @@ CROSS_WEIGHTS = (
     "learned tree are tested in test_learned_tree_crossed_with_a_group_column"
 )
 
+READER_RANGE = (
+    "the check feeds numbers outside [0, 1] (make_blobs, ...) to "
+    "ConfidenceReader(confidence_format='number'), which refuses them by "
+    "design: it reads probabilities (tests/test_cli_day.py reads each format)"
+)
+READER_1D = (
+    "1-D X (one confidence per row) is accepted on purpose, as the "
+    "confidence-only calibrators accept it"
+)
+READER_MISSING = (
+    "fit only records the columns; a missing or non-finite confidence is "
+    "refused where it is read (read/transform: NaN means 'no confidence "
+    "stated', counted by betacal)"
+)
+_READER = {
+    **dict.fromkeys(
+        [
+            "check_dict_unchanged",
+            "check_estimators_dtypes",
+            "check_estimators_pickle",
+            "check_f_contiguous_array_estimator",
+            "check_fit_idempotent",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_pipeline_consistency",
+            "check_transformer_data_not_an_array",
+            "check_transformer_general",
+            "check_transformer_preserve_dtypes",
+        ],
+        READER_RANGE,
+    ),
+    "check_fit1d": READER_1D,
+    "check_fit2d_predict1d": READER_1D,
+    "check_estimators_nan_inf": READER_MISSING,
+}
+
 #: class -> {check name: reason}; classes not listed must pass every check.
 XFAIL = {
     TemperatureScaler: _TEMPERATURE,
@@ -307,6 +345,7 @@ XFAIL = {
         "check_sample_weight_equivalence_on_dense_data": TREE_TIES
     },
     CrossPartitioner: {"check_sample_weight_equivalence_on_dense_data": CROSS_WEIGHTS},
+    ConfidenceReader: _READER,
 }
 
 

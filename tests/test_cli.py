@@ -125,7 +125,9 @@ def test_report_json_matches_metric_functions(csv_file, tmp_path, capsys):
         "confidence": "conf",
         "label": "ok",
         "group": "llm",
+        "confidence_format": "number",
         "n_dropped": 0,
+        "n_unparsed": 0,
     }
 
 
@@ -225,9 +227,9 @@ def _write(tmp_path, name, frame):
             ["label column 'y'", "binary", "1 row(s)"],
         ),
         (
-            pd.DataFrame({"p": [0.5, 0.6], "y": ["yes", "no"]}),
+            pd.DataFrame({"p": [0.5, 0.6], "y": ["A", "B"]}),
             ["-c", "p", "-l", "y"],
-            ["label column 'y'", "non-numeric"],
+            ["label column 'y'", "'A', 'B'", "--pos-label LABEL"],
         ),
         (
             pd.DataFrame({"p": [0.5, 1.6, -0.1], "y": [0, 1, 1]}),

@@ -81,12 +81,12 @@ def test_fit_prints_cells_fallbacks_and_bounds(frame, tmp_path, capsys):
     assert (
         f"cells: {n_own} with their own calibrator, {len(sizes) - n_own} with " in out
     )
-    assert "| cell | group | rows | served by | bins | epsilon |" in out
+    assert "| cell | name | rows | served by | bins | epsilon |" in out
     est = model_io.load(tmp_path / "m.skops")
     for s, e in zip(est.cells_, est.epsilon_, strict=True):
         group = est.partitioner_.groups_[s]
         who = "own calibrator" if sizes[group] >= 1000 else "root"
-        assert f"| {s} | {group} | {sizes[group]} | {who} |" in out
+        assert f"| {s} | model={group} | {sizes[group]} | {who} |" in out
         assert f"| {e:.4f} |" in out
     assert f"rows: {len(frame)} used, 0 left out" in out
 
@@ -160,7 +160,14 @@ def test_percent_flag_equals_probabilities(frame, tmp_path):
     )
     a = model_io.load(tmp_path / "a.skops")
     b = model_io.load(tmp_path / "b.skops")
-    assert_allclose(a.coef_, b.coef_, rtol=1e-9)
+    # a percent model holds its reading: Pipeline(ConfidenceReader, Platt)
+    assert b[0].confidence_format == "percent"
+    assert_allclose(a.coef_, b[-1].coef_, rtol=1e-9)
+    assert_allclose(
+        b.predict_proba(pct[["verbal_confidence"]]),
+        a.predict_proba(frame[["verbal_confidence"]]),
+        rtol=1e-9,
+    )
     assert main(["apply", str(tmp_path / "b.skops"), str(src_pct),
                  str(tmp_path / "out.csv")]) == 0  # fmt: skip
     out = pd.read_csv(tmp_path / "out.csv")
@@ -242,9 +249,10 @@ def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):
     )  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0
-    assert "tuned points per bin by 5-fold debiased beta-CE:" in out
+    what = "tuned points per bin by 5-fold debiased squared beta-CE"
+    assert what in out and "not the ECE" in out
     b = model_io.load(model).points_per_bin_
-    assert f"tuned points per bin by 5-fold debiased beta-CE: {b} " in out
+    assert f"Kumar et al.): b = {b} " in out
 
 
 def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
@@ -264,7 +272,7 @@ def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
             "correct_judge", "--method", "umd", "--tune",
             "--output", str(model)]  # fmt: skip
     assert main(argv) == 0
-    assert "by 5-fold debiased ECE" in capsys.readouterr().out
+    assert "by 5-fold debiased squared ECE" in capsys.readouterr().out
     X = frame[["verbal_confidence"]]
     y = frame["correct_judge"].to_numpy()
     scores = {}
@@ -713,7 +721,8 @@ def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     capsys.readouterr()
     argv = [*base[:-2], "--tune", "--output", str(tuned)]
     assert main(argv) == 0
-    assert "tuned points per bin by 5-fold debiased beta-CE" in capsys.readouterr().out
+    what = "tuned points per bin by 5-fold debiased squared beta-CE"
+    assert what in capsys.readouterr().out
     # the learned tree needs text
     _fail(capsys, [*base[:8], "--partition", "learned", "--group", "model",
                    "--output", str(tmp_path / "x.skops")], "--text COL")  # fmt: skip

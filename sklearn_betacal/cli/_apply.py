@@ -49,7 +49,9 @@ from .._io import (
 )
 from ._common import (
     EXIT_OK,
+    Progress,
     UsageError,
+    add_progress_flags,
     check_can_create_in,
     check_output,
     one_line,
@@ -98,6 +100,7 @@ def add_apply(subparsers):
         metavar="ROWS",
         help="rows per chunk (memory grows with it; default 250000)",
     )
+    add_progress_flags(parser)
     parser.add_argument("--force", action="store_true", help="replace OUT")
     parser.set_defaults(func=run_apply)
     return parser
@@ -364,7 +367,9 @@ def run_apply(args):
     if files is not None:
         return _apply_set(args, files, start)
     model_path, src, out, out_kind = _check_paths(args)
-    est, spec = _load_checked_model(model_path, args)
+    progress = Progress(args.progress)
+    with progress.step(f"loading {model_path}"):
+        est, spec = _load_checked_model(model_path, args)
     conf = spec["confidence"]
     columns = [conf, *spec.get("features", [])]
     try:
@@ -394,6 +399,7 @@ def run_apply(args):
         scale.merge(seen)
         counts["unparsed"] += unparsed
         counts["rows"] += len(frame)
+        progress.update(f"applying: {counts['rows']} rows calibrated")
         return frame
 
     def produce(fh):
@@ -421,6 +427,8 @@ def run_apply(args):
                 text.detach()
 
     atomic_write(out, produce)
+    if progress.enabled and progress.tty:
+        progress.stream.write("\n")
     _report(counts, out, start, args.column)
     return EXIT_OK
 

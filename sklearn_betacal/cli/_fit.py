@@ -707,7 +707,15 @@ def run_fit(args):
             est = _tune(est, X, y, args, out, progress)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            with progress.step(f"fitting {args.method} on {len(X)} rows"):
+            what = f"fitting {args.method} on {len(X)} rows"
+            if args.text:
+                what += (
+                    " (embedding the text, growing the learned tree on half "
+                    "of the rows)"
+                    if args.partition == "learned"
+                    else " (embedding the text, splitting it by the kd-tree)"
+                )
+            with progress.step(what):
                 est.fit(X, y)
     except (ValueError, TypeError) as exc:
         raise UsageError(
