@@ -129,64 +129,6 @@ def run_demo(
     return summary, results, preds
 
 
-#: How :func:`raw_log_frame` writes a stated confidence ``c`` (and the answer
-#: ``a``) as a model's raw output: the answer formats of the paper's
-#: Verb1S-Top1 prompt and the variants models give instead (App. B.1).
-_RAW_FORMATS = (
-    (0.55, "Guess: {a}\nProbability: {c:g}"),
-    (0.15, "Guess: {a}\nProbability: {p:g}%"),
-    (0.15, "{a}, {c:g}"),
-    (0.10, "**Guess:** {a}\n**Probability:** {c:g}"),
-)
-#: Outputs that state no confidence (a refusal): 5 % of the rows.
-_NO_CONFIDENCE = "I am not able to give a confident answer to this question."
-
-
-def raw_log_frame(n_rows=5000, *, random_state=0):
-    """A raw answer log as a practitioner has it, from the bundled TriviaQA rows.
-
-    ``n_rows`` answers sampled without replacement from
-    :func:`~sklearn_betacal.datasets.load_triviaqa_confidence`, with their
-    real questions, answering models, answers and graded labels, and the
-    stated confidence written back as raw model text: ``Guess: ...\\n
-    Probability: 0.9`` mostly, also ``90%``, ``Paris, 0.9`` and markdown, and
-    5 % refusals that state no confidence. Labels are ``"yes"`` / ``"no"``
-    (column ``correct``). Columns: ``question``, ``model``, ``response`` (the
-    raw text), ``correct``.
-    """
-    import pandas as pd
-
-    from ..datasets import load_triviaqa_confidence
-
-    frame = load_triviaqa_confidence().frame
-    rng = np.random.default_rng(random_state)
-    if not 1 <= n_rows <= len(frame):
-        raise UsageError(
-            f"--rows must lie in [1, {len(frame)}] (the bundled answers); got {n_rows}"
-        )
-    rows = frame.iloc[np.sort(rng.choice(len(frame), n_rows, replace=False))]
-    weights = np.array([w for w, _ in _RAW_FORMATS])
-    pick = rng.choice(len(_RAW_FORMATS), n_rows, p=weights / weights.sum())
-    refuse = rng.uniform(size=n_rows) < 0.05
-    answers = rows["answer"].fillna("").astype(str).str.strip().to_numpy()
-    texts = [
-        _NO_CONFIDENCE
-        if no
-        else _RAW_FORMATS[k][1].format(a=a or "unknown", c=c, p=round(100 * c, 1))
-        for a, c, k, no in zip(
-            answers, rows["verbal_confidence"], pick, refuse, strict=True
-        )
-    ]
-    return pd.DataFrame(
-        {
-            "question": rows["question"].to_numpy(),
-            "model": rows["model"].to_numpy(),
-            "response": texts,
-            "correct": np.where(rows["correct_judge"].to_numpy() == 1, "yes", "no"),
-        }
-    )
-
-
 def _one_run(kind, rows, column, seed, config, on_step=None):
     """One (confidence kind, seed) run of the protocol (a picklable task).
 
@@ -400,7 +342,12 @@ def _write_log(args):
     suffix = out.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise UsageError(f"--write-log {out}: give a .csv or .parquet file name")
-    frame = raw_log_frame(args.rows, random_state=args.random_state)
+    from ..datasets import make_raw_answer_log
+
+    try:
+        frame = make_raw_answer_log(args.rows, random_state=args.random_state)
+    except ValueError as exc:
+        raise UsageError(f"--rows: {exc}") from None
     if suffix == ".parquet":
         atomic_write(out, lambda fh: frame.to_parquet(fh, index=False))
     else:
