@@ -519,8 +519,9 @@ def summarize(est, X, args, out):
             "the learned tree found nothing to split: no direction of the text "
             "embedding along which the miscalibration differs enough for its "
             f"leaves of at least {tree.min_samples_leaf_} rows; it is one cell, "
-            "and every row is calibrated by the root (more rows may show a "
-            "split; --partition kdtree splits at medians regardless)",
+            "so every row gets the same calibrator, as without --text (more "
+            "rows may show a split; --partition kdtree splits at medians "
+            "regardless)",
             file=out,
         )
     elif tree is not None:
