@@ -13,10 +13,9 @@ can take; whatever it cannot read becomes NaN and is counted, never raised.
 import math
 import re
 from collections.abc import Mapping
+from numbers import Integral
 from types import MappingProxyType
 from typing import NamedTuple
-
-from numbers import Integral
 
 import numpy as np
 import pandas as pd

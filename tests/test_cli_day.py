@@ -143,8 +143,9 @@ def test_pos_label_reads_any_two_labels(tmp_path, capsys):
 
 # ------------------------------------------------------------------ report
 def test_report_reads_verbalized_and_percent_like_fit(log, log_csv, tmp_path, capsys):
-    assert main(["report", str(log_csv), "-c", "response", "-l", "correct",
-                 "--verbalized", "--group", "model", "--format", "json"]) == 0  # fmt: skip
+    argv = ["report", str(log_csv), "-c", "response", "-l", "correct",
+            "--verbalized", "--group", "model", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
     raw = json.loads(capsys.readouterr().out)
     h = parse_verbalized_confidence(log["response"]).confidence
     ok = ~np.isnan(h)
@@ -331,8 +332,8 @@ def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, caps
     from sklearn.frozen import FrozenEstimator
     from sklearn.model_selection import GridSearchCV, KFold
 
-    from sklearn_betacal.cli._fit import TUNE_GRID, build_estimator
     from sklearn_betacal.cli import build_parser
+    from sklearn_betacal.cli._fit import TUNE_GRID, build_estimator
     from sklearn_betacal.metrics import make_beta_calibration_error_scorer
 
     log = make_raw_answer_log(900, random_state=3)

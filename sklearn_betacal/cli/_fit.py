@@ -254,7 +254,6 @@ def _tune(est, X, y, args, out, progress):
     fit warns afresh.
     """
     from sklearn.base import clone
-    from sklearn.frozen import FrozenEstimator
     from sklearn.metrics import make_scorer
     from sklearn.model_selection import KFold, cross_val_score
 
@@ -437,7 +436,8 @@ def _component_labels(part, prefix=""):
         ]
         return {
             c: " x ".join(
-                names.get(int(k), str(int(k))) for names, k in zip(parts, row, strict=True)
+                names.get(int(k), str(int(k)))
+                for names, k in zip(parts, row, strict=True)
             )
             for c, row in enumerate(codes.tolist())
         }
@@ -763,7 +763,10 @@ def run_fit(args):
 
         reader = ConfidenceReader(args.confidence, confidence_format=fmt)
         model = Pipeline(
-            [("read", reader.fit(frame[[args.confidence, *features]])), ("calibrate", est)]
+            [
+                ("read", reader.fit(frame[[args.confidence, *features]])),
+                ("calibrate", est),
+            ]
         )
     # written last: a failure anywhere above leaves no model file
     with progress.step(f"writing {output}"):

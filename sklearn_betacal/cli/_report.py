@@ -270,8 +270,7 @@ def format_markdown(report):
             else ""
         )
         + (
-            f" ({meta['n_unparsed']} confidence text(s) without a confidence "
-            "left out)"
+            f" ({meta['n_unparsed']} confidence text(s) without a confidence left out)"
             if meta.get("n_unparsed")
             else ""
         ),

@@ -6,7 +6,6 @@ import pandas as pd
 
 from ._bundled import load_triviaqa_confidence
 
-
 #: How :func:`make_raw_answer_log` writes a stated confidence ``c`` (and the answer
 #: ``a``) as a model's raw output: the answer formats of the paper's
 #: Verb1S-Top1 prompt and the variants models give instead (App. B.1).
