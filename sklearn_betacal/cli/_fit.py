@@ -395,10 +395,11 @@ def _row_cells(part, Z):
 # --------------------------------------------------------------------------
 
 
-def _tree_paths(tree, prefix):
+def _tree_paths(tree, prefix, axis="e"):
     """``{cell: "prefix[e3<=0.12, e0>-0.40]"}``: the splits from the root to
-    every leaf of a tree's node arrays (``tree_``; ``e<k>`` is coordinate k
-    of the features the tree splits)."""
+    every leaf of a tree's node arrays (``tree_``; ``<axis><k>`` is
+    coordinate k of the features the tree splits: ``e`` the embedding's,
+    ``d`` a learned tree's directions, ``pc`` a kd-tree's principal axes)."""
     left, right = tree["children_left"], tree["children_right"]
     feature, threshold, cell = tree["feature"], tree["threshold"], tree["cell"]
     names, stack = {}, [(0, [])]
@@ -408,8 +409,8 @@ def _tree_paths(tree, prefix):
             names[int(cell[node])] = f"{prefix}[{', '.join(path) or 'all'}]"
             continue
         f, t = int(feature[node]), float(threshold[node])
-        stack.append((int(right[node]), [*path, f"e{f}>{t:.3g}"]))
-        stack.append((int(left[node]), [*path, f"e{f}<={t:.3g}"]))
+        stack.append((int(right[node]), [*path, f"{axis}{f}>{t:.3g}"]))
+        stack.append((int(left[node]), [*path, f"{axis}{f}<={t:.3g}"]))
     return names
 
 
@@ -427,7 +428,12 @@ def _component_labels(part, prefix=""):
         return {i: f"{head}{g}" for i, g in enumerate(groups.tolist())}
     tree = getattr(part, "tree_", None)
     if isinstance(tree, dict) and "children_left" in tree:
-        return _tree_paths(tree, prefix or "tree")
+        if getattr(part, "components_", None) is not None:
+            # a learned tree on its directions, a kd-tree on principal axes
+            axis = "pc" if getattr(part, "split_axis", None) == "pca" else "d"
+        else:
+            axis = "e"
+        return _tree_paths(tree, prefix or "tree", axis)
     codes = getattr(part, "cell_codes_", None)
     if codes is not None:
         parts = [
