@@ -122,6 +122,8 @@ TREES["tree-raw-pca-free-residual"] = {
     **TREES["tree-raw-pca-free"],
     "criterion": "residual",
 }
+for _params in TREES.values():  # trees, also since the default is "merge"
+    _params["strategy"] = "tree"
 
 
 #: diagnostics, not methods (``--partitions``): the hidden beta given to the
@@ -139,11 +141,18 @@ HONEST = {
     "tree-honest": TREES["tree"],
     "tree-free-honest": TREES["tree-free"],
 }
+#: the one-liner ``BetaBinningCalibrator(CalibrationTreePartitioner())``,
+#: only its points per bin tuned (issue 21): ``oneliner`` with today's
+#: default (fine cells merged by recalibration), ``oneliner-tree`` with the
+#: default before it (``strategy="tree"``, depth 3, significance stop)
+ONELINERS = {"oneliner": {}, "oneliner-tree": {"strategy": "tree"}}
 
 
 def partitions(kind, Zp, yp, hp, leaf, seed):
     if kind in ORACLES:  # a column of X: the beta itself, or its text estimate
         return [GroupColumnPartitioner(group_column=0)]
+    if kind in ONELINERS:  # unfitted, defaults: the calibrator's honest split
+        return [CalibrationTreePartitioner(random_state=seed, **ONELINERS[kind])]
     if kind in HONEST:  # unfitted: min_samples_leaf "auto" = 2 b of the grid
         return [
             CalibrationTreePartitioner(max_depth=d, random_state=seed, **HONEST[kind])
@@ -245,7 +254,7 @@ def run_one(
         grid = [
             {
                 "partitioner": pt
-                if kind in HONEST or kind in ORACLES
+                if kind in HONEST or kind in ORACLES or kind in ONELINERS
                 else FrozenEstimator(pt),
                 "points_per_bin": b,
             }

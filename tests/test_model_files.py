@@ -85,7 +85,18 @@ def _fitted_models():
         (
             "bb-learned-tree",
             sb.BetaBinningCalibrator(
-                sb.CalibrationTreePartitioner(max_depth=2, random_state=0),
+                sb.CalibrationTreePartitioner(
+                    max_depth=2, strategy="tree", random_state=0
+                ),
+                points_per_bin=20,
+                random_state=0,
+            ),
+            X_emb,
+        ),
+        (
+            "bb-learned-merge",
+            sb.BetaBinningCalibrator(
+                sb.CalibrationTreePartitioner(random_state=0),
                 points_per_bin=20,
                 random_state=0,
             ),
@@ -274,7 +285,9 @@ KD, X_KD = _BY_NAME["bb-kd"]
 X_LEARNED = _BY_NAME["bb-learned-tree"][1]
 #: a learned tree that splits (7 nodes), as the hostile files need
 LEARNED = sb.BetaBinningCalibrator(
-    sb.CalibrationTreePartitioner(max_depth=2, split_alpha=None, random_state=0),
+    sb.CalibrationTreePartitioner(
+        max_depth=2, split_alpha=None, strategy="tree", random_state=0
+    ),
     points_per_bin=20,
     random_state=0,
 ).fit(X_LEARNED, _data()[3])
@@ -459,7 +472,9 @@ def _legacy_partitioner():
     from sklearn.tree import DecisionTreeRegressor
 
     h, _, emb, y = _data()
-    part = sb.CalibrationTreePartitioner(max_depth=3, split_alpha=None, random_state=0)
+    part = sb.CalibrationTreePartitioner(
+        max_depth=3, split_alpha=None, strategy="tree", random_state=0
+    )
     part.fit(emb, y, confidence=h, points_per_bin=20)
     Z = part._project(emb)
     dtr = DecisionTreeRegressor(max_depth=3, min_samples_leaf=40, random_state=0)
