@@ -258,6 +258,19 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             )
         return t2
 
+    def _partitioner_points_per_bin(self, bin_weight):
+        """``"auto"`` resolved before the partitioner is fitted, on the weight
+        D2 will have (``1 - scaler_fraction`` of the rows to be binned): a
+        learned partition's leaves then hold ``2 * b``. With a given ``nu``
+        this is the ``b`` of the fit; with ``nu="auto"``, estimated only once
+        the scaler is fitted, the ``b`` of ``nu = 0`` (the smallest ``b`` the
+        estimate can give)."""
+        if self.points_per_bin != "auto":
+            return self.points_per_bin
+        nu = 0.0 if self.nu == "auto" else float(self.nu)
+        d2 = bin_weight - round(self.scaler_fraction * bin_weight)
+        return self._resolve_points_per_bin(float(max(d2, 1.0)), nu=nu)
+
     def _fit(self, X, h, y, sample_weight, cells):
         """Alg. 3 on the rows the template ``fit`` kept: split, fit the
         scaler on D1, beta-bin D2 on the scaler's proxies."""

@@ -273,7 +273,8 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     calibrated sample stays one cell). It finds many groups of any shape --
     topics of questions in an embedding -- where a tree of depth 3 holds at
     most 8 half-spaces. ``strategy="tree"`` grows a regression tree instead,
-    whose splits separate rows that need different recalibrations. With the confidences (``fit(...,
+    whose splits separate rows that need different recalibrations. With the
+    confidences (``fit(...,
     confidence=h)``, which every group-conditional calibrator passes) the
     tree is grown on the per-row scores of one global Platt recalibration
     (``criterion="recalibration"``): a split is worth as much as giving each
@@ -375,7 +376,8 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         hierarchy of :meth:`cell_ancestors`. ``"tree"``: the regression tree
         described by ``max_depth``, ``n_components`` and ``directions``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the honest split, the k-means of the fine cells, the folds of the direction fit and the
+        Seeds the honest split, the k-means of the fine cells, the folds of
+        the direction fit and the
         tree's tie-breaking among features. Inside a calibrator, ``None``
         is replaced by a seed derived from the calibrator's
         ``random_state``, which also draws the honest split.
@@ -383,7 +385,8 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     Attributes
     ----------
     tree_ : dict of ndarrays or None
-        ``None`` for ``strategy="merge"``. The fitted tree's node arrays (grown by scikit-learn's
+        ``None`` for ``strategy="merge"``. The fitted tree's node arrays
+        (grown by scikit-learn's
         :class:`~sklearn.tree.DecisionTreeRegressor`, kept as plain arrays),
         depth first, root first, named as in scikit-learn's ``Tree`` and
         :class:`KDTreePartitioner`'s ``tree_``: ``"feature"`` (split

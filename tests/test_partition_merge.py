@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: MIT
+"""CalibrationTreePartitioner(strategy="merge"), the default (issue 21)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sklearn_betacal import (
+    BetaBinningCalibrator,
+    CalibrationTreePartitioner,
+    GroupColumnPartitioner,
+    UMDBinner,
+)
+from sklearn_betacal._partition._merge import check_hierarchy, merge_cells
+
+
+def _blobs(seed, *, n_groups=8, size=1500, dim=8, null=False):
+    """Gaussian blobs in ``dim`` dimensions, each with its own intercept and
+    slope of miscalibration on the logit (``null``: calibrated everywhere);
+    returns ``(h, Z, group, p_true, y)``."""
+    rng = np.random.default_rng(seed)
+    C = rng.normal(size=(n_groups, dim))
+    C *= 4.0 / np.linalg.norm(C, axis=1, keepdims=True)
+    a = np.zeros(n_groups) if null else rng.normal(0, 0.8, n_groups)
+    s = np.ones(n_groups) if null else np.exp(rng.normal(0, 0.4, n_groups))
+    g = np.repeat(np.arange(n_groups), size)
+    Z = C[g] + rng.normal(size=(g.size, dim))
+    logit = rng.normal(0.8, 1.2, g.size)
+    h = 1 / (1 + np.exp(-logit))
+    p = 1 / (1 + np.exp(-(a[g] + s[g] * logit)))
+    y = (rng.uniform(size=g.size) < p).astype(int)
+    return h, Z, g, p, y
+
+
+def _true_ce(f, p, g):
+    """CE against the true probabilities, per (group, predicted value)."""
+    key = np.round(f, 12)
+    _, inv = np.unique(np.column_stack([g, key]), axis=0, return_inverse=True)
+    inv = inv.ravel()
+    n = np.bincount(inv)
+    gap = np.bincount(inv, p) / n - np.bincount(inv, f) / n
+    return float(np.sum(n * np.abs(gap)) / f.size)
+
+
+def test_merge_recovers_most_of_the_known_groups_gain():
+    """8 planted groups, 40 b calibration rows each: the default gets >= 0.6 of
+    what the true groups give over plain UMD; the depth-3 tree (the default
+    before) got 0.27."""
+    h, Z, g, p, y = _blobs(0)
+    idx = np.random.default_rng(1).permutation(h.size)
+    fit, test = idx[: 2 * h.size // 3], idx[2 * h.size // 3 :]
+    X, b = np.column_stack([h, Z]), 25
+
+    def ce(est, cols):
+        est.fit(cols[fit], y[fit])
+        return _true_ce(est.predict_proba(cols[test])[:, 1], p[test], g[test])
+
+    umd = ce(UMDBinner(points_per_bin=b, random_state=0), h)
+    oracle = ce(
+        BetaBinningCalibrator(
+            GroupColumnPartitioner(0), points_per_bin=b, random_state=0
+        ),
+        np.column_stack([h, g]),
+    )
+
+    def share(**kw):
+        part = CalibrationTreePartitioner(**kw)
+        bb = BetaBinningCalibrator(part, points_per_bin=b, random_state=0)
+        return (umd - ce(bb, X)) / (umd - oracle)
+
+    assert share() >= 0.6
+    assert share(strategy="tree") < 0.4
+
+
+def test_merge_keeps_a_calibrated_sample_one_cell():
+    """No planted miscalibration: the fine cells do not differ, one cell (the
+    same data with the test off do split)."""
+    h, Z, _, _, y = _blobs(3, null=True)
+    for seed in range(3):
+        part = CalibrationTreePartitioner(random_state=seed)
+        part.fit(Z, y, confidence=h, points_per_bin=25)
+        assert part.n_cells_ == 1
+        assert part.split_pvalue_ > 0.05
+        assert part.centers_.shape[0] >= 8
+    free = CalibrationTreePartitioner(split_alpha=None, random_state=0)
+    assert free.fit(Z, y, confidence=h, points_per_bin=25).n_cells_ > 1
+
+
+def test_merge_cells_by_hand():
+    """Cells 0, 1 have score mean (0.1, 0), cells 2, 3 (-0.1, 0), the light
+    cell 4 (0, 0.2). Merging 4 into 0 loses 100 * 5 / 105 * 0.05 = 0.238 (a
+    tie with 2: the lowest cell wins); {0, 1, 4} with {2, 3} loses
+    205 * 200 / 405 * ((20 / 205 + 0.1)**2 + (1 / 205)**2) = 3.96."""
+    S = np.array([[10.0, 0.0], [10.0, 0.0], [-10.0, 0.0], [-10.0, 0.0], [0.0, 1.0]])
+    W = np.array([100.0, 100.0, 100.0, 100.0, 5.0])
+    fine, parent = merge_cells(S, W, min_weight=50, threshold=3.9)
+    assert_array_equal(fine, [0, 0, 1, 1, 0])
+    assert_array_equal(parent, [2, 2, -1])
+    fine, parent = merge_cells(S, W, min_weight=50, threshold=4.0)
+    assert_array_equal(fine, [0, 0, 0, 0, 0])
+    assert_array_equal(parent, [-1])
+    # not light: 0 and 1 merge first (cost 0), then 4 would lose
+    # 200 * 5 / 205 * 0.05 = 0.244 joining them
+    fine, parent = merge_cells(S, W, min_weight=1, threshold=0.24)
+    assert_array_equal(fine, [0, 0, 1, 1, 2])
+    assert check_hierarchy(parent, 3) and parent.shape == (5,)
+    fine, _ = merge_cells(S, W, min_weight=1, threshold=0.25)
+    assert_array_equal(fine, [0, 0, 1, 1, 0])
+
+
+def test_merge_state_is_plain_validated_arrays():
+    h, Z, _, _, y = _blobs(0, n_groups=4)
+    part = CalibrationTreePartitioner(random_state=0).fit(Z, y, confidence=h)
+    assert part.tree_ is None and part.n_cells_ > 1
+    state = part.__getstate__()
+    ok = type(part).__new__(type(part))
+    ok.__setstate__(dict(state))
+    assert_array_equal(ok.apply(Z), part.apply(Z))
+    n = part.n_cells_
+    for key, value, match in [
+        ("fine_cell_", np.full_like(part.fine_cell_, n), "fine_cell_"),
+        ("fine_cell_", part.fine_cell_[:-1], "shape"),
+        ("centers_", part.centers_[:, :-1], "shape"),
+        ("centers_", np.full_like(part.centers_, np.nan), "NaN"),
+        ("cell_parent_", np.full_like(part.cell_parent_, -1), "hierarchy"),
+        ("cell_parent_", np.zeros(2 * n - 1, dtype=np.int64), "hierarchy"),
+        ("scale_", -part.scale_, "scale_"),
+        ("n_cells_", n + 1, "fine_cell_"),
+        ("split_pvalue_", "0.1", "p-value"),
+        ("leaf_nodes_", part.leaf_nodes_[::-1].copy(), "leaf_nodes_"),
+    ]:
+        with pytest.raises(ValueError, match=f"damaged fitted state.*{match}"):
+            type(part).__new__(type(part)).__setstate__(dict(state, **{key: value}))
+
+
+def test_merge_cell_ancestors_let_a_small_cell_fall_back_to_its_merge():
+    h, Z, _, _, y = _blobs(0, n_groups=4)
+    part = CalibrationTreePartitioner(random_state=0).fit(Z, y, confidence=h)
+    chains = part.cell_ancestors()
+    assert len(chains) == part.n_cells_
+    root = 2 * part.n_cells_ - 2
+    assert all(c[-1] == root for c in chains)
+
+
+def test_merge_points_per_bin_sets_the_leaf_and_the_fine_cells():
+    """points_per_bin="auto" reaches the merge resolved (leaf 2 b); the fine
+    cells hold about 4 leaves."""
+    h, Z, _, _, y = _blobs(0)
+    X = np.column_stack([h, Z])
+    bb = BetaBinningCalibrator(
+        CalibrationTreePartitioner(), points_per_bin="auto", epsilon=0.2, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bb.fit(X, y)
+    part = bb.partitioner_
+    assert part.min_samples_leaf_ == 2 * bb.points_per_bin_
+    grown = h.size // 2
+    assert part.centers_.shape[0] == max(
+        grown // (8 * bb.points_per_bin_), min(grown // part.min_samples_leaf_, 8)
+    )
+    assert np.all(part.leaf_n_samples_ >= part.min_samples_leaf_)
+
+
+def test_merge_zero_weight_is_drop_and_same_seed_same_cells():
+    h, Z, _, _, y = _blobs(0, n_groups=4)
+    w = np.ones(h.size)
+    w[::7] = 0
+    keep = w > 0
+    a = CalibrationTreePartitioner(random_state=0)
+    a.fit(Z, y, confidence=h, sample_weight=w)
+    b = CalibrationTreePartitioner(random_state=0)
+    b.fit(Z[keep], y[keep], confidence=h[keep])
+    assert_array_equal(a.apply(Z), b.apply(Z))
+    assert_allclose(a.centers_, b.centers_, rtol=1e-12, atol=1e-12)
+    c = CalibrationTreePartitioner(random_state=0)
+    c.fit(Z, y, confidence=h, sample_weight=w)
+    assert a.centers_.tobytes() == c.centers_.tobytes()
+
+
+def test_merge_depth_zero_is_one_cell():
+    h, Z, _, _, y = _blobs(0, n_groups=4)
+    part = CalibrationTreePartitioner(max_depth=0).fit(Z, y, confidence=h)
+    assert part.n_cells_ == 1
+    assert_array_equal(part.apply(Z), 0)
+
+
+@pytest.mark.parametrize("nu", [0.05, "auto"])
+def test_sbb_auto_points_per_bin_reaches_the_partitioner_resolved(nu):
+    """S-BB resolves points_per_bin="auto" before the learned partition is
+    fitted (it passed nothing, so the leaves were 100 rows whatever b)."""
+    from sklearn_betacal import ScalingBetaBinningCalibrator
+
+    h, Z, _, _, y = _blobs(0)
+    sbb = ScalingBetaBinningCalibrator(
+        CalibrationTreePartitioner(),
+        points_per_bin="auto",
+        epsilon=0.2,
+        nu=nu,
+        scaler="pooled",
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sbb.fit(np.column_stack([h, Z]), y)
+    leaf = sbb.partitioner_.min_samples_leaf_
+    assert leaf != 100
+    if nu == "auto":
+        assert leaf <= 2 * sbb.points_per_bin_
+    else:
+        assert leaf == 2 * sbb.points_per_bin_
