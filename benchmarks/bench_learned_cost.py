@@ -34,6 +34,7 @@ from sklearn_betacal.cli import main as cli_main  # noqa: E402
 from sklearn_betacal.datasets import load_triviaqa_confidence  # noqa: E402
 
 REPEATS = 3
+CLI_REPEATS = 2
 HERE = Path(__file__).parent
 
 
@@ -90,7 +91,7 @@ def cli_ratios():
                 "--output",
             ]
             single, tuned = [], []
-            for r in range(REPEATS):
+            for r in range(CLI_REPEATS):
                 for extra, acc in (([], single), (["--tune"], tuned)):
                     model = Path(tmp) / f"m{n}_{r}_{len(extra)}.skops"
                     argv = [*base, str(model), *extra]
@@ -114,7 +115,7 @@ def main():
     lines = [
         "# Cost of the learned partition (issue 21, item 6)",
         "",
-        f"Median of {REPEATS} interleaved runs, one BLAS thread; load average "
+        f"Median of {REPEATS} (CLI: {CLI_REPEATS}) interleaved runs, one BLAS thread; load average "
         f"{load0} (start) / {load1} (end), 2 cores shared.",
         "",
         "## BB fit: learned partition / kd-tree (goal <= 3x)",

@@ -145,7 +145,12 @@ HONEST = {
 #: only its points per bin tuned (issue 21): ``oneliner`` with today's
 #: default (fine cells merged by recalibration), ``oneliner-tree`` with the
 #: default before it (``strategy="tree"``, depth 3, significance stop)
-ONELINERS = {"oneliner": {}, "oneliner-tree": {"strategy": "tree"}}
+ONELINERS = {
+    "oneliner": {},
+    "oneliner-tree": {"strategy": "tree"},
+    "oneliner-merge-raw": {"directions": None},
+    "oneliner-merge-directions": {"directions": "recalibration"},
+}
 
 
 def partitions(kind, Zp, yp, hp, leaf, seed):

@@ -45,6 +45,9 @@ MERGE_ALPHA = 0.05
 FINE_LEAVES = 4
 #: ... but at least this many fine cells where the leaf minimum allows.
 MIN_FINE_CELLS = 8
+#: ``directions="recalibration"`` with ``strategy="merge"``: the learned
+#: directions' positions together spread this share of the features' total.
+DIRECTION_SHARE = 1.0
 
 #: Default minimum leaf size when no ``points_per_bin`` reaches the
 #: partitioner: twice a typical ``b = 50``.
@@ -731,7 +734,9 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             # one scale with the features: together as much spread as all d
             # features (cross-fitted positions, as the tree is grown on)
             dirs, cross = recalibration_directions(X, y, w, h, self.random_state)
-            dspread = column_spread(cross[keep], w[keep]) / np.sqrt(d / dirs.shape[0])
+            dspread = column_spread(cross[keep], w[keep]) / np.sqrt(
+                DIRECTION_SHARE * d / dirs.shape[0]
+            )
             self.components_, self.n_directions_ = dirs, int(dirs.shape[0])
             self.scale_ = np.concatenate([self.scale_, dspread])
             Xs = np.column_stack([Xs, cross / dspread])

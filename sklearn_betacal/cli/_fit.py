@@ -600,8 +600,9 @@ def add_fit(subparsers):
         choices=["kdtree", "learned"],
         default="kdtree",
         help="cells of the --text embedding: the paper's kd-tree (median "
-        "splits), or a tree learned where the miscalibration differs "
-        "(CalibrationTreePartitioner, grown on half of the rows)",
+        "splits), or cells learned where the miscalibration differs "
+        "(CalibrationTreePartitioner: fine cells merged by their "
+        "recalibration, fitted on half of the rows)",
     )
     parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
     parser.add_argument("--n-components", type=_int_at_least(1), default=16)
