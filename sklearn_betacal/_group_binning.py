@@ -520,13 +520,21 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         """All calibrators stacked as one ``CellTables`` (see Attributes)."""
         return CellTables(**self._tables)
 
+    def _binned_score(self, h, Z):
+        """The score the tables bin (Alg. 2): the confidence ``h`` itself.
+
+        A subclass whose binning reads another score of the row (a scaler's
+        output) overrides this.
+        """
+        return h
+
     def _calibrated(self, X):
         """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
 
         predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:] = predict(h, self._cells(Z))
+            out[:] = predict(self._binned_score(h, Z), self._cells(Z))
 
         return self._blockwise(X, (), np.float64, write)
 
@@ -549,7 +557,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:, pos] = predict(h, self._cells(Z))
+            out[:, pos] = predict(self._binned_score(h, Z), self._cells(Z))
             np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
 
         return self._blockwise(X, (2,), np.float64, write)
@@ -571,6 +579,8 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:] = binary_predict(self, predict(h, self._cells(Z)))
+            out[:] = binary_predict(
+                self, predict(self._binned_score(h, Z), self._cells(Z))
+            )
 
         return self._blockwise(X, (), self.classes_.dtype, write)

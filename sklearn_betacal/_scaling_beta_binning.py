@@ -14,9 +14,11 @@ partitioner, binning and prediction (Alg. 2) are those of
 hold-out set with true labels, for use with :mod:`sklearn_betacal.bounds`.
 """
 
+import weakref
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -31,12 +33,25 @@ from ._compat import (
 from ._defaults import hierarchical_scaler, platt_scaler
 from ._docstrings import fill_doc
 from ._group_binning import _GroupBinningBase
+from ._kernels._boosting import forest_raw, prepare_forest
+from ._kernels._scaling import data_logit_eps, to_logit
+from ._partition._base import (
+    NODE_KEYS,
+    check_array_state,
+    check_count,
+    check_node_arrays,
+    damaged,
+)
 from ._random import seed_inner
 from ._validation import (
     check_binary_labels,
     check_confidence,
     check_weights,
+    take_rows,
 )
+
+#: estimator -> (its boosted scaler's state, the prepared walks of its trees)
+_FORESTS = weakref.WeakKeyDictionary()
 
 
 def _positive_proba(estimator, X):
@@ -52,6 +67,166 @@ def _positive_proba(estimator, X):
             f"{proba.shape}."
         )
     return np.asarray(proba[:, hits[0]], dtype=np.float64)
+
+
+#: The boosted recalibration of ``scaler="features"``: scikit-learn's
+#: histogram gradient boosting on ``[logit(h), features]``, increasing in
+#: ``logit(h)`` (``monotonic_cst=+1``: scikit-learn has no offset, so the
+#: confidence enters as a feature that can only raise the probability), with
+#: early stopping on a stratified tenth of D1.
+BOOSTING = {
+    "learning_rate": 0.1,
+    "max_iter": 300,
+    "early_stopping": True,
+    "validation_fraction": 0.1,
+    "n_iter_no_change": 10,
+}
+#: Fewer rows of a class in D1 than this: no early-stopping split (it would
+#: hold a handful of rows), a few rounds instead.
+BOOSTING_MIN_CLASS = 20
+BOOSTING_FEW_ROUNDS = 10
+
+
+def _feature_matrix(h, Z, eps, who):
+    """``[logit(h), Z]`` as float64: what the boosted scaler reads."""
+    try:
+        Zf = np.asarray(Z, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{who}(scaler='features') fits its scaler on the partition "
+            "features, which must be numeric; got columns that are not. Encode "
+            "them as numbers (e.g. one-hot) or use scaler='hierarchical'."
+        ) from None
+    Zf = Zf.reshape(h.shape[0], -1)
+    if not np.all(np.isfinite(Zf)):
+        raise ValueError(
+            f"{who}(scaler='features'): the partition features hold "
+            f"{int(np.count_nonzero(~np.isfinite(Zf).all(axis=1)))} rows with NaN "
+            "or infinite values; the boosted scaler needs finite features. "
+            "Impute or drop those rows."
+        )
+    return np.column_stack([to_logit(h, eps), Zf])
+
+
+def _tree_arrays(nodes):
+    """One boosted tree (scikit-learn's predictor nodes) as node arrays.
+
+    Same layout as the package's trees (``NODE_KEYS``, left iff ``x <=
+    threshold``), plus ``value``: the leaf values (learning rate included)
+    by cell id, the leaves numbered in node order.
+    """
+    leaf = nodes["is_leaf"].astype(bool)
+    n = leaf.shape[0]
+    # the node fields are unsigned: cast before writing -1 at the leaves
+    left = np.where(leaf, -1, nodes["left"].astype(np.intp))
+    right = np.where(leaf, -1, nodes["right"].astype(np.intp))
+    cell = np.full(n, -1, dtype=np.intp)
+    cell[leaf] = np.arange(int(leaf.sum()))
+    depth = np.zeros(n, dtype=np.intp)
+    for i in range(n):  # parents come before their children
+        if not leaf[i]:
+            depth[left[i]] = depth[right[i]] = depth[i] + 1
+    return {
+        "feature": np.where(leaf, -1, nodes["feature_idx"].astype(np.intp)),
+        "threshold": np.where(leaf, np.nan, nodes["num_threshold"]).astype(np.float64),
+        "children_left": left,
+        "children_right": right,
+        "cell": cell,
+        "depth": depth,
+        "value": nodes["value"][leaf].astype(np.float64),
+    }
+
+
+def fit_boosted_scaler(h, Z, y, sample_weight, random_state, who):
+    """The feature-aware scaler of ``scaler="features"``, fitted on D1.
+
+    Returns its fitted state, a dict of plain arrays and numbers:
+    ``logit_eps`` (the data-aware clip of the logit), ``baseline`` (the
+    initial raw score), ``trees`` (a list of node-array dicts, see
+    :func:`_tree_arrays`) and ``n_features`` (the partition features).
+    """
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    w = np.ones(h.shape[0]) if sample_weight is None else sample_weight
+    eps = data_logit_eps(h, w)
+    F = _feature_matrix(h, Z, eps, who)
+    state = {
+        "logit_eps": np.asarray(eps, dtype=np.float64),
+        "n_features": F.shape[1] - 1,
+    }
+    counts = np.bincount(y.astype(np.int64), weights=None, minlength=2)
+    if counts.min() == 0:
+        # one class in D1: the constant of Laplace's rule, no trees
+        p = (float(w @ y) + 1.0) / (float(w.sum()) + 2.0)
+        state.update(baseline=float(np.log(p) - np.log1p(-p)), trees=[])
+        return state
+    params = dict(BOOSTING)
+    if counts.min() < BOOSTING_MIN_CLASS:
+        params.update(early_stopping=False, max_iter=BOOSTING_FEW_ROUNDS)
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
+    model = HistGradientBoostingClassifier(
+        monotonic_cst=[1] + [0] * (F.shape[1] - 1), random_state=seed, **params
+    )
+    model.fit(F, y.astype(np.int64), sample_weight=sample_weight)
+    state.update(
+        baseline=float(np.ravel(model._baseline_prediction)[0]),
+        trees=[_tree_arrays(tree.nodes) for (tree,) in model._predictors],
+    )
+    return state
+
+
+def boosted_proba(state, h, Z, who, prepared=None):
+    """The boosted scaler's probability of the positive class at rows ``h, Z``."""
+    F = _feature_matrix(h, Z, tuple(state["logit_eps"]), who)
+    if F.shape[1] - 1 != state["n_features"]:
+        raise ValueError(
+            f"{who}: X has {F.shape[1] - 1} partition features, but the "
+            f"scaler was fitted on {state['n_features']}."
+        )
+    if prepared is None:
+        prepared = prepare_forest(state["trees"])
+    return expit(forest_raw(F, state["baseline"], prepared))
+
+
+def check_boosted_state(state):
+    """Check a loaded boosted scaler's state before any array of it is used.
+
+    Every tree must hold together (:func:`check_node_arrays`: one tree, no
+    cycle, split features in range, finite thresholds) and have one finite
+    value per leaf; the clip and the baseline must be finite numbers.
+    Returns the checked state.
+    """
+    owner = "ScalingBetaBinningCalibrator"
+    if not isinstance(state, dict) or set(state) != {
+        "logit_eps",
+        "n_features",
+        "baseline",
+        "trees",
+    }:
+        raise damaged(owner, "scaler_ is not the boosted scaler's dict of arrays")
+    d = check_count(owner, "scaler_['n_features']", state["n_features"], 1)
+    eps = check_array_state(
+        owner, "scaler_['logit_eps']", state["logit_eps"], "f", (2,)
+    )
+    if np.any((eps <= 0) | (eps >= 0.5)):
+        raise damaged(owner, "scaler_['logit_eps'] lies outside (0, 0.5)")
+    baseline = state["baseline"]
+    if not isinstance(baseline, float) or not np.isfinite(baseline):
+        raise damaged(owner, "scaler_['baseline'] is not a finite float")
+    trees = state["trees"]
+    if not isinstance(trees, list):
+        raise damaged(owner, "scaler_['trees'] is not a list")
+    checked = []
+    for k, t in enumerate(trees):
+        if not isinstance(t, dict) or set(t) != {*NODE_KEYS, "value"}:
+            raise damaged(owner, f"scaler_['trees'][{k}] is not a tree's node arrays")
+        arrays, _ = check_node_arrays(owner, {key: t[key] for key in NODE_KEYS}, d + 1)
+        n_leaves = int(np.count_nonzero(arrays["children_left"] == -1))
+        arrays["value"] = check_array_state(
+            owner, f"scaler_['trees'][{k}]['value']", t["value"], "f", (n_leaves,)
+        )
+        checked.append(arrays)
+    return {**state, "logit_eps": eps, "n_features": d, "trees": checked}
 
 
 @fill_doc
@@ -188,7 +363,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         "pos_label": "no_validation",  # checked against y in fit
         **_GroupBinningBase._parameter_constraints,
         "scaler": [
-            StrOptions({"hierarchical", "pooled"}),
+            StrOptions({"hierarchical", "pooled", "features"}),
             HasMethods(["fit", "predict_proba"]),
         ],
         "scaler_fraction": [Interval(Real, 0, 1, closed="neither")],
@@ -227,9 +402,16 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.nu = nu
         self.covariate = covariate
 
-    def _fit_scaler(self, X, h, y, sw, cells, d1, d2):
+    def _fit_scaler(self, X, h, Z, y, sw, cells, d1, d2):
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
+        if self.scaler == "features":
+            who = type(self).__name__
+            Z1, Z2 = take_rows(Z, d1), take_rows(Z, d2)
+            self.scaler_ = fit_boosted_scaler(
+                h[d1], Z1, y[d1], w1, self._scaler_seed, who
+            )
+            return boosted_proba(self.scaler_, h[d2], Z2, who)
         if self.scaler == "hierarchical":
             scaler = hierarchical_scaler(self.covariate)
             X1 = np.column_stack([h[d1], cells[d1]])
@@ -289,7 +471,18 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         d1, d2 = np.sort(perm[:n1]), np.sort(perm[n1:])
         self.scaling_indices_, self.binning_indices_ = d1, d2
 
-        t2 = self._fit_scaler(X, h, y, sw, cells, d1, d2)
+        features = self.scaler == "features"
+        if features:
+            # drawn after the split, before the tie-breaking nudges
+            self._scaler_seed = rng.randint(np.iinfo(np.int32).max)
+        Z = None
+        if features:  # the partition features of the kept rows
+            X_arr = self._validate_X(X, reset=False)
+            Z = self._split_block(X, X_arr, 0, X_arr.shape[0])[1]
+        t2 = self._fit_scaler(X, h, Z, y, sw, cells, d1, d2)
+        # the binned score: the confidence (Alg. 3), or the feature-aware
+        # scaler's own output, whose resolution the binning then keeps
+        s2 = t2 if features else h[d2]
 
         w2 = None if sw is None else sw[d2]
         total2 = float(d2.shape[0]) if w2 is None else float(w2.sum())
@@ -297,13 +490,34 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             # D2's labels are held out from the scaler: measure the proxies
             # against them (Def. 3.2), before they are replaced by proxies
             self.nu_ = estimate_misspecification(
-                y[d2], t2, h[d2], n_bins=10, sample_weight=w2
+                y[d2], t2, s2, n_bins=10, sample_weight=w2
             )
         else:
             self.nu_ = float(self.nu)
         self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu_)
-        self._fit_binning(h[d2], t2, w2, cells[d2], rng)
+        self._fit_binning(s2, t2, w2, cells[d2], rng)
         return self
+
+    def _binned_score(self, h, Z):
+        """What the binning reads (Alg. 2): ``h``, or the boosted scaler's
+        probability for ``scaler="features"``."""
+        if self.scaler != "features":
+            return h
+        return boosted_proba(self.scaler_, h, Z, type(self).__name__, self._forest())
+
+    def _forest(self):
+        """The boosted trees' walks, prepared once per fitted state."""
+        cached = _FORESTS.get(self)
+        if cached is not None and cached[0] is self.scaler_:
+            return cached[1]
+        prepared = prepare_forest(self.scaler_["trees"])
+        _FORESTS[self] = (self.scaler_, prepared)
+        return prepared
+
+    def __setstate__(self, state):
+        if state.get("scaler") == "features" and "scaler_" in state:
+            state["scaler_"] = check_boosted_state(state["scaler_"])
+        super().__setstate__(state)
 
     def proxy_proba(self, X):
         """The scaler's probabilities (the proxies of Alg. 3) for new rows.
@@ -320,9 +534,11 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         proxy : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        if self.scaler not in ("hierarchical", "pooled"):
+        if self.scaler not in ("hierarchical", "pooled", "features"):
             return _positive_proba(self.scaler_, X)
         h, Z = self._split_X(X, reset=False)
+        if self.scaler == "features":
+            return self._binned_score(h, Z)
         if self.scaler == "pooled":
             return _positive_proba(self.scaler_, h)
         return _positive_proba(self.scaler_, np.column_stack([h, self._cells(Z)]))

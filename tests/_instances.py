@@ -114,6 +114,13 @@ INSTANCES = [
     ScalingBetaBinningCalibrator(
         KDTreePartitioner(max_depth=1), points_per_bin=5, random_state=0
     ),
+    # the boosted feature-aware scaler, its output binned
+    ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=1),
+        points_per_bin=5,
+        scaler="features",
+        random_state=0,
+    ),
     KDTreePartitioner(),
     KDTreePartitioner(3, split_axis="max_spread", min_samples_leaf=2),
     KDTreePartitioner(split_axis="pca", random_state=0),

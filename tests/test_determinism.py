@@ -48,6 +48,7 @@ from sklearn_betacal import (
     CrossPartitioner,
     GroupColumnPartitioner,
     HierarchicalLogisticScaler,
+    KDTreePartitioner,
     ScalingBetaBinningCalibrator,
     ScalingBinningCalibrator,
     TextEmbedder,
@@ -173,6 +174,12 @@ COMPOSITES = {
     ),
     "BB-cross-tree": (
         lambda: BetaBinningCalibrator(_learned_cross(), random_state=0),
+        "group",
+    ),
+    "SBB-features": (
+        lambda: ScalingBetaBinningCalibrator(
+            KDTreePartitioner(max_depth=2), scaler="features", random_state=0
+        ),
         "group",
     ),
     "SBB-cross-tree": (
@@ -440,7 +447,6 @@ def test_kd_tree_pca_subsample_is_seeded_by_the_calibrator():
     # above PCA_MAX_SAMPLES rows the kd-tree's PCA draws a subsample: with
     # the partitioner's random_state left at None two fits put 42 of 20,500
     # rows in other cells
-    from sklearn_betacal import KDTreePartitioner
     from sklearn_betacal._partition._kdtree import PCA_MAX_SAMPLES
 
     rng = np.random.default_rng(0)

@@ -110,6 +110,11 @@ def _fitted_models():
             X_emb,
         ),
         (
+            "s-bb-features",
+            sb.ScalingBetaBinningCalibrator(kd, scaler="features", random_state=0),
+            X_emb,
+        ),
+        (
             "calibrated-classifier",
             sb.CalibratedClassifier(
                 LogisticRegression(), sb.BetaBinningCalibrator(kd, random_state=0)

@@ -315,3 +315,160 @@ def test_estimate_misspecification_zero_rows_is_a_clear_error():
     # issue 20, item 7: zero rows raised IndexError from inside NumPy
     with pytest.raises(ValueError, match="at least one labelled hold-out row"):
         estimate_misspecification([], [], [])
+
+
+# ------------------------------------------------- scaler="features" (issue 21)
+def _feature_miscalibrated(seed, n):
+    """Confidences whose miscalibration depends on the features: intercept
+    ``1.5 z0`` and slope ``exp(0.6 z1)`` on the logit; returns ``X, y, p``."""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 2))
+    h = rng.uniform(0.02, 0.98, n)
+    p = 1 / (1 + np.exp(-(1.5 * Z[:, 0] + np.exp(0.6 * Z[:, 1]) * np.log(h / (1 - h)))))
+    y = (rng.uniform(size=n) < p).astype(int)
+    return np.column_stack([h, Z]), y, p
+
+
+def test_sbb_features_is_boosting_on_d1_then_umd_of_its_output_on_d2():
+    """Independent reconstruction with scikit-learn's own gradient boosting."""
+    from scipy.special import expit
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from sklearn_betacal._kernels._scaling import data_logit_eps, to_logit
+    from sklearn_betacal._scaling_beta_binning import BOOSTING
+
+    X, y, _ = _feature_miscalibrated(0, 3000)
+    Xt, _, _ = _feature_miscalibrated(1, 500)
+    b, delta, seed = 60, 1e-6, 7
+    sbb = ScalingBetaBinningCalibrator(
+        FrozenEstimator(GroupColumnPartitioner(2).fit(np.zeros((1, 3)))),
+        points_per_bin=b,
+        delta=delta,
+        scaler="features",
+        random_state=seed,
+    )
+    # one cell: the group column is constant 0 for every row
+    sbb.fit(np.column_stack([X, np.zeros(3000)]), y)
+
+    rng = np.random.RandomState(seed)
+    perm = rng.permutation(3000)
+    d1, d2 = np.sort(perm[:1500]), np.sort(perm[1500:])
+    inner = rng.randint(np.iinfo(np.int32).max)
+    boost = np.random.RandomState(inner).randint(np.iinfo(np.int32).max)
+    eps = data_logit_eps(X[d1, 0], np.ones(1500))
+
+    def F(A):
+        return np.column_stack([to_logit(A[:, 0], eps), A[:, 1:3], np.zeros(len(A))])
+
+    hgb = HistGradientBoostingClassifier(
+        monotonic_cst=[1, 0, 0, 0], random_state=boost, **BOOSTING
+    ).fit(F(X[d1]), y[d1])
+    proxy = expit(hgb.decision_function(F(X[d2])))
+    table = umd_fit(tie_break(proxy, delta, rng), proxy, None, 1500 // b, delta=delta)
+    expected = umd_predict(table, expit(hgb.decision_function(F(Xt))))
+    Xt1 = np.column_stack([Xt, np.zeros(500)])
+    assert_array_equal(sbb.predict_proba(Xt1)[:, 1], expected)
+    assert_array_equal(sbb.proxy_proba(Xt1), expit(hgb.decision_function(F(Xt))))
+    assert len(sbb.scaler_["trees"]) == hgb.n_iter_ > 1
+
+
+def test_sbb_features_keeps_resolution_where_the_pooled_scaler_loses_it():
+    """Miscalibration that depends on the features: binning h with pooled
+    Platt proxies cannot rank rows better than h; binning the feature-aware
+    scaler's output keeps its AUROC and Brier resolution."""
+    from sklearn.metrics import brier_score_loss, roc_auc_score
+
+    from sklearn_betacal.metrics import brier_decomposition
+
+    X, y, _ = _feature_miscalibrated(0, 8000)
+    Xt, yt, pt = _feature_miscalibrated(1, 20000)
+    kd = KDTreePartitioner(max_depth=2)
+    fit = {
+        s: ScalingBetaBinningCalibrator(
+            kd, scaler=s, points_per_bin=50, random_state=0
+        ).fit(X, y)
+        for s in ("pooled", "hierarchical", "features")
+    }
+    f = {s: m.predict_proba(Xt)[:, 1] for s, m in fit.items()}
+    auc = {s: roc_auc_score(yt, v) for s, v in f.items()}
+    assert auc["features"] > auc["pooled"] + 0.05, auc
+    # the hierarchical scaler sees the cells, not the features within them
+    assert auc["features"] > auc["hierarchical"] + 0.01, auc
+    brier = {s: brier_score_loss(yt, v) for s, v in f.items()}
+    assert brier["features"] < brier["pooled"] - 0.01, brier
+
+    def resolution(v):
+        m = yt.mean()
+        return m * (1 - m) - brier_decomposition(yt, v, n_bins=20).refinement
+
+    alone = fit["features"].proxy_proba(Xt)
+    # what the binning costs in refinement: under a tenth of what it keeps
+    kept, before = resolution(f["features"]), resolution(alone)
+    assert before - kept < 0.1 * kept, (before, kept)
+    assert kept > resolution(f["pooled"]) + 0.02
+
+
+def test_sbb_features_bound_holds_in_every_cell():
+    """Thm 3.1 per cell: in every cell with its own binning, each predicted
+    level is within the cell's epsilon_ of the true accuracy of its rows
+    (true probabilities known: no label noise in the check)."""
+    X, y, _ = _feature_miscalibrated(0, 12000)
+    Xt, _, pt = _feature_miscalibrated(1, 200000)
+    sbb = ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=2),
+        scaler="features",
+        points_per_bin=200,
+        random_state=0,
+    ).fit(X, y)
+    assert sbb.n_cells_fitted_ == 4 and sbb.n_cells_fallback_ == 0
+    f = sbb.predict_proba(Xt)[:, 1]
+    cells = sbb.apply(Xt)
+    worst = []
+    for cell, eps in zip(sbb.cells_, sbb.epsilon_, strict=True):
+        rows = cells == cell
+        levels, inv = np.unique(f[rows], return_inverse=True)
+        gap = np.abs(np.bincount(inv, weights=pt[rows]) / np.bincount(inv) - levels)
+        worst.append(gap.max() / eps)
+    assert 0.05 < max(worst) <= 1.0, worst
+
+
+def test_sbb_features_needs_numeric_finite_features_and_handles_one_class():
+    X, y, _ = _feature_miscalibrated(0, 400)
+    Xs = np.column_stack([X[:, 0], np.where(X[:, 1] > 0, "a", "b")]).astype(object)
+    sbb = ScalingBetaBinningCalibrator(
+        GroupColumnPartitioner(), scaler="features", points_per_bin=20
+    )
+    with pytest.raises(ValueError, match="must be numeric"):
+        sbb.fit(Xs, y)
+    # one class in D1: the scaler is Laplace's constant, no trees
+    one = ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=1),
+        scaler="features",
+        points_per_bin=20,
+        random_state=0,
+    ).fit(X, np.ones(400, dtype=int))
+    assert one.scaler_["trees"] == []
+    assert_allclose(one.proxy_proba(X[:3]), 201 / 202)
+
+
+def test_sbb_features_damaged_state_is_refused():
+    X, y, _ = _feature_miscalibrated(0, 2000)
+    sbb = ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=1), scaler="features", random_state=0
+    ).fit(X, y)
+    state = sbb.__getstate__()
+    tree = state["scaler_"]["trees"][0]
+    inner = np.flatnonzero(tree["children_left"] >= 0)[0]
+    bad = {**tree, "children_left": tree["children_left"].copy()}
+    bad["children_left"][inner] = 0  # back to the root: a walk that never ends
+    damaged = {**state, "scaler_": {**state["scaler_"], "trees": [bad]}}
+    with pytest.raises(ValueError, match="damaged fitted state"):
+        ScalingBetaBinningCalibrator().__setstate__(damaged)
+    short = {**tree, "value": tree["value"][:-1]}
+    damaged = {**state, "scaler_": {**state["scaler_"], "trees": [short]}}
+    with pytest.raises(ValueError, match="value"):
+        ScalingBetaBinningCalibrator().__setstate__(damaged)
+    # the intact state loads and predicts the same
+    copy = ScalingBetaBinningCalibrator()
+    copy.__setstate__(sbb.__getstate__())
+    assert_array_equal(copy.predict_proba(X), sbb.predict_proba(X))
