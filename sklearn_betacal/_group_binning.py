@@ -520,7 +520,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         """All calibrators stacked as one ``CellTables`` (see Attributes)."""
         return CellTables(**self._tables)
 
-    def _binned_score(self, h, Z):
+    def _binned_score(self, h, Z, cells):
         """The score the tables bin (Alg. 2): the confidence ``h`` itself.
 
         A subclass whose binning reads another score of the row (a scaler's
@@ -534,7 +534,8 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:] = predict(self._binned_score(h, Z), self._cells(Z))
+            cells = self._cells(Z)
+            out[:] = predict(self._binned_score(h, Z, cells), cells)
 
         return self._blockwise(X, (), np.float64, write)
 
@@ -557,7 +558,8 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._binning_predictor()
 
         def write(h, Z, out):
-            out[:, pos] = predict(self._binned_score(h, Z), self._cells(Z))
+            cells = self._cells(Z)
+            out[:, pos] = predict(self._binned_score(h, Z, cells), cells)
             np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
 
         return self._blockwise(X, (2,), np.float64, write)
@@ -579,8 +581,9 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._binning_predictor()
 
         def write(h, Z, out):
+            cells = self._cells(Z)
             out[:] = binary_predict(
-                self, predict(self._binned_score(h, Z), self._cells(Z))
+                self, predict(self._binned_score(h, Z, cells), cells)
             )
 
         return self._blockwise(X, (), self.classes_.dtype, write)

@@ -70,10 +70,11 @@ def _positive_proba(estimator, X):
 
 
 #: The boosted recalibration of ``scaler="features"``: scikit-learn's
-#: histogram gradient boosting on ``[logit(h), features]``, increasing in
-#: ``logit(h)`` (``monotonic_cst=+1``: scikit-learn has no offset, so the
-#: confidence enters as a feature that can only raise the probability), with
-#: early stopping on a stratified tenth of D1.
+#: histogram gradient boosting on ``[logit(q), features]``, ``q`` the
+#: hierarchical scaler's probability (Eq. 5), increasing in ``logit(q)``
+#: (``monotonic_cst=+1``: scikit-learn has no offset, so the base score
+#: enters as a feature that can only raise the probability), with early
+#: stopping on a stratified tenth of D1.
 BOOSTING = {
     "learning_rate": 0.1,
     "max_iter": 300,
@@ -87,8 +88,8 @@ BOOSTING_MIN_CLASS = 20
 BOOSTING_FEW_ROUNDS = 10
 
 
-def _feature_matrix(h, Z, eps, who):
-    """``[logit(h), Z]`` as float64: what the boosted scaler reads."""
+def _feature_matrix(q, Z, eps, who):
+    """``[logit(q), Z]`` as float64: what the boosted scaler reads."""
     try:
         Zf = np.asarray(Z, dtype=np.float64)
     except (TypeError, ValueError):
@@ -97,7 +98,7 @@ def _feature_matrix(h, Z, eps, who):
             "features, which must be numeric; got columns that are not. Encode "
             "them as numbers (e.g. one-hot) or use scaler='hierarchical'."
         ) from None
-    Zf = Zf.reshape(h.shape[0], -1)
+    Zf = Zf.reshape(q.shape[0], -1)
     if not np.all(np.isfinite(Zf)):
         raise ValueError(
             f"{who}(scaler='features'): the partition features hold "
@@ -105,7 +106,7 @@ def _feature_matrix(h, Z, eps, who):
             "or infinite values; the boosted scaler needs finite features. "
             "Impute or drop those rows."
         )
-    return np.column_stack([to_logit(h, eps), Zf])
+    return np.column_stack([to_logit(q, eps), Zf])
 
 
 def _tree_arrays(nodes):
@@ -137,19 +138,20 @@ def _tree_arrays(nodes):
     }
 
 
-def fit_boosted_scaler(h, Z, y, sample_weight, random_state, who):
-    """The feature-aware scaler of ``scaler="features"``, fitted on D1.
+def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
+    """The boosting of ``scaler="features"`` on the base probabilities ``q``.
 
+    Fitted on D1 (``q``: the hierarchical scaler's fitted values there).
     Returns its fitted state, a dict of plain arrays and numbers:
-    ``logit_eps`` (the data-aware clip of the logit), ``baseline`` (the
+    ``logit_eps`` (the data-aware clip of ``logit(q)``), ``baseline`` (the
     initial raw score), ``trees`` (a list of node-array dicts, see
     :func:`_tree_arrays`) and ``n_features`` (the partition features).
     """
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    w = np.ones(h.shape[0]) if sample_weight is None else sample_weight
-    eps = data_logit_eps(h, w)
-    F = _feature_matrix(h, Z, eps, who)
+    w = np.ones(q.shape[0]) if sample_weight is None else sample_weight
+    eps = data_logit_eps(q, w)
+    F = _feature_matrix(q, Z, eps, who)
     state = {
         "logit_eps": np.asarray(eps, dtype=np.float64),
         "n_features": F.shape[1] - 1,
@@ -175,9 +177,9 @@ def fit_boosted_scaler(h, Z, y, sample_weight, random_state, who):
     return state
 
 
-def boosted_proba(state, h, Z, who, prepared=None):
-    """The boosted scaler's probability of the positive class at rows ``h, Z``."""
-    F = _feature_matrix(h, Z, tuple(state["logit_eps"]), who)
+def boosted_proba(state, q, Z, who, prepared=None):
+    """The boosting's probability of the positive class at rows ``q, Z``."""
+    F = _feature_matrix(q, Z, tuple(state["logit_eps"]), who)
     if F.shape[1] - 1 != state["n_features"]:
         raise ValueError(
             f"{who}: X has {F.shape[1] - 1} partition features, but the "
@@ -193,17 +195,21 @@ def check_boosted_state(state):
 
     Every tree must hold together (:func:`check_node_arrays`: one tree, no
     cycle, split features in range, finite thresholds) and have one finite
-    value per leaf; the clip and the baseline must be finite numbers.
-    Returns the checked state.
+    value per leaf; the clip and the baseline must be finite numbers; the
+    hierarchical scaler is an estimator with ``predict_proba`` (its own
+    state is checked when it loads). Returns the checked state.
     """
     owner = "ScalingBetaBinningCalibrator"
     if not isinstance(state, dict) or set(state) != {
+        "hierarchical",
         "logit_eps",
         "n_features",
         "baseline",
         "trees",
     }:
-        raise damaged(owner, "scaler_ is not the boosted scaler's dict of arrays")
+        raise damaged(owner, "scaler_ is not the feature-aware scaler's dict")
+    if not callable(getattr(state["hierarchical"], "predict_proba", None)):
+        raise damaged(owner, "scaler_['hierarchical'] is not a fitted scaler")
     d = check_count(owner, "scaler_['n_features']", state["n_features"], 1)
     eps = check_array_state(
         owner, "scaler_['logit_eps']", state["logit_eps"], "f", (2,)
@@ -229,6 +235,36 @@ def check_boosted_state(state):
     return {**state, "logit_eps": eps, "n_features": d, "trees": checked}
 
 
+#: Rows (total weight) per bin of the per-cell estimate of ``nu``
+#: (``scaler="features"``); a lighter cell is not measured.
+NU_CELL_BIN_WEIGHT = 100
+
+
+def _cell_misspecification(y, t, w, cells):
+    """The largest ``nu`` (Def. 3.2) of the proxies ``t`` within one cell.
+
+    Per cell ``>= 0`` of total weight at least ``NU_CELL_BIN_WEIGHT``:
+    :func:`estimate_misspecification` with up to 10 equal-mass bins of the
+    binned score (here the proxies themselves) of at least that weight each.
+    """
+    w = np.ones(y.shape[0]) if w is None else w
+    inside = cells >= 0
+    ids, inv = np.unique(cells[inside], return_inverse=True)
+    weight = np.bincount(inv, weights=w[inside], minlength=ids.shape[0])
+    rows = np.flatnonzero(inside)
+    nu = 0.0
+    for k in np.flatnonzero(weight >= NU_CELL_BIN_WEIGHT):
+        r = rows[inv == k]
+        n_bins = int(min(10, weight[k] // NU_CELL_BIN_WEIGHT))
+        nu = max(
+            nu,
+            estimate_misspecification(
+                y[r], t[r], t[r], n_bins=n_bins, sample_weight=w[r]
+            ),
+        )
+    return nu
+
+
 @fill_doc
 class ScalingBetaBinningCalibrator(_GroupBinningBase):
     """Scaling-beta-binning (Alg. 3): a scaler's fitted values, then beta-binning.
@@ -240,6 +276,9 @@ class ScalingBetaBinningCalibrator(_GroupBinningBase):
     plus a root binning. Prediction is beta-binning's (Alg. 2): a row gets its
     cell's binning, or the root one. With ``scaler="hierarchical"`` (the
     default) this is HS-BB of the paper, with ``scaler="pooled"`` S-BB.
+    With ``scaler="features"`` the scaler also sees the partition features
+    and the binning bins *its output* instead of the confidence, which keeps
+    the resolution the features carry.
 
     Read more in the :ref:`User Guide <scaling_beta_binning>`.
 
@@ -269,12 +308,18 @@ class ScalingBetaBinningCalibrator(_GroupBinningBase):
         tie-breaking nudges of the D2 rows, in that order. As in
         :class:`BetaBinningCalibrator` it also seeds every ``random_state``
         left at ``None`` in the partitioner and the scaler.
-    scaler : {"hierarchical", "pooled"} or estimator, default="hierarchical"
+    scaler : {"hierarchical", "pooled", "features"} or estimator, \
+default="hierarchical"
         ``"hierarchical"``: :class:`HierarchicalLogisticScaler` on the
         ``covariate`` with the partition's cells (Eq. 5; HS-BB).
         ``"pooled"``: one logistic regression ``expit(a x + b)`` on the
         ``covariate`` ``x``, i.e. :class:`PlattScaler` (Eq. 5 with a single
-        cell; S-BB). An estimator: cloned, fitted on
+        cell; S-BB). ``"features"``: the hierarchical scaler, then a boosted
+        recalibration (scikit-learn's histogram gradient boosting, increasing
+        in the logit of the hierarchical scaler's probability) on that logit
+        and the partition features, which must be numeric; the binning on D2
+        then bins this scaler's output ``g(x)`` (proxies ``g(x)``), and
+        prediction looks up a row's ``g(x)``. An estimator: cloned, fitted on
         the D1 rows of ``X`` and ``y`` (and ``sample_weight`` when given), and
         its ``predict_proba`` on the D2 rows of ``X`` gives the proxies.
     scaler_fraction : float in (0, 1), default=0.5
@@ -284,7 +329,10 @@ class ScalingBetaBinningCalibrator(_GroupBinningBase):
         ``points_per_bin="auto"``. ``"auto"``: estimated with
         :func:`estimate_misspecification` (10 equal-mass bins of ``h``) on D2,
         whose true labels are held out from the scaler, before they are
-        replaced by the proxies. Assuming 0 lets Thm 3.1 promise a bound that
+        replaced by the proxies. For ``scaler="features"`` the bins are of
+        the binned score ``g(x)``, and the estimate is the largest of the
+        pooled one and the one within each cell of weight >= 100 (up to 10
+        bins of weight >= 100 each), so that ``epsilon_`` bounds every cell. Assuming 0 lets Thm 3.1 promise a bound that
         the proxies' bias breaks.
     covariate : {"confidence", "logit"}, default="confidence"
         What the ``"hierarchical"`` and ``"pooled"`` scalers regress on: the
@@ -296,9 +344,13 @@ class ScalingBetaBinningCalibrator(_GroupBinningBase):
     Attributes
     ----------
     %(classes_)s
-    scaler_ : estimator
+    scaler_ : estimator or dict
         The scaler fitted on D1. For ``"hierarchical"`` and ``"pooled"`` it
-        takes ``X = [h, cell id]`` and ``h`` respectively.
+        takes ``X = [h, cell id]`` and ``h`` respectively. For
+        ``"features"`` a dict: ``"hierarchical"`` (the fitted Eq. 5 scaler),
+        ``"baseline"``, ``"trees"`` (each boosted tree as node arrays in the
+        layout of the package's trees, with ``"value"`` per leaf),
+        ``"logit_eps"`` and ``"n_features"``; see :meth:`proxy_proba`.
     nu_ : float
         The misspecification used: ``nu``, or its estimate for ``"auto"``.
     scaling_indices_, binning_indices_ : ndarray of int64
@@ -320,6 +372,13 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
     features of all calibration rows (it needs no labels; pass a
     ``FrozenEstimator`` to fit it elsewhere, as the paper does on an
     unlabeled split). The scaler sees only D1, the binning only D2.
+
+    **Resolution.** Binning loses refinement within a cell (rows in a bin
+    share one value). Binning ``h`` keeps only what the cell and ``h`` tell;
+    ``scaler="features"`` bins a score that has already used the features, so
+    the binning costs little AUROC or Brier resolution (measured in the
+    :ref:`User Guide <scaling_beta_binning>`). Its fit is a boosting run on
+    D1 (the features must be numeric and finite).
 
     **Guarantee.** Thm 3.1 applies to the binning on D2 with ``N = |D2|``
     and the misspecification ``nu`` of the scaler's fitted values, which is
@@ -406,12 +465,22 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
         if self.scaler == "features":
+            # Eq. 5 on the cells, then boosting on the features from its logit
             who = type(self).__name__
-            Z1, Z2 = take_rows(Z, d1), take_rows(Z, d2)
-            self.scaler_ = fit_boosted_scaler(
-                h[d1], Z1, y[d1], w1, self._scaler_seed, who
+            base = hierarchical_scaler(self.covariate)
+            seed_inner(base, self.random_state, name="scaler")
+            X1 = np.column_stack([h[d1], cells[d1]])
+            if w1 is None:
+                base.fit(X1, y[d1])
+            else:
+                base.fit(X1, y[d1], sample_weight=w1)
+            q1 = _positive_proba(base, X1)
+            q2 = _positive_proba(base, np.column_stack([h[d2], cells[d2]]))
+            state = fit_boosted_scaler(
+                q1, take_rows(Z, d1), y[d1], w1, self._scaler_seed, who
             )
-            return boosted_proba(self.scaler_, h[d2], Z2, who)
+            self.scaler_ = {"hierarchical": base, **state}
+            return boosted_proba(self.scaler_, q2, take_rows(Z, d2), who)
         if self.scaler == "hierarchical":
             scaler = hierarchical_scaler(self.covariate)
             X1 = np.column_stack([h[d1], cells[d1]])
@@ -492,18 +561,26 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             self.nu_ = estimate_misspecification(
                 y[d2], t2, s2, n_bins=10, sample_weight=w2
             )
+            if features:
+                # a scaler that sees the features can be miscalibrated
+                # differently in each cell: the bound of a cell needs its own
+                self.nu_ = max(
+                    self.nu_, _cell_misspecification(y[d2], t2, w2, cells[d2])
+                )
         else:
             self.nu_ = float(self.nu)
         self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu_)
         self._fit_binning(s2, t2, w2, cells[d2], rng)
         return self
 
-    def _binned_score(self, h, Z):
-        """What the binning reads (Alg. 2): ``h``, or the boosted scaler's
-        probability for ``scaler="features"``."""
+    def _binned_score(self, h, Z, cells):
+        """What the binning reads (Alg. 2): ``h``, or the feature-aware
+        scaler's probability for ``scaler="features"``."""
         if self.scaler != "features":
             return h
-        return boosted_proba(self.scaler_, h, Z, type(self).__name__, self._forest())
+        base = self.scaler_["hierarchical"]
+        q = _positive_proba(base, np.column_stack([h, cells]))
+        return boosted_proba(self.scaler_, q, Z, type(self).__name__, self._forest())
 
     def _forest(self):
         """The boosted trees' walks, prepared once per fitted state."""
@@ -538,7 +615,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             return _positive_proba(self.scaler_, X)
         h, Z = self._split_X(X, reset=False)
         if self.scaler == "features":
-            return self._binned_score(h, Z)
+            return self._binned_score(h, Z, self._cells(Z))
         if self.scaler == "pooled":
             return _positive_proba(self.scaler_, h)
         return _positive_proba(self.scaler_, np.column_stack([h, self._cells(Z)]))

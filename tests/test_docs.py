@@ -103,3 +103,13 @@ def test_docs_quickstart_runs_as_written():
     )
     assert result.attempted > 10
     assert result.failed == 0
+
+
+def test_docs_scaling_beta_binning_runs_as_written():
+    result = doctest.testfile(
+        str(DOCS / "scaling_beta_binning.rst"),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert result.attempted > 10
+    assert result.failed == 0

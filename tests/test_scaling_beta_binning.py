@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -330,7 +331,8 @@ def _feature_miscalibrated(seed, n):
 
 
 def test_sbb_features_is_boosting_on_d1_then_umd_of_its_output_on_d2():
-    """Independent reconstruction with scikit-learn's own gradient boosting."""
+    """Independent reconstruction with scikit-learn's own gradient boosting
+    (started from the hierarchical scaler's logit, Eq. 5)."""
     from scipy.special import expit
     from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -355,10 +357,18 @@ def test_sbb_features_is_boosting_on_d1_then_umd_of_its_output_on_d2():
     d1, d2 = np.sort(perm[:1500]), np.sort(perm[1500:])
     inner = rng.randint(np.iinfo(np.int32).max)
     boost = np.random.RandomState(inner).randint(np.iinfo(np.int32).max)
-    eps = data_logit_eps(X[d1, 0], np.ones(1500))
+    # the base score: Eq. 5 on the one cell (tested against lme4 elsewhere)
+    base = HierarchicalLogisticScaler(partitioner="precomputed").fit(
+        np.column_stack([X[d1, 0], np.zeros(1500)]), y[d1]
+    )
+
+    def q(A):
+        return base.predict_proba(np.column_stack([A[:, 0], np.zeros(len(A))]))[:, 1]
+
+    eps = data_logit_eps(q(X[d1]), np.ones(1500))
 
     def F(A):
-        return np.column_stack([to_logit(A[:, 0], eps), A[:, 1:3], np.zeros(len(A))])
+        return np.column_stack([to_logit(q(A), eps), A[:, 1:3], np.zeros(len(A))])
 
     hgb = HistGradientBoostingClassifier(
         monotonic_cst=[1, 0, 0, 0], random_state=boost, **BOOSTING
@@ -440,13 +450,16 @@ def test_sbb_features_needs_numeric_finite_features_and_handles_one_class():
     )
     with pytest.raises(ValueError, match="must be numeric"):
         sbb.fit(Xs, y)
-    # one class in D1: the scaler is Laplace's constant, no trees
+    # one class in D1: the boosting is Laplace's constant, no trees (the
+    # hierarchical base scaler warns that one class is separable)
     one = ScalingBetaBinningCalibrator(
         KDTreePartitioner(max_depth=1),
         scaler="features",
         points_per_bin=20,
         random_state=0,
-    ).fit(X, np.ones(400, dtype=int))
+    )
+    with pytest.warns(ConvergenceWarning, match="one class only"):
+        one.fit(X, np.ones(400, dtype=int))
     assert one.scaler_["trees"] == []
     assert_allclose(one.proxy_proba(X[:3]), 201 / 202)
 
