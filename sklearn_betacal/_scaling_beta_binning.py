@@ -332,8 +332,9 @@ default="hierarchical"
         replaced by the proxies. For ``scaler="features"`` the bins are of
         the binned score ``g(x)``, and the estimate is the largest of the
         pooled one and the one within each cell of weight >= 100 (up to 10
-        bins of weight >= 100 each), so that ``epsilon_`` bounds every cell. Assuming 0 lets Thm 3.1 promise a bound that
-        the proxies' bias breaks.
+        bins of weight >= 100 each), so that ``epsilon_`` bounds every cell.
+        Assuming 0 lets Thm 3.1 promise a bound that the proxies' bias
+        breaks.
     covariate : {"confidence", "logit"}, default="confidence"
         What the ``"hierarchical"`` and ``"pooled"`` scalers regress on: the
         raw confidence as in Eq. 5, or its logit clipped at a data-aware
