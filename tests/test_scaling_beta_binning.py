@@ -485,3 +485,32 @@ def test_sbb_features_damaged_state_is_refused():
     copy = ScalingBetaBinningCalibrator()
     copy.__setstate__(sbb.__getstate__())
     assert_array_equal(copy.predict_proba(X), sbb.predict_proba(X))
+
+
+def test_sbb_features_reads_dataframes_by_column_name():
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _feature_miscalibrated(0, 2000)
+    frame = pd.DataFrame({"z0": X[:, 1], "conf": X[:, 0], "z1": X[:, 2]})
+    kw = {"partitioner": KDTreePartitioner(max_depth=1), "scaler": "features"}
+    by_name = ScalingBetaBinningCalibrator(
+        confidence_column="conf", random_state=0, **kw
+    ).fit(frame, y)
+    by_position = ScalingBetaBinningCalibrator(
+        confidence_column=1, random_state=0, **kw
+    ).fit(frame.to_numpy(), y)
+    assert_array_equal(
+        by_name.predict_proba(frame), by_position.predict_proba(frame.to_numpy())
+    )
+
+
+def test_sbb_features_small_d1_boosts_a_few_rounds_without_early_stopping():
+    from sklearn_betacal._scaling_beta_binning import BOOSTING_FEW_ROUNDS
+
+    X, y, _ = _feature_miscalibrated(0, 60)  # under 20 rows of a class in D1
+    sbb = ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=1),
+        scaler="features",
+        points_per_bin=10,
+        random_state=0,
+    ).fit(X, y)
+    assert len(sbb.scaler_["trees"]) == BOOSTING_FEW_ROUNDS
