@@ -46,6 +46,7 @@ import sklearn
 import statsmodels
 from scipy import sparse
 
+from sklearn_betacal._hierarchical import _pooled_platt
 from sklearn_betacal._kernels import _mixed
 
 R_SCRIPT = r"""
@@ -82,14 +83,14 @@ def simulate(n, n_cells, seed):
 
 def laplace(h, idx, y, n_cells):
     w = np.ones_like(h)
-    res = _mixed.fit_laplace(h, y, w, idx, n_cells, _mixed.fit_pooled_logistic(h, y, w))
+    res = _mixed.fit_laplace(h, y, w, idx, n_cells, _pooled_platt(h, y, w))
     re = res["u"] * res["theta"]
     b0, b1 = res["beta"]
     return 1 / (1 + np.exp(-(b0 + re[idx, 0] + (b1 + re[idx, 1]) * h)))
 
 
 def floor(h, idx, y, n_cells):
-    b0, b1 = _mixed.fit_pooled_logistic(h, y, np.ones_like(h))
+    b0, b1 = _pooled_platt(h, y, np.ones_like(h))
     return 1 / (1 + np.exp(-(b0 + b1 * h)))
 
 

@@ -21,8 +21,8 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._cells import fit_supervised, is_supervised, supervised_step
 from ._compat import _fit_context, _num_samples
-from ._partition._base import fit_supervised, is_supervised, supervised_step
 from ._random import seed_inner
 from ._validation import (
     MAX_COUNT_TOTAL,

@@ -26,6 +26,7 @@ from ._base import (
     positive_index,
     resolve_n_bins,
 )
+from ._cells import cell_positions, dense_ids
 from ._compat import HasMethods, Interval, StrOptions
 from ._kernels import _fallback
 from ._kernels._binning import (
@@ -57,10 +58,10 @@ def _count_cells(cells, sample_weight):
     ``ids``: sorted distinct cell ids; ``n_rows``: rows per cell; ``n_s``:
     total weight per cell (float, rows summed in row order); ``lut``: an
     int64 work array with one slot per cell plus a last slot for ``-1``
-    (set to -1), indexed by :func:`_cell_positions`.
+    (set to -1), indexed by :func:`~sklearn_betacal._cells.cell_positions`.
     """
     hi = int(cells.max()) if cells.shape[0] else -1
-    if sample_weight is None and _small_ids(hi, cells.shape[0]):
+    if sample_weight is None and dense_ids(hi, cells.shape[0]):
         # counts are exact in any order: block by block, no N-sized copy
         n_rows = np.zeros(hi + 2, dtype=np.int64)  # slot 0: cell -1
         for a in range(0, cells.shape[0], _BLOCK):
@@ -71,7 +72,7 @@ def _count_cells(cells, sample_weight):
         n_s = n_rows.astype(np.float64)
         return ids, n_rows, n_s, np.full(ids.shape[0] + 1, -1, dtype=np.int64)
     inside = cells >= 0
-    if _small_ids(hi, cells.shape[0]):
+    if dense_ids(hi, cells.shape[0]):
         c = cells[inside]
         n_rows = np.bincount(c, minlength=hi + 1)
         ids = np.flatnonzero(n_rows).astype(np.int64)
@@ -89,30 +90,6 @@ def _count_cells(cells, sample_weight):
             )
     lut = np.full(ids.shape[0] + 1, -1, dtype=np.int64)
     return ids.astype(np.int64), n_rows, n_s, lut
-
-
-def _small_ids(hi, n):
-    """Whether cell ids up to ``hi`` are dense enough for a lookup array."""
-    return hi < 4 * n + 1024
-
-
-def _cell_positions(cells, ids):
-    """Position of every row's cell in the sorted ``ids``; -1 for others.
-
-    ``-1`` indexes the last slot of a :func:`_count_cells` lookup array.
-    """
-    hi = int(ids[-1]) if ids.shape[0] else -1
-    if ids.shape[0] and ids[0] >= 0 and _small_ids(hi, cells.shape[0]):
-        pos = np.full(hi + 2, -1, dtype=np.int64)  # pos[-1]: cell -1
-        pos[ids] = np.arange(ids.shape[0])
-        inside = (cells >= -1) & (cells <= hi)
-        if inside.all():
-            return pos[cells]
-        return np.where(inside, pos[np.where(inside, cells, -1)], -1)
-    if ids.shape[0] == 0:
-        return np.full(cells.shape[0], -1, dtype=np.int64)
-    at = np.minimum(np.searchsorted(ids, cells), ids.shape[0] - 1)
-    return np.where(ids[at] == cells, at, -1)
 
 
 class _CellTableView(Mapping):
@@ -289,7 +266,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             # after it (memory: the fit keeps one int32 order at a time)
             by_cell = segment_order(
                 order,
-                lambda r: lut[_cell_positions(cells[r], ids)],
+                lambda r: lut[cell_positions(cells[r], ids)],
                 n_bins.shape[0],
                 sample_weight,
             )
@@ -373,7 +350,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
                 h,
                 t,
                 sample_weight,
-                lambda r, seg_of=seg_of: seg_of[_cell_positions(cells[r], ids)],
+                lambda r, seg_of=seg_of: seg_of[cell_positions(cells[r], ids)],
                 n_b,
                 delta=float(self.delta),
                 order_of_scores=order,
@@ -473,7 +450,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
 
             return route
         lut = np.append(tab, 0)  # the last slot: -1, unseen cells -> root
-        return lambda cells: lut[_cell_positions(cells, ids)]
+        return lambda cells: lut[cell_positions(cells, ids)]
 
     def _binning_predictor(self):
         """``(h, cells) -> calibrated values``, prepared once per call (Alg. 2).

@@ -25,11 +25,11 @@ from ._base import (
     binary_proba,
     positive_index,
 )
+from ._cells import cell_positions
 from ._compat import HasMethods, Interval, StrOptions, fit_bayes_mixed_glm
 from ._docstrings import fill_doc
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
-from ._partition._base import _map_to_cells
 from ._validation import (
     check_cell_ids,
 )
@@ -40,6 +40,13 @@ _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")
 #: covariate) on labels it separates is a fit running off to infinity, not
 #: an estimate: no calibration is that steep (the usual slopes are 0.3-3).
 _SEPARATED_COEF = 50.0
+
+
+def _pooled_platt(x, y, w):
+    """``[B0, B1]`` of the pooled fit ``expit(B0 + B1 x)`` (Platt scaling on
+    the covariate): the fit without cells and the Laplace fit's start."""
+    fit = _scaling.fit_platt(x, y, w)
+    return np.array([fit.intercept, fit.coef])
 
 
 @fill_doc
@@ -279,7 +286,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         seen = np.unique(ids if ids.min(initial=0) >= 0 else ids[ids >= 0])
         self.cells_ = seen
         n_cells = seen.shape[0]
-        idx = _map_to_cells(ids, seen)
+        idx = cell_positions(ids, seen)
         idx[idx < 0] = n_cells  # rows in no cell: fixed effects only
 
         if self.solver == "laplace":
@@ -339,7 +346,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         )
 
     def _fit_laplace(self, x, y, w, idx, n_cells):
-        beta0 = _mixed.fit_pooled_logistic(x, y, w)
+        beta0 = _pooled_platt(x, y, w)
         if n_cells == 0:
             self.fixed_effects_ = beta0
             self.sigma_ = np.zeros(2)
@@ -426,7 +433,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         exog = np.column_stack([np.ones(n), x])
         converged = True
         if n_cells == 0:
-            self.fixed_effects_ = _mixed.fit_pooled_logistic(x, y, np.ones(n))
+            self.fixed_effects_ = _pooled_platt(x, y, np.ones(n))
             self.sigma_ = np.zeros(2)
             self.random_effects_ = np.zeros((0, 2))
         else:
@@ -490,7 +497,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         # the last row (position -1) serves cell -1 and unseen cells
         b0, b1 = self.fixed_effects_
         coef = np.vstack([self.random_effects_, np.zeros((1, 2))]) + [b0, b1]
-        pos = _map_to_cells(ids, self.cells_)
+        pos = cell_positions(ids, self.cells_)
         return coef[pos, 0] + coef[pos, 1] * x
 
     def predict_proba(self, X):

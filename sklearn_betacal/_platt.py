@@ -2,16 +2,16 @@
 """Platt scaling: ``sigma(a s + b)`` fitted by maximum likelihood (baseline S).
 
 :class:`PlattScaler` validates the input, turns probabilities into logits,
-and minimises the (weighted) cross-entropy with SciPy's trust-region Newton
-method (``trust-exact``) on the loss, gradient and 2 x 2 Hessian from
-:mod:`sklearn_betacal._kernels._scaling`.
+and fits ``a`` and ``b`` with the Platt kernel
+:func:`~sklearn_betacal._kernels._scaling.fit_platt` (the weighted
+cross-entropy minimised by SciPy's trust-region Newton method on its exact
+2 x 2 Hessian).
 """
 
 import warnings
 from numbers import Integral
 
 import numpy as np
-from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
@@ -26,10 +26,6 @@ from ._validation import (
     require_labels,
     validate_confidence_data,
 )
-
-_GTOL = 1e-11  # on the mean-loss gradient; a final Newton step then polishes
-_CONVERGED = 1e-9  # max |gradient| accepted as converged after the polish
-
 
 @fill_doc
 class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -192,19 +188,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         w = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
         s = self._scores(h, w)
         t = _scaling.platt_targets(y, w) if self.target_smoothing else y
-        # scores beyond ~1e154 would overflow s**2 in the Hessian: fit on
-        # s / 2**k (exact) and scale the slope back
-        k = _scaling.covariate_exponent(s)
-        fun, hess = _scaling.platt_objective(np.ldexp(s, -k) if k else s, t, w)
-        res = minimize(
-            fun,
-            np.array([1.0, 0.0]),
-            jac=True,
-            hess=hess,
-            method="trust-exact",
-            options={"gtol": _GTOL, "maxiter": self.max_iter},
-        )
-        x, grad = _scaling.newton_polish(fun, hess, res.x)
+        fit = _scaling.fit_platt(s, t, w, max_iter=self.max_iter)
         if not self.target_smoothing and _scaling.separable(s, y, w):
             warnings.warn(
                 "PlattScaler: the calibration data are separable (every positive "
@@ -215,17 +199,17 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        elif grad > _CONVERGED:
+        elif not fit.converged:
             warnings.warn(
                 f"PlattScaler did not converge in max_iter={self.max_iter} "
-                f"Newton steps ({res.message}); the largest gradient entry is "
-                f"{grad:.3g}. Increase max_iter.",
+                f"Newton steps ({fit.message}); the largest gradient entry is "
+                f"{fit.grad:.3g}. Increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
-        self.coef_ = np.array([[float(np.ldexp(x[0], -k))]])
-        self.intercept_ = np.array([float(x[1])])
-        self.n_iter_ = int(res.nit)
+        self.coef_ = np.array([[fit.coef]])
+        self.intercept_ = np.array([fit.intercept])
+        self.n_iter_ = fit.n_iter
         return self
 
     def _calibrated(self, X):

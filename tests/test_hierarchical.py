@@ -20,6 +20,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_betacal import GroupColumnPartitioner, HierarchicalLogisticScaler
+from sklearn_betacal._hierarchical import _pooled_platt
 from sklearn_betacal._kernels import _mixed
 
 LME4 = Path(__file__).parent / "data" / "lme4"
@@ -163,7 +164,7 @@ def test_hierarchical_partial_pooling_shrinks_small_cell():
     X, y = _simulate(rng, sizes, u=u, v=v)
     model = HierarchicalLogisticScaler(partitioner=_partitioner()).fit(X, y)
     small = X[:, 1] == 8
-    own = _mixed.fit_pooled_logistic(X[small, 0], y[small], np.ones(20))
+    own = _pooled_platt(X[small, 0], y[small], np.ones(20))
     grid = np.linspace(0.05, 0.95, 19)
     p_small = model.predict_proba(np.column_stack([grid, np.full(19, 8)]))[:, 1]
     p_pop = model.predict_proba(np.column_stack([grid, np.full(19, -1)]))[:, 1]
@@ -199,7 +200,7 @@ def test_hierarchical_logit_covariate_with_one_cell_is_platt_on_logit():
         partitioner=_partitioner(), covariate="logit"
     ).fit(X, y)
     z = np.log(h / (1 - h))
-    glm = _mixed.fit_pooled_logistic(z, y, np.ones(500))
+    glm = _pooled_platt(z, y, np.ones(500))
     # a single cell cannot identify the variances: they go to the boundary 0
     assert_allclose(model.sigma_, 0, atol=1e-3)
     assert_allclose(model.fixed_effects_, glm, atol=1e-3)
@@ -385,7 +386,7 @@ def test_hierarchical_recovers_planted_intercept_sd_on_every_seed(seed):
     # fit (no random effects) is far worse in deviance
     x, idx = X[:, 0], X[:, 1].astype(np.int64)
     w = np.ones_like(x)
-    b0 = _mixed.fit_pooled_logistic(x, y, w)
+    b0 = _pooled_platt(x, y, w)
     d_boundary = _mixed.laplace_deviance(
         np.r_[b0, 0.0, 0.0], x, y, w, idx, 4096, grad=False
     )[0]
@@ -398,7 +399,7 @@ def test_laplace_leaves_the_boundary_when_started_on_it():
     X, y = _planted_intercept_sd(1, n=20_000, n_cells=400, sd=0.8)
     x, idx = X[:, 0], X[:, 1].astype(np.int64)
     w = np.ones_like(x)
-    b0 = _mixed.fit_pooled_logistic(x, y, w)
+    b0 = _pooled_platt(x, y, w)
     res = _mixed.fit_laplace(x, y, w, idx, 400, b0, theta_start=(0.0, 0.0))
     assert res["n_restarts"] >= 1
     assert 0.6 < res["theta"][0] < 1.0

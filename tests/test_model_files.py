@@ -518,7 +518,7 @@ def _edge_rows(dtr, part, emb):
 def test_learned_tree_walk_is_bit_identical_to_scikit_learn(tmp_path):
     """The NumPy walk of the node arrays routes every row as scikit-learn's
     tree did, also on and next to the thresholds (float32 rounding)."""
-    from sklearn_betacal._partition._base import _map_to_cells
+    from sklearn_betacal._cells import cell_positions
 
     legacy, dtr, emb = _legacy_partitioner()
     # an old pickle converts on load
@@ -528,12 +528,12 @@ def test_learned_tree_walk_is_bit_identical_to_scikit_learn(tmp_path):
     rows = _edge_rows(dtr, part, emb)
     for Z in rows:
         Z = np.asarray(Z, dtype=np.float64)
-        want = _map_to_cells(dtr.apply(Z).astype(np.int64), legacy.leaf_nodes_)
+        want = cell_positions(dtr.apply(Z).astype(np.int64), legacy.leaf_nodes_)
         assert_array_equal(part._walk(Z), want)
         # up to 4 rows take the kernel's per-row Python walk
         assert_array_equal(part._walk(Z[:3]), want[:3])
     assert_array_equal(
-        part.apply(emb), _map_to_cells(dtr.apply(part._project(emb)), part.leaf_nodes_)
+        part.apply(emb), cell_positions(dtr.apply(part._project(emb)), part.leaf_nodes_)
     )
     ancestors = [c.tolist() for c in part.cell_ancestors()]
     parent = {}

@@ -17,14 +17,20 @@ Each Newton step is one fused pass over the data (one ``exp`` plus two
 reductions) and the exact second derivative gives quadratic convergence, so a
 fit costs a handful of passes instead of golden-section's 80 probes.
 
-Platt scaling (Platt 1999) fits ``sigma(a s + b)`` by maximum likelihood; this
-module supplies its loss, gradient and 2 x 2 Hessian (the Newton/IRLS system)
-for a SciPy trust-region Newton solver, and Platt's smoothed targets.
+Platt scaling (Platt 1999) fits ``sigma(a s + b)`` by maximum likelihood:
+:func:`fit_platt` is the one fit (as scikit-learn's ``_sigmoid_calibration``
+is), used by :class:`~sklearn_betacal.PlattScaler`, the learned tree's
+recalibration scores and the hierarchical scaler's starting point; it runs a
+SciPy trust-region Newton solver on the loss, gradient and 2 x 2 Hessian (the
+Newton/IRLS system) of :func:`platt_objective`, and Platt's smoothed targets
+are :func:`platt_targets`.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
+from scipy.optimize import minimize
 from scipy.special import logit
 
 #: Clip used to turn a probability of exactly 0 or 1 into a finite logit.
@@ -518,3 +524,65 @@ def newton_polish(fun, hess, x):
     if np.isfinite(f1) and np.max(np.abs(g1)) <= np.max(np.abs(g0)):
         return x1, float(np.max(np.abs(g1)))
     return x, float(np.max(np.abs(g0)))
+
+
+#: Tolerance of :func:`fit_platt` on the mean-loss gradient; a final Newton
+#: step then polishes.
+PLATT_GTOL = 1e-11
+#: Largest ``|gradient|`` entry :func:`fit_platt` reports as converged after
+#: the polish.
+PLATT_CONVERGED = 1e-9
+
+
+class PlattFit(NamedTuple):
+    """Result of :func:`fit_platt`: ``sigma(coef * s + intercept)``."""
+
+    coef: float
+    intercept: float
+    n_iter: int
+    #: largest ``|gradient|`` entry of the mean loss at the result
+    grad: float
+    #: True when ``grad <= PLATT_CONVERGED``
+    converged: bool
+    #: the solver's message (for a warning that it did not converge)
+    message: str
+
+
+def fit_platt(s, t, w, *, max_iter=100):
+    """Maximum-likelihood Platt fit ``sigma(a s + b)`` (Platt 1999).
+
+    ``s`` are the scores (logits), ``t`` the targets (0/1 labels or
+    :func:`platt_targets`), ``w`` non-negative weights (a zero weight drops
+    a row, an integer weight repeats it), all float64 of one length. The
+    weighted mean cross-entropy (:func:`platt_objective`) is minimised by
+    SciPy's ``trust-exact`` Newton method from ``(a, b) = (1, 0)``, the
+    identity map, to ``PLATT_GTOL``, then polished by one Newton step
+    (:func:`newton_polish`). Scores beyond ``2**20`` are fitted as ``s /
+    2**k`` (exact; :func:`covariate_exponent`) so ``s**2`` cannot overflow,
+    and the slope is scaled back; weights whose largest lies outside
+    ``[2**-100, 2**100]`` are brought to ``[0.5, 1)`` by a power of two (the
+    mean loss is unchanged, exactly) so the weighted sums cannot overflow nor
+    lose their bits. On separable data the result is where the solver
+    stopped (a large slope): check with :func:`separable`.
+    """
+    if w.size and not 2.0**-100 <= w.max() <= 2.0**100:
+        w = np.ldexp(w, -int(np.frexp(w.max())[1]))
+    k = covariate_exponent(s)
+    fun, hess = platt_objective(np.ldexp(s, -k) if k else s, t, w)
+    res = minimize(
+        fun,
+        np.array([1.0, 0.0]),
+        jac=True,
+        hess=hess,
+        method="trust-exact",
+        options={"gtol": PLATT_GTOL, "maxiter": max_iter},
+    )
+    x, grad = newton_polish(fun, hess, res.x)
+    return PlattFit(
+        coef=float(np.ldexp(x[0], -k)),
+        intercept=float(x[1]),
+        n_iter=int(res.nit),
+        grad=grad,
+        converged=grad <= PLATT_CONVERGED,
+        message=str(res.message),
+    )

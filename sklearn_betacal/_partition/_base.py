@@ -3,10 +3,12 @@
 
 A partitioner's ``apply`` returns one int64 cell id per row (``-1``: outside
 every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
-``(n, 1)`` column named ``"cell"``) and the tags.
+``(n, 1)`` column named ``"cell"``) and the tags. The checks of a fitted
+tree's node arrays and cell keys live here too. How a calibrator fits a
+partitioner and looks cells up (the protocol) is the ground-floor module
+:mod:`sklearn_betacal._cells`, which both sides import.
 """
 
-from inspect import signature
 from numbers import Integral
 
 import numpy as np
@@ -16,52 +18,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import _check_feature_names_in
 
 _CELL_NAME = np.asarray(["cell"], dtype=object)
-
-
-def _fit_takes(estimator, name):
-    """Whether ``estimator.fit`` has a parameter called ``name``."""
-    try:
-        return name in signature(estimator.fit).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def supervised_step(part):
-    """``(step, prefix)``: the estimator whose tags say whether ``part`` is
-    supervised, and the prefix that routes ``fit`` keywords to it -- the last
-    step of a :class:`~sklearn.pipeline.Pipeline` (``"name__"``), else
-    ``part`` itself (``""``)."""
-    from sklearn.pipeline import Pipeline
-
-    if isinstance(part, Pipeline) and part.steps:
-        name, step = part.steps[-1]
-        return step, f"{name}__"
-    return part, ""
-
-
-def is_supervised(part):
-    """Whether ``part`` (or a Pipeline's last step) requires ``y`` in ``fit``."""
-    from sklearn.utils import get_tags
-
-    step, _ = supervised_step(part)
-    return not isinstance(step, str) and get_tags(step).target_tags.required
-
-
-def fit_supervised(
-    part, Z, y, *, confidence=None, sample_weight=None, points_per_bin=None
-):
-    """``part.fit(Z, y, ...)`` with each keyword its ``fit`` (or a Pipeline's
-    last step's) takes: the confidences, the weights, and ``points_per_bin``
-    (only an int; a learned tree sizes its leaves by it)."""
-    step, prefix = supervised_step(part)
-    kwargs = {}
-    if confidence is not None and _fit_takes(step, "confidence"):
-        kwargs[prefix + "confidence"] = confidence
-    if sample_weight is not None and _fit_takes(step, "sample_weight"):
-        kwargs[prefix + "sample_weight"] = sample_weight
-    if isinstance(points_per_bin, Integral) and _fit_takes(step, "points_per_bin"):
-        kwargs[prefix + "points_per_bin"] = int(points_per_bin)
-    return part.fit(Z, y, **kwargs)
 
 
 class _PartitionerMixin(TransformerMixin):
@@ -287,32 +243,6 @@ def check_cell_keys(owner, state, name):
         raise damaged(owner, f"{name} is not sorted and unique")
     if check_count(owner, "n_cells_", state.get("n_cells_")) != keys.shape[0]:
         raise damaged(owner, f"n_cells_ is not the number of {name}")
-
-
-def _map_to_cells(values, cells):
-    """Index of every value in the sorted array ``cells``; -1 if absent.
-
-    Non-negative integer cells that are not much sparser than the rows go
-    through a lookup array (one gather, no binary search per row).
-    """
-    if cells.shape[0] == 0:
-        return np.full(values.shape[0], -1, dtype=np.int64)
-    if (
-        values.dtype.kind in "iu"
-        and cells.dtype.kind in "iu"
-        and cells[0] >= 0
-        and cells[-1] < 4 * values.shape[0] + 1024
-    ):
-        hi = int(cells[-1])
-        lut = np.full(hi + 2, -1, dtype=np.int64)  # lut[-1]: out of range
-        lut[cells] = np.arange(cells.shape[0])
-        if values.shape[0] and values.min() >= 0 and values.max() <= hi:
-            return lut[values]
-        return lut[np.where((values >= 0) & (values <= hi), values, -1)]
-    idx = np.searchsorted(cells, values)
-    idx = np.minimum(idx, cells.shape[0] - 1)
-    found = cells[idx] == values
-    return np.where(found, idx, -1).astype(np.int64)
 
 
 def _select_columns(X, columns, *, who="partitioner"):

@@ -11,18 +11,11 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._cells import cell_positions, fit_supervised, is_supervised, supervised_step
 from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
 from .._random import seed_inner
 from .._validation import check_weights, is_dataframe
-from ._base import (
-    _map_to_cells,
-    _PartitionerMixin,
-    _select_columns,
-    check_cell_keys,
-    fit_supervised,
-    is_supervised,
-    supervised_step,
-)
+from ._base import _PartitionerMixin, _select_columns, check_cell_keys
 
 
 class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
@@ -173,7 +166,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         check_is_fitted(self)
         g = self._group_column(X, reset=False)
         try:
-            ids = _map_to_cells(g, self.groups_)
+            ids = cell_positions(g, self.groups_)
         except TypeError as exc:
             raise ValueError(
                 f"group values of type {type(g[0]).__name__} cannot be compared "
@@ -343,7 +336,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return _map_to_cells(self._predict(X), self.cluster_labels_)
+        return cell_positions(self._predict(X), self.cluster_labels_)
 
 
 class CrossPartitioner(_PartitionerMixin, BaseEstimator):
@@ -615,7 +608,7 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
             stride = np.cumprod(np.r_[base[1:], 1][::-1])[::-1]
             inside = np.all((ids >= 0) & (ids < base), axis=1)
             keys = np.where(inside, ids @ stride, -1)
-            out = _map_to_cells(keys, codes @ stride)
+            out = cell_positions(keys, codes @ stride)
         else:
             codes = np.ascontiguousarray(codes)
             view = codes.view([("", codes.dtype)] * codes.shape[1]).ravel()

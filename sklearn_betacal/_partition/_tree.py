@@ -20,8 +20,20 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._kernels._kdtree import apply_kdtree
-from .._kernels._scaling import to_logit, unit_exponent
-from .._validation import check_binary_labels, check_confidence, check_weights
+from .._kernels._scaling import (
+    data_logit_eps,
+    fit_platt,
+    platt_targets,
+    sigmoid_scaled,
+    to_logit,
+    unit_exponent,
+)
+from .._validation import (
+    MAX_COUNT_TOTAL,
+    check_binary_labels,
+    check_confidence,
+    check_weights,
+)
 from . import _merge
 from ._base import (
     _PartitionerMixin,
@@ -67,11 +79,12 @@ def recalibration_scores(h, y, w):
     recursive partitioning", JCGS 2008). A squared-error regression tree on
     ``G`` maximises the sum of these statistics over its leaves.
     """
-    from .._platt import PlattScaler
-
-    platt = PlattScaler(target_smoothing=True).fit(h, y, sample_weight=w)
-    s = to_logit(h, platt.logit_eps_)
-    p = platt.predict_proba(h)[:, 1]
+    # Platt's smoothed targets keep the fit finite; the weights scaled as a
+    # PlattScaler scales them (its logit clip counts the total weight as rows)
+    wp = check_weights(w, h.shape[0], max_total=MAX_COUNT_TOTAL)
+    s = to_logit(h, data_logit_eps(h, wp))
+    platt = fit_platt(s, platt_targets(y, wp), wp)
+    p = sigmoid_scaled(platt.coef * s + platt.intercept, 1.0)
     x = np.column_stack([np.ones_like(s), s])
     u = np.ldexp(w, -unit_exponent(w))  # exact rescale: subnormal weights
     info = (x * (u * p * (1 - p))[:, None]).T @ x / np.sum(u)
@@ -219,8 +232,6 @@ def recalibration_directions(X, y, w, h, random_state):
     keeps the null distribution of a fixed split; a zero-weight row uses the
     full-data directions.
     """
-    from .._kernels._scaling import data_logit_eps
-
     n, d = X.shape
     n_dir = 1 if h is None else 2
     total = float(np.sum(w))

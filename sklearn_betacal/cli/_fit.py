@@ -273,7 +273,7 @@ def _tune(est, X, y, args, out, progress):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the final fit warns again
                 if args.partition == "learned":  # the learned tree needs y, h
-                    from .._partition._base import fit_supervised
+                    from .._cells import fit_supervised
 
                     h = X[args.confidence].to_numpy(dtype=np.float64)
                     fit_supervised(
@@ -344,7 +344,7 @@ def _fold_partitions(est, X, cv, args, progress):
     """
     from sklearn.base import clone
 
-    from .._partition._base import is_supervised
+    from .._cells import is_supervised
     from .._random import seed_inner
 
     if "partitioner" not in est.get_params(deep=False):
