@@ -19,7 +19,6 @@ The calibrators always see 0/1 targets ("the predicted class is right",
 """
 
 import warnings
-from inspect import signature
 from numbers import Integral
 
 import numpy as np
@@ -37,6 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from ._base import calibrator_input, smooth_proba
+from ._cells import fit_takes
 from ._compat import (
     HasMethods,
     StrOptions,
@@ -634,7 +634,7 @@ default=None
             split_params = {}
             if sample_weight is not None:
                 cal_params["sample_weight"] = sample_weight
-                if "sample_weight" in signature(self.estimator.fit).parameters:
+                if fit_takes(self.estimator, "sample_weight"):
                     est_params["sample_weight"] = sample_weight
                 elif not frozen:
                     warnings.warn(

@@ -27,6 +27,7 @@ from ._validation import (
     validate_confidence_data,
 )
 
+
 @fill_doc
 class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     """Platt scaling: logistic regression of correctness on one score.

@@ -14,9 +14,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import has_fit_parameter
 
 from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
+from ._cells import fit_takes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
 from ._docstrings import fill_doc
@@ -230,7 +230,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
             part1, part2 = np.sort(perm[:n1]), np.sort(perm[n1:])
             fit_params = {}
             if sw is not None:
-                if not has_fit_parameter(scaler, "sample_weight"):
+                if not fit_takes(scaler, "sample_weight"):
                     raise ValueError(
                         f"{who}: sample_weight was given but the scaler "
                         f"{type(scaler).__name__} does not accept sample_weight "

@@ -9,10 +9,20 @@
 - no calibrator module imports another calibrator's module, not even its
   public class: shared glue lives in private bases (``_base.py``,
   ``_group_binning.py``), ``_validation.py`` and ``_kernels/``, and default
-  inner estimators come from ``_defaults.py``.
+  inner estimators come from ``_defaults.py``;
+- no import cycle among the package's modules, counting the imports inside
+  functions (hoisting one must never break ``import sklearn_betacal``);
+- nothing under ``_partition/`` or ``_kernels/`` imports a calibrator or
+  their glue (no upward arrow); the kernels import only kernels and the
+  ground floor ``_cells.py`` nothing of the package;
+- importing a calibrator of one confidence (PlattScaler, ...) loads no
+  partitioner and not ``sklearn.tree``.
 """
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import sklearn_betacal
@@ -191,3 +201,210 @@ def test_calibrator_module_list_is_complete():
         if isinstance(cls, type) and issubclass(cls, ClassifierMixin)
     }
     assert modules == CALIBRATOR_MODULES
+
+
+# ------------------------------------------------------------ import graph
+#: The modules of the package by dotted name (a package by its own name).
+def _module_names():
+    out = {}
+    for path in _modules():
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _import_edges(tree, module, modules, *, is_package=False):
+    """The package modules that importing ``module`` runs, from its code.
+
+    Every import statement counts, also the ones inside functions. A name
+    imported from a module (``from .m import a``) is an edge to ``m``, or to
+    ``m.a`` when that is a module; a public name of the top-level package
+    (resolved lazily there) is an edge to the module that defines it.
+    Importing ``a.b.c`` runs ``a.b`` first: an edge to every parent package
+    of a target, except the importer's own packages (already running).
+    """
+    own = module if is_package else module.rsplit(".", 1)[0]
+    # _import_targets resolves relative imports from the importer's package
+    targets = _import_targets(tree, module + ".__init__" if is_package else module)
+    parts = own.split(".")
+    ancestors = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    edges = set()
+    for target in targets:
+        hit = target if target in modules else _defining_module(target)
+        if hit not in modules:
+            hit = target.rpartition(".")[0]  # a name defined in a module
+            if hit not in modules:
+                continue  # not the package's (numpy, sklearn, ...)
+        hit_parts = hit.split(".")
+        chain = [".".join(hit_parts[:i]) for i in range(2, len(hit_parts) + 1)]
+        edges.update(m for m in chain if m in modules and m not in ancestors)
+    edges.discard(module)
+    return edges
+
+
+def _import_graph():
+    modules = _module_names()
+    return {
+        name: _import_edges(
+            ast.parse(path.read_text(encoding="utf-8")),
+            name,
+            modules,
+            is_package=path.name == "__init__.py",
+        )
+        for name, path in modules.items()
+    }
+
+
+def _cycles(graph):
+    """The strongly connected components of more than one module (or a
+    module importing itself), each as a sorted list: empty when acyclic."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    counter = iter(range(len(graph) + 1))
+
+    def visit(v):  # Tarjan; the package is small enough for recursion
+        index[v] = low[v] = next(counter)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph.get(v, ()):
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_cycle_counting_function_level_imports():
+    cycles = _cycles(_import_graph())
+    assert cycles == [], (
+        "these modules import each other (a function-level import counts: "
+        "hoisting it would break `import sklearn_betacal`); move what they "
+        f"share down into a module both import: {cycles}"
+    )
+
+
+def test_cycle_check_catches_a_lazy_cycle():
+    # the check above must be able to fail: the cycle that issue 24 found,
+    # held together by one import inside a function
+    sources = {
+        "sklearn_betacal._base": "from ._partition import KDTreePartitioner\n",
+        "sklearn_betacal._partition": "from ._tree import CalibrationTreePartitioner\n",
+        "sklearn_betacal._partition._tree": (
+            "from .._kernels._scaling import to_logit\n"
+            "def f():\n"
+            "    from .._platt import PlattScaler\n"
+        ),
+        "sklearn_betacal._platt": "from ._base import _BinaryCalibratorMixin\n",
+        "sklearn_betacal._kernels._scaling": "import math\n",
+    }
+    modules = {**dict.fromkeys(sources), "sklearn_betacal._kernels": None}
+    graph = {
+        name: _import_edges(
+            ast.parse(code),
+            name,
+            modules,
+            is_package=name == "sklearn_betacal._partition",
+        )
+        for name, code in sources.items()
+    }
+    assert graph["sklearn_betacal._partition._tree"] == {
+        "sklearn_betacal._kernels",
+        "sklearn_betacal._kernels._scaling",
+        "sklearn_betacal._platt",
+    }
+    assert _cycles(graph) == [
+        [
+            "sklearn_betacal._base",
+            "sklearn_betacal._partition",
+            "sklearn_betacal._partition._tree",
+            "sklearn_betacal._platt",
+        ]
+    ]
+    del graph["sklearn_betacal._partition._tree"]
+    assert _cycles(graph) == []
+
+
+#: The calibrators and the estimator glue above the partitions: partitioners
+#: and kernels are below them and never import them.
+UPPER_MODULES = CALIBRATOR_MODULES | {
+    "sklearn_betacal._base",
+    "sklearn_betacal._group_binning",
+    "sklearn_betacal._defaults",
+}
+
+
+def test_partitioners_and_kernels_import_no_calibrator():
+    graph = _import_graph()
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if module.startswith(("sklearn_betacal._partition", "sklearn_betacal._kernels"))
+        for target in targets & UPPER_MODULES
+    )
+    assert upward == [], (
+        "a partitioner or a kernel imports a calibrator (or the calibrators' "
+        "glue); what both need belongs in a ground-floor module "
+        f"(_cells, _validation, _kernels): {upward}"
+    )
+
+
+KERNELS = "sklearn_betacal._kernels"
+
+
+def test_kernels_and_the_ground_floor_import_only_below_themselves():
+    graph = _import_graph()
+    kernels = {
+        module: sorted(
+            t for t in targets if not t.startswith("sklearn_betacal._kernels")
+        )
+        for module, targets in graph.items()
+        if module.startswith(KERNELS)
+    }
+    assert {m: t for m, t in kernels.items() if t} == {}
+    assert graph["sklearn_betacal._cells"] == set()
+
+
+def test_importing_a_confidence_calibrator_loads_no_partitioner():
+    # in a fresh interpreter: PlattScaler (and the other calibrators of one
+    # confidence) must not pull the partitioners or scikit-learn's tree
+    code = (
+        "import sys\n"
+        "from sklearn_betacal import PlattScaler, TemperatureScaler, UMDBinner\n"
+        "from sklearn_betacal import ScalingBinningCalibrator\n"
+        "bad = sorted(m for m in sys.modules if m.startswith("
+        "('sklearn.tree', 'sklearn_betacal._partition')))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)},
+    )
+    assert out.stdout.strip() == ""
+    # and the check sees a partitioner when one is imported
+    out = subprocess.run(
+        [sys.executable, "-c", code.replace("PlattScaler,", "KDTreePartitioner,")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)},
+    )
+    assert "sklearn_betacal._partition" in out.stdout.split(",")

@@ -36,7 +36,6 @@ Pure NumPy/SciPy: inputs are validated float64/int64 arrays.
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit
 
 from ._scaling import covariate_exponent
 
