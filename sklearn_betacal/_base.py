@@ -31,9 +31,10 @@ from ._validation import (
     check_confidence,
     check_frame_columns,
     check_weights,
+    column_names,
+    confidence_position,
     fit_binary_labels,
     fitted_float_array,
-    frame_columns,
     is_dataframe,
     other_columns,
     require_labels,
@@ -364,28 +365,16 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         """Position of the confidence column in the DataFrame ``X`` (``None``
         when ``confidence_column`` names none of its columns: reported later)."""
         col = self.confidence_column
-        if isinstance(col, Integral):
-            return col
-        names = [name for name, _, _ in frame_columns(X)]
-        return names.index(col) if col in names else None
+        names = column_names(X)
+        if not isinstance(col, Integral) and col not in names:
+            return None
+        return confidence_position(col, names)
 
     def _confidence_index(self):
         """Position of the confidence column, resolving a column name."""
-        col = self.confidence_column
-        if isinstance(col, Integral):
-            return col
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            raise ValueError(
-                f"confidence_column={col!r} is a column name, but X has no "
-                "column names; pass a DataFrame or an integer position."
-            )
-        if col not in names:
-            raise ValueError(
-                f"confidence_column={col!r} is not a column of X; X has no such "
-                f"column (columns are {list(names)[:10]})."
-            )
-        return int(np.flatnonzero(names == col)[0])
+        return confidence_position(
+            self.confidence_column, getattr(self, "feature_names_in_", None)
+        )
 
     def _check_confidence(self, h):
         """The confidence column as float64: probabilities in ``[0, 1]``, or

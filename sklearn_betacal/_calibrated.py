@@ -49,6 +49,7 @@ from ._compat import (
 from ._defaults import default_calibrator
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._random import seed_inner
+from ._validation import is_dataframe, join_confidence_features
 
 _MULTICLASS = ("auto", "top-label", "top-label-by-class", "one-vs-rest", "native")
 
@@ -467,8 +468,12 @@ default=None
                     f"({exc}). Give column names of the DataFrame X or positions "
                     f"below {_num_samples(np.asarray(X).T)}."
                 ) from None
-        if hasattr(F, "iloc"):
-            return F if F.ndim == 2 else F.to_frame()
+        if hasattr(F, "iloc") and F.ndim == 1:  # a pandas column by name
+            F = F.to_frame()
+        elif hasattr(F, "to_frame") and not is_dataframe(F):  # a polars column
+            F = F.to_frame()
+        if is_dataframe(F):
+            return F
         F = check_array(
             F,
             accept_sparse=False,
@@ -481,16 +486,7 @@ default=None
     @staticmethod
     def _calibrator_input(h, F):
         """``[confidence, features...]`` (a DataFrame when ``F`` is one)."""
-        if F is None:
-            return h
-        if hasattr(F, "iloc"):
-            if all(isinstance(c, str) for c in F.columns):
-                # keep the names: a partitioner may read a column by name
-                F = F.copy()
-                F.insert(0, "__confidence__", h, allow_duplicates=True)
-                return F
-            F = F.to_numpy()
-        return np.column_stack([h, F])
+        return join_confidence_features(h, F)
 
     def _h(self, P, k=None):
         """Confidence fed to a binary calibrator: ``P[:, k]`` or its logit."""

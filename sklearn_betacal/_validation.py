@@ -356,38 +356,96 @@ def fit_binary_labels(estimator, y):
     return t
 
 
+def confidence_position(confidence_column, names, n_columns=None):
+    """Position of the confidence column: the one rule of the library.
+
+    ``confidence_column`` is an int position (negative counts from the end)
+    or a column name; ``names`` are the column names of ``X`` (``None``: it
+    has none, an array), ``n_columns`` its number of columns when known (a
+    position is then checked against it). Returns the position as given for
+    an int (reduce it with ``% n_columns``), the first column of that name
+    for a name; a ``ValueError`` says what is wrong and how to fix it.
+    """
+    col = confidence_column
+    if isinstance(col, numbers.Integral):
+        if n_columns is not None and not -n_columns <= col < n_columns:
+            raise ValueError(
+                f"confidence_column={col!r} is out of range for X with "
+                f"{n_columns} column(s)."
+            )
+        return int(col)
+    if names is None:
+        raise ValueError(
+            f"confidence_column={col!r} is a column name, but X has no column "
+            "names; pass a DataFrame or an integer position."
+        )
+    names = list(names)
+    if col not in names:
+        raise ValueError(
+            f"confidence_column={col!r} is not a column of X; X has no such "
+            f"column (columns are {names[:10]}{' ...' if len(names) > 10 else ''})."
+        )
+    return names.index(col)
+
+
+def column_names(X):
+    """The column names of a DataFrame (pandas, polars, pyarrow), else None."""
+    if not is_dataframe(X) and getattr(X, "column_names", None) is None:
+        return None
+    return [name for name, _, _ in frame_columns(X)]
+
+
 def split_confidence_features(X, confidence_column=0):
     """Split ``X`` into the confidence column and the partition features.
 
-    ``confidence_column`` is an int position or, for a DataFrame, a column
-    name. Returns ``(h, Z)`` where ``Z`` keeps the remaining columns in order
-    (a 2-D float array, possibly with zero columns).
+    The one reader of ``X = [confidence | partition features]`` outside the
+    estimators' own validation (the scorer, CalibratedClassifier's input):
+    ``confidence_column`` is placed by :func:`confidence_position`. Returns
+    ``(h, Z)``: ``h`` the confidence column as a 1-D array (not yet checked:
+    see :func:`check_confidence`), ``Z`` the remaining columns in order -- a
+    DataFrame of the same kind when ``X`` is one (pandas or polars: names
+    and dtypes kept, so a partitioner can read a group column by name), else
+    a 2-D array (possibly with zero columns).
     """
-    if hasattr(X, "columns") and not isinstance(confidence_column, numbers.Integral):
-        cols = list(X.columns)
-        if confidence_column not in cols:
-            raise ValueError(
-                f"confidence_column={confidence_column!r} is not a column of X; "
-                f"columns are {cols[:10]}{' ...' if len(cols) > 10 else ''}."
-            )
-        idx = cols.index(confidence_column)
-    else:
-        idx = confidence_column
-    X = np.asarray(X)
-    if X.ndim != 2 or X.shape[1] < 1:
+    frame = is_dataframe(X)
+    if not frame:
+        X = np.asarray(X)
+    if len(X.shape) != 2 or X.shape[1] < 1:
         raise ValueError(
             "X must be 2-D: one confidence column plus the partition features; "
-            f"got shape {X.shape}."
+            f"got shape {tuple(X.shape)}."
         )
-    if not isinstance(idx, numbers.Integral) or not -X.shape[1] <= idx < X.shape[1]:
-        raise ValueError(
-            f"confidence_column={confidence_column!r} is out of range for X "
-            f"with {X.shape[1]} column(s)."
-        )
-    idx = int(idx) % X.shape[1]
-    h = X[:, idx]
-    Z = np.delete(X, idx, axis=1)
-    return h, Z
+    n = X.shape[1]
+    names = column_names(X) if frame else None
+    idx = confidence_position(confidence_column, names, n) % n
+    if frame:
+        from ._compat import _safe_indexing
+
+        h = np.asarray(_safe_indexing(X, [idx], axis=1)).reshape(-1)
+        return h, other_columns(X, X, idx)
+    return X[:, idx], np.delete(X, idx, axis=1)
+
+
+def join_confidence_features(h, F, name="__confidence__"):
+    """``[h | F]``, the inverse of :func:`split_confidence_features`.
+
+    ``F`` is ``None`` (then ``h`` alone), a 2-D array, or a DataFrame; a
+    pandas or polars DataFrame with string column names stays one, with the
+    confidence first under ``name`` (a partitioner may read a column by
+    name), any other DataFrame becomes an array.
+    """
+    if F is None:
+        return h
+    if is_dataframe(F) and all(isinstance(c, str) for c in F.columns):
+        if hasattr(F, "iloc"):  # pandas
+            F = F.copy()
+            F.insert(0, name, h, allow_duplicates=True)
+            return F
+        if hasattr(F, "hstack") and hasattr(F, "with_columns"):  # polars
+            import polars as pl
+
+            return pl.DataFrame({name: h}).hstack(F)
+    return np.column_stack([h, np.asarray(F)])
 
 
 def is_dataframe(X):
@@ -399,6 +457,9 @@ def is_dataframe(X):
 
 def other_columns(X, X_arr, idx):
     """The columns of ``X`` other than position ``idx``, in their order.
+
+    ``X_arr`` is ``X`` validated as an array (only its shape is read when
+    ``X`` is a DataFrame: pass ``X`` itself).
 
     A DataFrame stays a DataFrame of its own kind (names and dtypes kept, so
     a partitioner can read a group column by name); an array gives an array.
@@ -636,6 +697,9 @@ __all__ = [
     "encode_binary_labels",
     "fit_binary_labels",
     "require_labels",
+    "column_names",
+    "confidence_position",
+    "join_confidence_features",
     "split_confidence_features",
     "validate_confidence_data",
 ]

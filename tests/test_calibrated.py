@@ -19,6 +19,8 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 from sklearn.svm import LinearSVC
 
 from sklearn_betacal import (
@@ -542,3 +544,30 @@ def test_calibrated_checks_the_classifiers_decision_function():
     good = FrozenEstimator(_BadOutputClassifier("none").fit(X, y))
     proba = CalibratedClassifier(good, PlattScaler(input="logit")).fit(X, y)
     assert np.all(np.isfinite(proba.predict_proba(X)))
+
+
+def test_calibrated_partition_features_of_a_polars_frame():
+    # a string group column of a polars frame reaches the partitioner by
+    # name, as from pandas (it was converted to float and failed)
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(0)
+    n = 1500
+    x = rng.normal(size=n)
+    topic = rng.choice(["a", "b", "c"], n)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-x))).astype(int)
+    frame = pd.DataFrame({"x": x, "topic": topic})
+    # the classifier reads x from either kind of frame
+    select_x = FunctionTransformer(lambda D: np.asarray(D[["x"]], dtype=np.float64))
+    clf = make_pipeline(select_x, LogisticRegression()).fit(frame[:500], y[:500])
+    probas = []
+    for df in (frame, pl.from_pandas(frame)):
+        model = CalibratedClassifier(
+            FrozenEstimator(clf),
+            BetaBinningCalibrator(GroupColumnPartitioner("topic"), points_per_bin=50),
+            partition_features=["topic"],
+        ).fit(df[500:1000], y[500:1000])
+        cal = model.calibrated_classifiers_[0]["calibrators"][0]
+        assert list(cal.feature_names_in_) == ["__confidence__", "topic"]
+        assert cal.n_cells_fitted_ == 3
+        probas.append(model.predict_proba(df[1000:]))
+    assert_array_equal(probas[0], probas[1])

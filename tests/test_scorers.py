@@ -536,3 +536,34 @@ def test_neg_beta_calibration_error_scorer_takes_calibrated_classifier():
     plain = CalibratedClassifier(clf, calibrator=TemperatureScaler()).fit(X, y)
     with pytest.raises(TypeError, match="TemperatureScaler has no partition"):
         neg_beta_calibration_error_scorer(plain, X, y)
+
+
+def test_make_beta_calibration_error_scorer_polars_frame_as_pandas():
+    # the scorer's own pandas-only split raised TypeError on a polars frame
+    # that BetaBinningCalibrator fits (DataFrame.drop(columns=...))
+    pl = pytest.importorskip("polars")
+    from sklearn_betacal import BetaBinningCalibrator, GroupColumnPartitioner
+
+    rng = np.random.default_rng(0)
+    n = 600
+    h = rng.uniform(size=n)
+    topic = rng.choice(["a", "b", "c"], n)
+    y = (rng.uniform(size=n) < h**1.3).astype(int)
+    frames = {
+        "pandas": pd.DataFrame({"topic": topic, "conf": h}),
+        "polars": pl.DataFrame({"topic": topic, "conf": h}),
+    }
+    scores = {}
+    for kind, df in frames.items():
+        bb = BetaBinningCalibrator(
+            GroupColumnPartitioner("topic"), confidence_column="conf", random_state=0
+        ).fit(df, y)
+        part = GroupColumnPartitioner("topic").fit(frames["pandas"][["topic"]])
+        for col in ("conf", 1):
+            scorer = make_beta_calibration_error_scorer(part, confidence_column=col)
+            scores[kind, col] = scorer(bb, df, y)
+    p = bb.predict_proba(frames["polars"])[:, 1]
+    cells = part.transform(frames["pandas"][["topic"]])
+    expected = -beta_calibration_error(y, p, groups=cells)
+    for got in scores.values():
+        assert_allclose(got, expected, rtol=1e-15)

@@ -126,18 +126,9 @@ class _BetaCalibrationErrorScorer(_BaseScorer):
 
     def _carried_cells(self, X):
         col = self._confidence_column
-        if col is None:
-            Z = X
-        elif hasattr(X, "columns") and hasattr(X, "drop"):
-            name = X.columns[col] if isinstance(col, numbers.Integral) else col
-            if name not in X.columns:
-                raise ValueError(
-                    f"confidence_column={col!r} is not a column of X; columns "
-                    f"are {list(X.columns)[:10]}."
-                )
-            Z = X.drop(columns=[name])  # keep feature names for the partitioner
-        else:
-            _, Z = split_confidence_features(X, col)
+        # a DataFrame's other columns stay one (pandas or polars), with their
+        # names, for a partitioner that reads a column by name
+        Z = X if col is None else split_confidence_features(X, col)[1]
         return self._partitioner.transform(Z), "partitioner"
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
