@@ -34,6 +34,7 @@ from ._defaults import hierarchical_scaler, platt_scaler
 from ._docstrings import fill_doc
 from ._group_binning import _GroupBinningBase
 from ._kernels._boosting import forest_raw, prepare_forest
+from ._kernels._calibration import quantile_bin_index, quantile_edges
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._partition._base import (
     NODE_KEYS,
@@ -657,8 +658,10 @@ def estimate_misspecification(
     n_bins : int, default=10
         Number of confidence bins.
     strategy : {"quantile", "uniform"}, default="quantile"
-        ``"quantile"``: equal-mass bins (edges at the weighted quantiles of
-        ``h``; tied confidences stay in one bin, so there may be fewer);
+        ``"quantile"``: equal-mass bins, by the rule of the metrics'
+        ``strategy="quantile"`` (edges at the weighted inverted-CDF
+        quantiles of ``h``, a confidence equal to an edge in the bin below
+        it; tied confidences stay in one bin, so there may be fewer);
         ``"uniform"``: equal-width bins on ``[0, 1]`` (empty bins skipped).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
@@ -712,13 +715,12 @@ def estimate_misspecification(
     y_true, y_proxy, h, w = y_true[keep], y_proxy[keep], h[keep], w[keep]
     if strategy == "uniform":
         edges = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+        bins = np.searchsorted(edges, h, side="right")
     else:
-        order = np.argsort(h, kind="stable")
-        cum = np.cumsum(w[order])
-        targets = cum[-1] * np.arange(1, n_bins) / n_bins
-        first = np.minimum(np.searchsorted(cum, targets, side="right"), h.size - 1)
-        edges = np.unique(h[order][first])
-    bins = np.searchsorted(edges, h, side="right")
+        # the metrics' quantile rule (weighted inverted-CDF edges, bins open
+        # on the left), so ties fall in the same bins as in
+        # expected_calibration_error(strategy="quantile")
+        bins = quantile_bin_index(h, quantile_edges(h, w, n_bins))
     wsum = np.bincount(bins, weights=w)
     used = wsum > 0
     mean_y = np.bincount(bins, weights=w * y_true)[used] / wsum[used]

@@ -20,6 +20,7 @@ from sklearn_betacal import (
 )
 from sklearn_betacal._kernels._binning import tie_break, umd_fit, umd_predict
 from sklearn_betacal.bounds import points_per_bin_for_epsilon
+from sklearn_betacal.metrics import expected_calibration_error
 
 
 def _grouped_data(seed, n=6000, n_groups=4):
@@ -220,6 +221,29 @@ def test_estimate_misspecification_hand_computed():
     ) == pytest.approx(0.2)
     # a perfect proxy of E[Y | bin] has nu = 0
     assert estimate_misspecification(y, [0.5, 0.5, 1, 1], h, n_bins=2) == 0
+
+
+def test_estimate_misspecification_quantile_bins_are_the_metrics_on_ties():
+    # h sorted: 0.2, 0.2, 0.5, 0.5, 0.5; two equal-mass bins. The median by
+    # the inverted CDF (the metrics' rule) is 0.5, and a confidence equal to
+    # an edge is in the bin below it: every row in one bin, gap |1 - 0.3| =
+    # 0.7. (The second rule it had, edge 0.5 closed on the right, split
+    # {0.2, 0.2} | {0.5, 0.5, 0.5}: gaps 1.0 and 0.5, nu = 1.0.)
+    h = np.array([0.5, 0.5, 0.5, 0.2, 0.2])
+    y = np.ones(5)
+    proxy = np.array([0.0, 0.5, 1.0, 0.0, 0.0])
+    assert estimate_misspecification(y, proxy, h, n_bins=2) == pytest.approx(0.7)
+    # the same bins as expected_calibration_error(strategy="quantile"): with
+    # the proxy as the confidence the one bin's gap is that ECE
+    ece = expected_calibration_error(y, h, n_bins=2, strategy="quantile")
+    assert estimate_misspecification(y, h, h, n_bins=2) == pytest.approx(ece)
+    assert ece == pytest.approx(1 - np.mean(h))
+    # weights: an integer weight is a repeated row, on ties too
+    w = np.array([2, 1, 1, 1, 3])
+    rep = np.repeat(np.arange(5), w)
+    assert estimate_misspecification(
+        y, proxy, h, n_bins=3, sample_weight=w
+    ) == pytest.approx(estimate_misspecification(y[rep], proxy[rep], h[rep], n_bins=3))
 
 
 def test_estimate_misspecification_weights_and_errors():
