@@ -15,6 +15,7 @@
 
 import warnings
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import clone
@@ -249,6 +250,23 @@ def max_bins(n_rows, n_rows_total=None):
     return max(n_rows, MAX_DENSE_BINS * n_rows // max(n_total, 1), 1)
 
 
+class FitPlan(NamedTuple):
+    """What a group calibrator's ``fit`` settles before the partitioner is fitted.
+
+    ``grow_rows``: the rows the partitioner is fitted on (a slice or
+    positions); ``bin_rows``: the rows the calibrator is then fitted on
+    (``None``: all of them; else the ``bin_rows`` of a supervised
+    partitioner's ``honest_split``); ``lent``: the keywords the calibrator
+    lends a supervised partitioner's ``fit`` (e.g. ``points_per_bin``, by
+    which a learned tree sizes its leaves), from
+    :meth:`_GroupCalibratorMixin._partitioner_lends`.
+    """
+
+    grow_rows: object
+    bin_rows: object
+    lent: dict
+
+
 class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     """Template ``fit`` for calibrators on ``X = [confidence | features]``.
 
@@ -285,11 +303,15 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
       (``__sklearn_tags__().target_tags.required``, scikit-learn's own marker
       of a supervised estimator): ``fit(Z, y, confidence=h,
       sample_weight=w, points_per_bin=b)``, each keyword only if its
-      ``fit`` takes it (``points_per_bin`` only when it is an int). If it
-      also has ``honest_split(n_rows, random_state) -> (grow_rows,
-      bin_rows)``, it is fitted on ``grow_rows`` only and the calibrator
-      (step 4) sees only ``bin_rows``: the cells are fixed before the rows
-      they bin are looked at (Thm 3.1 conditions on the partition).
+      ``fit`` takes it. If it also has ``honest_split(n_rows, random_state)
+      -> (grow_rows, bin_rows)``, it is fitted on ``grow_rows`` only and the
+      calibrator (step 4) sees only ``bin_rows``: the cells are fixed before
+      the rows they bin are looked at (Thm 3.1 conditions on the partition).
+      The split and what the calibrator lends are settled first, in a
+      :class:`FitPlan` (:meth:`_fit_plan`): each calibrator says what it
+      lends in :meth:`_partitioner_lends` (a binning calibrator its ``b``,
+      ``"auto"`` resolved on the rows to be binned), the base reads no
+      parameter of it by name.
     - a :class:`~sklearn.pipeline.Pipeline` is supervised when its last step
       is (e.g. ``make_pipeline(TextEmbedder(...),
       CalibrationTreePartitioner())``): the keywords go to that step by name
@@ -418,38 +440,43 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             # y positionally: FrozenEstimator-like wrappers require it
             self.partitioner_ = part.fit(Z, None)
             return None
-        final, _ = supervised_step(part)
-        grow, rows = slice(None), None
-        if hasattr(final, "honest_split"):
-            grow, rows = final.honest_split(
-                h.shape[0], random_state=getattr(self, "random_state", None)
-            )
-        # labels as 0.0 / 1.0 (fit passes them as bool); the leaf minimum of a
-        # learned tree follows the bins it must hold (points_per_bin)
+        plan = self._fit_plan(part, h.shape[0], sample_weight)
+        grow = plan.grow_rows
+        # labels as 0.0 / 1.0 (fit passes them as bool)
         self.partitioner_ = fit_supervised(
             part,
             take_rows(Z, grow),
             np.asarray(y[grow], dtype=np.float64),
             confidence=None if h is None else h[grow],
             sample_weight=None if sample_weight is None else sample_weight[grow],
-            points_per_bin=self._partitioner_points_per_bin(
-                float(h.shape[0] if rows is None else len(rows))
-                if sample_weight is None
-                else float(
-                    sample_weight.sum() if rows is None else sample_weight[rows].sum()
-                )
-            ),
+            **plan.lent,
         )
-        return rows
+        return plan.bin_rows
 
-    def _partitioner_points_per_bin(self, bin_weight):
-        """``b`` the partitioner sizes its cells by (``points_per_bin``).
+    def _fit_plan(self, part, n_rows, sample_weight):
+        """The :class:`FitPlan` of a supervised partitioner ``part`` on
+        ``n_rows`` kept rows (weights ``sample_weight``, or ``None``)."""
+        final, _ = supervised_step(part)
+        grow, rows = slice(None), None
+        if hasattr(final, "honest_split"):
+            grow, rows = final.honest_split(
+                n_rows, random_state=getattr(self, "random_state", None)
+            )
+        n_bin = n_rows if rows is None else len(rows)
+        w_bin = None
+        if sample_weight is not None:
+            w_bin = sample_weight if rows is None else sample_weight[rows]
+        return FitPlan(grow, rows, dict(self._partitioner_lends(n_bin, w_bin)))
 
-        ``bin_weight`` is the total weight of the rows that will be binned
-        (after an honest split); calibrators that resolve ``"auto"`` from it
-        override this so the partitioner sees the resolved int.
+    def _partitioner_lends(self, n_rows, sample_weight):
+        """Keywords lent to a supervised partitioner's ``fit``: none here.
+
+        ``n_rows`` and ``sample_weight`` (``None``: unit weights) are the
+        rows the calibrator will be fitted on (after an honest split). A
+        binning calibrator lends ``points_per_bin`` (see
+        ``_group_binning``); the confidences and weights are passed anyway.
         """
-        return getattr(self, "points_per_bin", None)
+        return {}
 
     def _cells(self, Z):
         """Cell id of every row of ``Z``: ``partitioner_.transform``, checked.

@@ -220,12 +220,12 @@ class BetaBinningCalibrator(_GroupBinningBase):
     array([ 0,  1, -1])
     """
 
-    def _partitioner_points_per_bin(self, bin_weight):
+    def _planned_points_per_bin(self, n_rows, sample_weight):
         """``"auto"`` resolved on the rows to be binned, before the partitioner
-        is fitted (a learned tree's leaves then hold ``2 * b`` as promised)."""
-        if self.points_per_bin == "auto":
-            return self._resolve_points_per_bin(bin_weight)
-        return self.points_per_bin
+        is fitted (a learned tree's leaves then hold ``2 * b`` as promised):
+        the same ``b`` as ``_fit`` resolves on those rows."""
+        total = float(n_rows) if sample_weight is None else sample_weight.sum()
+        return self._resolve_points_per_bin(float(total))
 
     def _fit(self, X, h, y, sample_weight, cells):
         """Alg. 1 on the rows the template ``fit`` kept (see ``_base``)."""

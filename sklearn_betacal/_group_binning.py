@@ -174,6 +174,21 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.pos_label = pos_label
 
+    def _partitioner_lends(self, n_rows, sample_weight):
+        """``points_per_bin``: the ``b`` a learned tree sizes its leaves by
+        (``2 * b``), when it is known before the partitioner is fitted
+        (:meth:`_planned_points_per_bin`); nothing otherwise."""
+        b = self._planned_points_per_bin(n_rows, sample_weight)
+        return {} if b is None else {"points_per_bin": int(b)}
+
+    def _planned_points_per_bin(self, n_rows, sample_weight):
+        """``b`` as the fit plan knows it (the rows to be binned: ``n_rows``,
+        weights ``sample_weight`` or ``None``): the int parameter; a subclass
+        resolves ``"auto"`` when it can (``None``: not yet known)."""
+        if self.points_per_bin == "auto":
+            return None
+        return int(self.points_per_bin)
+
     def _resolve_points_per_bin(self, total_weight, nu=0.0):
         """``b``: the int parameter, or Thm 3.1 inverted for ``"auto"``."""
         if self.points_per_bin != "auto":

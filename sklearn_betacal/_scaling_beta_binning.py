@@ -463,6 +463,23 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.nu = nu
         self.covariate = covariate
 
+    def _planned_points_per_bin(self, n_rows, sample_weight):
+        """``"auto"`` resolved before the partitioner is fitted, on the weight
+        D2 will have (the rows to be binned less ``round(scaler_fraction *
+        n)``): a learned partition's leaves then hold ``2 * b``. With a given
+        ``nu`` and unit weights this is exactly the ``b`` that ``_fit``
+        resolves after the scaler; with ``nu="auto"`` (measured against the
+        scaler, which is fitted on the cells) it is the ``b`` of ``nu = 0``,
+        the smallest ``b`` the estimate can give."""
+        if self.points_per_bin != "auto":
+            return int(self.points_per_bin)
+        total = float(n_rows) if sample_weight is None else float(sample_weight.sum())
+        d2 = total - round(self.scaler_fraction * total)
+        if d2 < 2:
+            return None  # _fit reports the split that is too small
+        nu = 0.0 if self.nu == "auto" else float(self.nu)
+        return self._resolve_points_per_bin(float(d2), nu=nu)
+
     def _fit_scaler(self, X, h, Z, y, sw, cells, d1, d2):
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
@@ -510,19 +527,6 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
                 "outside [0, 1] or non-finite; proxies must be probabilities."
             )
         return t2
-
-    def _partitioner_points_per_bin(self, bin_weight):
-        """``"auto"`` resolved before the partitioner is fitted, on the weight
-        D2 will have (``1 - scaler_fraction`` of the rows to be binned): a
-        learned partition's leaves then hold ``2 * b``. With a given ``nu``
-        this is the ``b`` of the fit; with ``nu="auto"``, estimated only once
-        the scaler is fitted, the ``b`` of ``nu = 0`` (the smallest ``b`` the
-        estimate can give)."""
-        if self.points_per_bin != "auto":
-            return self.points_per_bin
-        nu = 0.0 if self.nu == "auto" else float(self.nu)
-        d2 = bin_weight - round(self.scaler_fraction * bin_weight)
-        return self._resolve_points_per_bin(float(max(d2, 1.0)), nu=nu)
 
     def _fit(self, X, h, y, sample_weight, cells):
         """Alg. 3 on the rows the template ``fit`` kept: split, fit the
