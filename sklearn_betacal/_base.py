@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._cells import fit_supervised, is_supervised, supervised_step
 from ._compat import _fit_context, _num_samples
+from ._docstrings import fill_doc
 from ._random import seed_inner
 from ._validation import (
     MAX_COUNT_TOTAL,
@@ -120,16 +121,11 @@ class _BinaryCalibratorMixin:
         tags.input_tags.one_d_array = self._calibrator_input == "confidence"
         return tags
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated probability of each class.
 
-        Parameters
-        ----------
-        X : array-like
-            Same columns as in ``fit``.
-
-        Returns
-        -------
+        %(calibrator_X)s
         proba : ndarray of shape (n_samples, 2)
             Columns in the order of ``classes_``: the calibrated probability
             of the positive class (``pos_label``, by default ``classes_[1]``)
@@ -138,16 +134,11 @@ class _BinaryCalibratorMixin:
         check_is_fitted(self)
         return binary_proba(self, self._calibrated(X))
 
+    @fill_doc
     def predict(self, X):
         """Predict the positive class where its calibrated probability exceeds 0.5.
 
-        Parameters
-        ----------
-        X : array-like
-            Same columns as in ``fit``.
-
-        Returns
-        -------
+        %(calibrator_X)s
         y_pred : ndarray of shape (n_samples,)
             Elements of ``classes_``.
         """
@@ -580,16 +571,11 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             write(h, Z, out[lo:hi])
         return out
 
+    @fill_doc
     def apply(self, X):
         """Cell id of every row (the partition beta), as a 1-D array.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
+        %(group_X)s
         cells : ndarray of shape (n_samples,), dtype int64
             The partitioner's cell id; ``-1`` for rows outside every cell.
         """

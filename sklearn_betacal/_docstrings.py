@@ -57,6 +57,34 @@ weight_type : {"frequency", "sampling"}, default="frequency"
     (survey or importance weights); the variance is ``sum_i w_i**2 p_i
     (1 - p_i) / W**2``, which does not change when all weights are scaled
     and is what ``mcgrad`` computes."""
+# a partitioner's apply and transform, up to their own Returns entry
+DOCS["partition_apply"] = """\
+Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+    Partition features, same columns as in ``fit``.
+
+Returns
+-------"""
+
+# predict_proba / predict / apply of the calibrators, up to their Returns entry
+DOCS["calibrator_X"] = """\
+Parameters
+----------
+X : array-like
+    Same columns as in ``fit``.
+
+Returns
+-------"""
+DOCS["group_X"] = """\
+Parameters
+----------
+X : array-like of shape (n_samples, 1 + n_partition_features)
+    Same columns as in ``fit``.
+
+Returns
+-------"""
+
 DOCS["metric_inputs"] = "\n".join(
     DOCS[name] for name in ("y_true", "y_prob", "sample_weight")
 )

@@ -28,6 +28,7 @@ from ._base import (
 )
 from ._cells import cell_positions, dense_ids
 from ._compat import HasMethods, Interval, StrOptions
+from ._docstrings import fill_doc
 from ._kernels import _fallback
 from ._kernels._binning import (
     CellTables,
@@ -531,16 +532,11 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
 
         return self._blockwise(X, (), np.float64, write)
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated probability of each class, computed block by block.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
+        %(group_X)s
         proba : ndarray of shape (n_samples, 2)
             Columns in the order of ``classes_``: the calibrated probability
             of the positive class (``pos_label``) and its complement.
@@ -556,16 +552,11 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
 
         return self._blockwise(X, (2,), np.float64, write)
 
+    @fill_doc
     def predict(self, X):
         """Predict the positive class where its calibrated probability exceeds 0.5.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
+        %(group_X)s
         y_pred : ndarray of shape (n_samples,)
             Elements of ``classes_``.
         """

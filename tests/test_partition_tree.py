@@ -743,3 +743,75 @@ def test_int_points_per_bin_learned_tree_unchanged():
     ).fit(X, y)
     assert bb.partitioner_.min_samples_leaf_ == 300
     assert bb.points_per_bin_ == 150
+
+
+def test_auto_points_per_bin_reaches_learned_tree_when_nu_is_given():
+    # the fit plan: with a given nu and unit weights b is known before the
+    # partitioner is fitted (D2 has n_bin - round(fraction * n_bin) rows), so
+    # the learned tree's leaves hold 2 b (they held the default 100)
+    from sklearn_betacal import (
+        CalibrationTreePartitioner,
+        ScalingBetaBinningCalibrator,
+    )
+    from sklearn_betacal._partition._tree import DEFAULT_MIN_LEAF
+
+    X, y = _auto_data()
+    sbb = ScalingBetaBinningCalibrator(
+        CalibrationTreePartitioner(),
+        scaler="pooled",
+        points_per_bin="auto",
+        epsilon=0.1,
+        nu=0.01,
+        random_state=0,
+    ).fit(X, y)
+    assert 2 * sbb.points_per_bin_ != DEFAULT_MIN_LEAF
+    assert sbb.partitioner_.min_samples_leaf_ == 2 * sbb.points_per_bin_
+    # nu="auto" is measured against the scaler, fitted on the cells: the
+    # partition is lent the b of nu = 0, the smallest the estimate can give
+    sbb.set_params(nu="auto").fit(X, y)
+    leaf = sbb.partitioner_.min_samples_leaf_
+    assert leaf != DEFAULT_MIN_LEAF
+    assert leaf <= 2 * sbb.points_per_bin_
+    # an int b is lent as it is
+    sbb.set_params(points_per_bin=120).fit(X, y)
+    assert sbb.partitioner_.min_samples_leaf_ == 240
+
+
+def test_fit_plan_lends_what_each_calibrator_declares():
+    # the base reads no calibrator parameter by name: a supervised
+    # partitioner gets the keywords of the calibrator's _partitioner_lends
+    from sklearn.base import BaseEstimator
+
+    from sklearn_betacal import (
+        BetaBinningCalibrator,
+        HierarchicalLogisticScaler,
+        ScalingBetaBinningCalibrator,
+    )
+    from sklearn_betacal._partition._base import _PartitionerMixin
+
+    class Recorder(_PartitionerMixin, BaseEstimator):
+        def fit(self, X, y, confidence=None, sample_weight=None, points_per_bin=None):
+            self.lent_ = {"points_per_bin": points_per_bin}
+            self.n_cells_ = 1
+            return self
+
+        def apply(self, X):
+            return np.zeros(np.asarray(X).shape[0], dtype=np.int64)
+
+        def __sklearn_tags__(self):
+            tags = super().__sklearn_tags__()
+            tags.target_tags.required = True
+            return tags
+
+    X, y = _auto_data(n=400)
+    for est, lent in [
+        (BetaBinningCalibrator(Recorder(), points_per_bin=30), 30),
+        (BetaBinningCalibrator(Recorder(), points_per_bin="auto", epsilon=0.2), None),
+        (ScalingBetaBinningCalibrator(Recorder(), scaler="pooled"), 50),
+        (HierarchicalLogisticScaler(Recorder()), None),
+    ]:
+        est.fit(X, y)
+        got = est.partitioner_.lent_["points_per_bin"]
+        if lent is None and hasattr(est, "points_per_bin_"):
+            lent = est.points_per_bin_  # "auto": resolved before the fit
+        assert got == lent, type(est).__name__

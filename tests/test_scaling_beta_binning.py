@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
@@ -538,75 +538,3 @@ def test_sbb_features_small_d1_boosts_a_few_rounds_without_early_stopping():
         random_state=0,
     ).fit(X, y)
     assert len(sbb.scaler_["trees"]) == BOOSTING_FEW_ROUNDS
-
-
-def _tree_data(n=6000, seed=0):
-    rng = np.random.default_rng(seed)
-    Z = rng.normal(size=(n, 3))
-    h = rng.uniform(0.05, 0.95, size=n)
-    p = np.where(Z[:, 0] > 0, h**2, np.sqrt(h))
-    y = rng.uniform(size=n) < p
-    return np.column_stack([h, Z]), y
-
-
-def test_auto_points_per_bin_reaches_learned_tree_when_nu_is_given():
-    # the fit plan: with a given nu and unit weights b is known before the
-    # partitioner is fitted (D2 has n_bin - round(fraction * n_bin) rows), so
-    # the learned tree's leaves hold 2 b (they held the default 100)
-    from sklearn_betacal import CalibrationTreePartitioner
-    from sklearn_betacal._partition._tree import DEFAULT_MIN_LEAF
-
-    X, y = _tree_data()
-    sbb = ScalingBetaBinningCalibrator(
-        CalibrationTreePartitioner(),
-        scaler="pooled",
-        points_per_bin="auto",
-        epsilon=0.1,
-        nu=0.01,
-        random_state=0,
-    ).fit(X, y)
-    assert 2 * sbb.points_per_bin_ != DEFAULT_MIN_LEAF
-    assert sbb.partitioner_.min_samples_leaf_ == 2 * sbb.points_per_bin_
-    # nu="auto" is measured against the scaler, fitted on the cells: the
-    # partition is lent the b of nu = 0, the smallest the estimate can give
-    sbb.set_params(nu="auto").fit(X, y)
-    leaf = sbb.partitioner_.min_samples_leaf_
-    assert leaf != DEFAULT_MIN_LEAF
-    assert leaf <= 2 * sbb.points_per_bin_
-    # an int b is lent as it is
-    sbb.set_params(points_per_bin=120).fit(X, y)
-    assert sbb.partitioner_.min_samples_leaf_ == 240
-
-
-def test_fit_plan_lends_what_each_calibrator_declares():
-    # the base reads no calibrator parameter by name: a supervised
-    # partitioner gets the keywords of the calibrator's _partitioner_lends
-    from sklearn_betacal import BetaBinningCalibrator, HierarchicalLogisticScaler
-    from sklearn_betacal._partition._base import _PartitionerMixin
-
-    class Recorder(_PartitionerMixin, BaseEstimator):
-        def fit(self, X, y, confidence=None, sample_weight=None, points_per_bin=None):
-            self.lent_ = {"points_per_bin": points_per_bin}
-            self.n_cells_ = 1
-            return self
-
-        def apply(self, X):
-            return np.zeros(np.asarray(X).shape[0], dtype=np.int64)
-
-        def __sklearn_tags__(self):
-            tags = super().__sklearn_tags__()
-            tags.target_tags.required = True
-            return tags
-
-    X, y = _tree_data(n=400)
-    for est, lent in [
-        (BetaBinningCalibrator(Recorder(), points_per_bin=30), 30),
-        (BetaBinningCalibrator(Recorder(), points_per_bin="auto", epsilon=0.2), None),
-        (ScalingBetaBinningCalibrator(Recorder(), scaler="pooled"), 50),
-        (HierarchicalLogisticScaler(Recorder()), None),
-    ]:
-        est.fit(X, y)
-        got = est.partitioner_.lent_["points_per_bin"]
-        if lent is None and hasattr(est, "points_per_bin_"):
-            lent = est.points_per_bin_  # "auto": resolved before the fit
-        assert got == lent, type(est).__name__

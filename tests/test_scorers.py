@@ -544,11 +544,12 @@ def test_make_beta_calibration_error_scorer_polars_frame_as_pandas():
     pl = pytest.importorskip("polars")
     from sklearn_betacal import BetaBinningCalibrator, GroupColumnPartitioner
 
+    # three topics, each miscalibrated its own way
     rng = np.random.default_rng(0)
-    n = 600
-    h = rng.uniform(size=n)
-    topic = rng.choice(["a", "b", "c"], n)
-    y = (rng.uniform(size=n) < h**1.3).astype(int)
+    h, u = rng.uniform(size=(2, 600))
+    k = rng.integers(0, 3, 600)
+    topic = np.array(["a", "b", "c"])[k]
+    y = (u < h ** (0.7 + 0.3 * k)).astype(int)
     frames = {
         "pandas": pd.DataFrame({"topic": topic, "conf": h}),
         "polars": pl.DataFrame({"topic": topic, "conf": h}),

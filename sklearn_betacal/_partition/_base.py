@@ -16,6 +16,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _check_feature_names_in
+from .._docstrings import fill_doc
 
 _CELL_NAME = np.asarray(["cell"], dtype=object)
 
@@ -23,16 +24,11 @@ _CELL_NAME = np.asarray(["cell"], dtype=object)
 class _PartitionerMixin(TransformerMixin):
     """Shared output side: ``transform`` -> ``(n, 1)`` int64, name ``"cell"``."""
 
+    @fill_doc
     def transform(self, X):
         """Cell id of every row as a column.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Partition features, same columns as in ``fit``.
-
-        Returns
-        -------
+        %(partition_apply)s
         cells : ndarray of shape (n_samples, 1), dtype int64
             Cell id in ``0 .. n_cells_ - 1``, or ``-1`` for a row outside
             every cell.

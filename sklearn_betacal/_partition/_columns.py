@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._cells import cell_positions, fit_supervised, is_supervised, supervised_step
 from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
+from .._docstrings import fill_doc
 from .._random import seed_inner
 from .._validation import check_weights, is_dataframe
 from ._base import _PartitionerMixin, _select_columns, check_cell_keys
@@ -149,16 +150,11 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         check_cell_keys("GroupColumnPartitioner", state, "groups_")
         super().__setstate__(state)
 
+    @fill_doc
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Same columns as in ``fit``.
-
-        Returns
-        -------
+        %(partition_apply)s
         cells : ndarray of shape (n_samples,), dtype int64
             Index of the row's group in ``groups_``; ``-1`` for an unseen
             group when ``handle_unknown="outside"``.
@@ -321,16 +317,11 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         check_cell_keys("ClusterPartitioner", state, "cluster_labels_")
         super().__setstate__(state)
 
+    @fill_doc
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Partition features, same columns as in ``fit``.
-
-        Returns
-        -------
+        %(partition_apply)s
         cells : ndarray of shape (n_samples,), dtype int64
             Cell id (index of the predicted label in ``cluster_labels_``).
         """

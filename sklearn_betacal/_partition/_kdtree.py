@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._docstrings import fill_doc
 from .._kernels import _kdtree
 from .._validation import fitted_float_array
 from ._base import (
@@ -272,16 +273,11 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             _check_fitted_state(state)
         super().__setstate__(state)
 
+    @fill_doc
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Partition features, same columns as in ``fit``.
-
-        Returns
-        -------
+        %(partition_apply)s
         cells : ndarray of shape (n_samples,), dtype int64
             Cell id in ``0 .. n_cells_ - 1``, or ``-1`` for a row outside the
             bounds of the leaf it is routed to.
