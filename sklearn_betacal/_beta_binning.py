@@ -99,7 +99,7 @@ class BetaBinningCalibrator(_GroupBinningBase):
         ``root_``, table ``i + 1`` the ``i``-th cell of ``cell_tables_`` in
         increasing cell id, then one table per ancestor region in
         ``fallback_to_`` in increasing node id (see
-        :mod:`sklearn_betacal._kernels._binning`).
+        :mod:`sklearn_betacal._kernels._cell_binning`).
     fallback_cells_ : ndarray of int64
         Cells seen in ``fit`` with fewer than ``b`` points.
     fallback_to_ : ndarray of int64, aligned with ``fallback_cells_``

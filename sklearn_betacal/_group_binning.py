@@ -8,7 +8,7 @@ values for :class:`~sklearn_betacal.ScalingBetaBinningCalibrator` (Alg. 3) --
 and predicts each row with its cell's binning, or the root one (Alg. 2). The
 input side (confidence column, partition features, weights, the
 partitioner) is the group-calibrator template of ``_base``; all numerical
-work is in :mod:`sklearn_betacal._kernels._binning`.
+work is in :mod:`sklearn_betacal._kernels._cell_binning`.
 """
 
 import warnings
@@ -30,14 +30,13 @@ from ._cells import cell_positions, dense_ids
 from ._compat import HasMethods, Interval, StrOptions
 from ._docstrings import fill_doc
 from ._kernels import _fallback
-from ._kernels._binning import (
+from ._kernels._binning import UMDTable, tie_break
+from ._kernels._cell_binning import (
     CellTables,
-    UMDTable,
     score_order,
     segment_lookup,
     segment_order,
     stack_tables,
-    tie_break,
     umd_fit_segments,
     umd_predict_segments,
 )

@@ -20,16 +20,18 @@ from sklearn_betacal import (
 )
 from sklearn_betacal._base import resolve_n_bins
 from sklearn_betacal._kernels._binning import (
-    _segmented_cumsum,
     _with_lookup,
+    tie_break,
+    umd_fit,
+    umd_predict,
+)
+from sklearn_betacal._kernels._cell_binning import (
+    _segmented_cumsum,
     grid_positions,
     segment_lookup,
     stack_tables,
     table_grid,
-    tie_break,
-    umd_fit,
     umd_fit_segments,
-    umd_predict,
     umd_predict_segments,
 )
 
@@ -146,9 +148,11 @@ def test_fused_fit_and_predict_equal_per_segment_reference(seed):
 @pytest.mark.parametrize("seed", range(0, 120, 7))
 def test_fused_fit_blockwise_equals_reference(monkeypatch, seed):
     """Blocks of 7 rows: the blockwise sort, tie runs and sums cross blocks."""
-    from sklearn_betacal._kernels import _binning
+    from sklearn_betacal._kernels import _binning, _cell_binning
 
+    # both kernels in blocks of 7 rows: the fused one and its reference
     monkeypatch.setattr(_binning, "_CHUNK", 7)
+    monkeypatch.setattr(_cell_binning, "_CHUNK", 7)
     h, t, w, seg, B, delta, _ = _layout(seed)
     if B.shape[0] == 0:
         pytest.skip("layout without any segment")
@@ -426,16 +430,16 @@ def test_fused_fit_more_segments_than_16_bit_keys():
 @pytest.mark.parametrize("chunk", [7, 1 << 16])
 def test_score_order_is_argsort_in_int32(monkeypatch, chunk):
     """The int32 score order (narrowed in place, block by block) is argsort."""
-    from sklearn_betacal._kernels import _binning
+    from sklearn_betacal._kernels import _cell_binning
 
-    monkeypatch.setattr(_binning, "_CHUNK", chunk)
+    monkeypatch.setattr(_cell_binning, "_CHUNK", chunk)
     rng = np.random.default_rng(2)
     for n in (0, 1, 2, 13, 14, 15, 100, 70_001):
         h = np.round(rng.uniform(size=n), 3)  # ties: stable with weights
-        got = _binning.score_order(h)
+        got = _cell_binning.score_order(h)
         assert got.dtype == np.int32
         assert_array_equal(h[got], np.sort(h))
-        got = _binning.score_order(h, np.ones(n))
+        got = _cell_binning.score_order(h, np.ones(n))
         assert_array_equal(got, np.argsort(h, kind="stable"))
 
 
