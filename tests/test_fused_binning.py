@@ -27,13 +27,12 @@ from sklearn_betacal._kernels._binning import (
 )
 from sklearn_betacal._kernels._cell_binning import (
     _segmented_cumsum,
-    grid_positions,
     segment_lookup,
     stack_tables,
-    table_grid,
     umd_fit_segments,
     umd_predict_segments,
 )
+from sklearn_betacal._kernels._grid import grid_positions, table_grid
 
 
 class _IdColumn(TransformerMixin, BaseEstimator):

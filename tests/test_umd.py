@@ -371,3 +371,31 @@ def test_umd_dataframe_feature_names():
     model = UMDBinner(n_bins=2).fit(X, X.conf > 0.5)
     assert list(model.feature_names_in_) == ["conf"]
     assert model.predict_proba(X).shape == (40, 2)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-10])
+@pytest.mark.parametrize("n_bins", [1, 7, 200, 3000])
+def test_umd_grid_lookup_is_searchsorted(monkeypatch, delta, n_bins):
+    """Many rows count their bin with a grid: the bytes of np.searchsorted."""
+    from sklearn_betacal._kernels import _binning
+
+    rng = np.random.default_rng(n_bins)
+    n = 30_000
+    h = np.concatenate(
+        [np.round(rng.uniform(size=n // 2), 2), rng.uniform(size=n // 2)]
+    )
+    y = (rng.uniform(size=n) < h).astype(np.float64)
+    x = np.concatenate([rng.uniform(-0.5, 1.5, size=n), h, [np.nan, np.inf, -np.inf]])
+
+    def run():
+        hn = tie_break(h, delta, np.random.default_rng(0))
+        table = umd_fit(hn, y, None, n_bins, delta=delta, raw=h)
+        return table, umd_predict(table, x)
+
+    table, got = run()
+    monkeypatch.setattr(_binning, "_GRID_MIN_ROWS", 10**12)  # searchsorted only
+    ref_table, want = run()
+    for f in ("edges", "values", "counts", "lookup_edges", "lookup_values"):
+        a, b = getattr(table, f), getattr(ref_table, f)
+        assert (a is None and b is None) or a.tobytes() == b.tobytes(), f
+    assert got.tobytes() == want.tobytes()

@@ -81,8 +81,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._grid import grid_positions, table_grid
+
 #: Rows per chunk of the fit kernels' row-wise temporaries.
 _CHUNK = 1 << 16
+#: From this many rows (and four per step) on, a lookup counts the steps
+#: with a uniform grid instead of ``np.searchsorted``: the same counts at
+#: about a third of the cost, for an ``O(steps)`` set-up.
+_GRID_MIN_ROWS = 1 << 12
 
 
 class UMDTable(NamedTuple):
@@ -151,6 +157,24 @@ def edge_positions(total_weight, n_bins):
     return np.ceil(k * ((total_weight + 1.0) / n_bins))
 
 
+def _step_lookup(steps, values, x):
+    """``values[np.searchsorted(steps, x, side="right")]`` (same bytes).
+
+    ``steps`` sorted float64 (repeats allowed), ``values`` of length
+    ``len(steps) + 1``. Many rows are counted with a grid
+    (:func:`~sklearn_betacal._kernels._grid.table_grid`), a few searched.
+    """
+    K = steps.shape[0]
+    if K == 0 or x.shape[0] < max(_GRID_MIN_ROWS, 4 * K):
+        return values[np.searchsorted(steps, x, side="right")]
+    grid = table_grid(steps, np.array([0, K]), np.arange(K + 1, dtype=np.float64))
+    # the grid's output is the count itself; read ``values`` through it
+    where = np.flatnonzero(~np.isnan(grid.values))
+    through = np.zeros(grid.values.shape[0], dtype=values.dtype)
+    through[where] = values[grid.values[where].astype(np.intp)]
+    return through.take(grid_positions(grid, x))
+
+
 def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
     """Fit Alg. 4 (UMD) on scores ``h`` and targets ``t``.
 
@@ -206,7 +230,7 @@ def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
     # Lines 6-10 by value: a row with edges[k-1] < h < edges[k] lies strictly
     # inside bin k; rows equal to an edge value are handled below.
     wt = t if sample_weight is None else t * sample_weight
-    bin_of = np.searchsorted(edges, h, side="right")
+    bin_of = _step_lookup(edges, np.arange(B, dtype=np.intp), h)
     sums = np.bincount(bin_of, weights=wt, minlength=B)
     if sample_weight is None:
         mass = np.bincount(bin_of, minlength=B).astype(np.float64)
@@ -371,10 +395,10 @@ def umd_predict(table, x):
     if edges.shape[0] == 0:
         return np.full(x.shape, values[0])
     if delta == 0:
-        return values[np.searchsorted(edges, x, side="right")]
+        return _step_lookup(edges, values, x)
     if table.lookup_edges is None:
         table = _with_lookup(table, None)
-    out = table.lookup_values[np.searchsorted(table.lookup_edges, x, side="right")]
+    out = _step_lookup(table.lookup_edges, table.lookup_values, x)
     slow = np.isnan(out)
     if slow.any():
         rows = np.flatnonzero(slow)
