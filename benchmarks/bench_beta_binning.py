@@ -5,14 +5,17 @@ Everything a sub-command reports is measured in ONE process, side by side,
 so the ratios are meaningful on a shared machine (say how loaded it was:
 the script prints ``os.getloadavg()`` before every table).
 
-``predict`` -- BB and S-BB (``scaler="pooled"``) fitted on ``--fit-rows``
-rows with a ``KDTreePartitioner(max_depth=3)`` on d = 4 Gaussian features
+``predict`` -- BB and S-BB (``scaler="pooled"``) fitted on each of
+``--fit-rows`` rows with a ``KDTreePartitioner(max_depth=3)`` on d = 4 Gaussian features
 (8 cells) and ``--points-per-bin`` b, then ``predict_proba`` on N new rows,
 against the floor: ONE ``np.searchsorted`` of the same N confidences into
 199 edges (200 bins). With the defaults (20,000 rows, b = 100) the root
 table has 200 bins, like the floor, and every cell about 25; with 100,000
-rows and b = 50 the root has 2,000. Goal: ``predict_proba`` <= 2x the
-floor at N = 1e6 and 1e7.
+rows and b = 50 the root has 2,000. ``--fit-rows 1e4 1e6 1e7
+--points-per-bin 50`` sweeps the root table over 200, 20,000 and 200,000
+bins; a summary table ends the run (ratio against the number of bins and
+of predicted rows). Goal: ``predict_proba`` <= 2x the floor for models
+fitted on 1e4, 1e5 and 1e6 rows, at N = 1e6 and 1e7.
 
 ``fit`` -- BB with a ``GroupColumnPartitioner`` on 1e5 groups of 10 rows
 (N = 1e6, ``points_per_bin=5``: two bins per cell), against
@@ -28,6 +31,7 @@ BB fit, <= 16 B/row predict, <= 32 B/row kd-tree fit.
 Usage::
 
     python benchmarks/bench_beta_binning.py predict [--sizes 1e6 1e7] [--repeats 5]
+        [--fit-rows 1e4 1e5 1e6] [--points-per-bin 50]
     python benchmarks/bench_beta_binning.py fit [--groups 100000] [--rows 10]
     python benchmarks/bench_beta_binning.py memory [--n 1e7]
 """
@@ -124,52 +128,73 @@ def binning_only(model, x, cells):
 
 
 def cmd_predict(args):
-    rng = np.random.default_rng(0)
-    X_fit, y_fit = simulate(args.fit_rows, 4, rng)
-    part = KDTreePartitioner(max_depth=3)
     b = args.points_per_bin
-    models = {
-        "BB": BetaBinningCalibrator(part, points_per_bin=b, random_state=0),
-        "S-BB": ScalingBetaBinningCalibrator(
-            part, points_per_bin=b, scaler="pooled", random_state=0
-        ),
-    }
-    for m in models.values():
-        m.fit(X_fit, y_fit)
-    edges = np.sort(rng.uniform(size=199))
+    part = KDTreePartitioner(max_depth=3)
+    fitted = {}
+    for fit_rows in args.fit_rows:
+        X_fit, y_fit = simulate(fit_rows, 4, np.random.default_rng(0))
+        fitted[fit_rows] = {
+            "BB": BetaBinningCalibrator(part, points_per_bin=b, random_state=0),
+            "S-BB": ScalingBetaBinningCalibrator(
+                part, points_per_bin=b, scaler="pooled", random_state=0
+            ),
+        }
+        for m in fitted[fit_rows].values():
+            m.fit(X_fit, y_fit)
+        del X_fit, y_fit
+    edges = np.sort(np.random.default_rng(0).uniform(size=199))
+    summary = []
     for n in [int(s) for s in args.sizes]:
         X, _ = simulate(n, 4, np.random.default_rng(1))
         x = np.ascontiguousarray(X[:, 0])
-        print(
-            f"\n## predict, N = {n:.0e}, fitted on {args.fit_rows} rows, b = {b}, "
-            f"root table {models['BB'].root_.values.shape[0]} bins ({load()})\n"
-        )
-        fns = {
-            "floor: np.searchsorted(199 edges)": lambda x=x: np.searchsorted(
-                edges, x, side="right"
+        for fit_rows, models in fitted.items():
+            bb = models["BB"]
+            bins = bb.root_.values.shape[0]
+            print(
+                f"\n## predict, N = {n:.0e}, fitted on {fit_rows:.0e} rows, b = {b}, "
+                f"root table {bins} bins ({load()})\n"
             )
-        }
-        for name, m in models.items():
-            fns[f"{name}.predict_proba"] = lambda m=m, X=X: m.predict_proba(X)
-        bb = models["BB"]
-        Z = X[:, 1:]
-        # what bounds BB.predict_proba: its parts, each over the same blocks
-        fns["BB part: validate X + confidence check"] = lambda bb=bb, X=X: [
-            bb._split_block(X, Xa, 0, Xa.shape[0])
-            for Xa in [bb._validate_X(X, reset=False)]
-        ]
-        fns["BB part: partitioner transform (blocks)"] = in_blocks(
-            n, lambda lo, hi, bb=bb, Z=Z: bb.partitioner_.transform(Z[lo:hi])
-        )
-        cells = bb.apply(X)
-        fns["BB part: binning of given cells (blocks)"] = binning_only(bb, x, cells)
-        res = median_times(fns, args.repeats)
-        floor = res["floor: np.searchsorted(199 edges)"]
-        print("| step | median s | x floor |")
-        print("|---|---:|---:|")
-        for name, sec in res.items():
-            print(f"| {name} | {sec:.4f} | {sec / floor:.2f} |")
-        print(f"\n({load()} after)")
+            fns = {
+                "floor: np.searchsorted(199 edges)": lambda x=x: np.searchsorted(
+                    edges, x, side="right"
+                )
+            }
+            for name, m in models.items():
+                fns[f"{name}.predict_proba"] = lambda m=m, X=X: m.predict_proba(X)
+            Z = X[:, 1:]
+            # what bounds BB.predict_proba: its parts, each over the same blocks
+            fns["BB part: validate X + confidence check"] = lambda bb=bb, X=X: [
+                bb._split_block(X, Xa, 0, Xa.shape[0])
+                for Xa in [bb._validate_X(X, reset=False)]
+            ]
+            fns["BB part: partitioner transform (blocks)"] = in_blocks(
+                n, lambda lo, hi, bb=bb, Z=Z: bb.partitioner_.transform(Z[lo:hi])
+            )
+            cells = bb.apply(X)
+            fns["BB part: binning of given cells (blocks)"] = binning_only(bb, x, cells)
+            res = median_times(fns, args.repeats)
+            del cells
+            floor = res["floor: np.searchsorted(199 edges)"]
+            print("| step | median s | x floor |")
+            print("|---|---:|---:|")
+            for name, sec in res.items():
+                print(f"| {name} | {sec:.4f} | {sec / floor:.2f} |")
+            print(f"\n({load()} after)")
+            summary.append(
+                (
+                    fit_rows,
+                    bins,
+                    n,
+                    res["BB.predict_proba"] / floor,
+                    res["S-BB.predict_proba"] / floor,
+                )
+            )
+        del X, x
+    print(f"\n## summary: predict_proba / floor (goal <= 2), b = {b}\n")
+    print("| fitted on rows | root bins | predicted rows | BB | S-BB |")
+    print("|---:|---:|---:|---:|---:|")
+    for fit_rows, bins, n, r_bb, r_sbb in summary:
+        print(f"| {fit_rows:.0e} | {bins} | {n:.0e} | {r_bb:.2f} | {r_sbb:.2f} |")
 
 
 def cmd_fit(args):
@@ -256,7 +281,9 @@ def main():
     p = sub.add_parser("predict")
     p.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7])
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--fit-rows", type=int, default=20_000)
+    p.add_argument(
+        "--fit-rows", type=lambda v: int(float(v)), nargs="+", default=[20_000]
+    )
     p.add_argument("--points-per-bin", type=int, default=100)
     p = sub.add_parser("fit")
     p.add_argument("--groups", type=int, default=100_000)
