@@ -738,12 +738,34 @@ def route_kdtree(F, prep):
     adjacent, level_axis = prep["adjacent"], prep["level_axis"]
     leaf_axes, lower, upper = prep["leaf_axes"], prep["lower"], prep["upper"]
     flat = base = None
-    node = np.zeros(n, dtype=np.intp)
     t = np.empty(n, dtype=thr.dtype)
     gt = np.empty(n, dtype=bool)
-    for lev in range(prep["n_levels"]):
+    cols = {}
+
+    def column(a):
+        # a column read by the level and both bound checks: copied once out
+        # of a wide row-major block (three contiguous reads beat three strided)
+        if F.strides[0] == F.itemsize:
+            return F[:, a]
+        if a not in cols:
+            cols[a] = np.ascontiguousarray(F[:, a])
+        return cols[a]
+
+    # the root level without gathers: every row is at node 0
+    if level_axis[0] >= 0 and thr[0] < np.inf:
+        np.greater(column(level_axis[0]), thr[0], out=gt)
+        if adjacent:
+            node = gt.astype(np.intp)
+            node += lft[0]
+        else:
+            node = np.where(gt, rgt[0], lft[0])
+        first = 1
+    else:
+        node = np.zeros(n, dtype=np.intp)
+        first = 0
+    for lev in range(first, prep["n_levels"]):
         if level_axis[lev] >= 0:
-            v = F[:, level_axis[lev]]
+            v = column(level_axis[lev])
         else:
             if flat is None:
                 flat = np.ascontiguousarray(F).reshape(-1)
@@ -767,7 +789,7 @@ def route_kdtree(F, prep):
         b = np.empty(n, dtype=lo.dtype)
         ok = np.empty(n, dtype=bool)
         for i, a in enumerate(axes):
-            col = F[:, a]
+            col = column(a)
             np.take(lo[i], out, out=b)
             np.greater_equal(col, b, out=ok)
             inside &= ok
