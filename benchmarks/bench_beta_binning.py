@@ -39,14 +39,12 @@ Usage::
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 import scipy
 import sklearn
-from _measure import peak_bytes
+from _measure import median_times, peak_bytes
 from sklearn.frozen import FrozenEstimator
 
 import sklearn_betacal
@@ -57,30 +55,6 @@ from sklearn_betacal import (
     ScalingBetaBinningCalibrator,
     UMDBinner,
 )
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def median_times(fns, repeats):
-    """Median seconds of every callable, the calls interleaved round-robin.
-
-    Interleaving spreads a change of the machine's load over all of them,
-    so that their ratios stay meaningful on a shared machine.
-    """
-    times = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def in_blocks(n, fn):

@@ -19,9 +19,15 @@ Two score distributions: distinct (continuous uniform scores) and tied
 ``--repeats`` runs and the ratios. Usage::
 
     python benchmarks/bench_umd.py [--sizes 1e6 1e7] [--repeats 5] [--bins 200]
+    python benchmarks/bench_umd.py --before-after [--sizes 1e6] [--repeats 7]
+
+``--before-after`` times, interleaved in one process, the kernel and the
+estimator with the bin lookups by ``np.searchsorted`` (before: the grid
+switched off) and by the uniform grid (after), against the same floors.
 """
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -30,9 +36,11 @@ import time
 import numpy as np
 import scipy
 import sklearn
+from _measure import median_times
 
 import sklearn_betacal
 from sklearn_betacal import UMDBinner
+from sklearn_betacal._kernels import _binning
 from sklearn_betacal._kernels._binning import tie_break, umd_fit, umd_predict
 from sklearn_betacal._validation import validate_confidence_data
 
@@ -109,6 +117,68 @@ def run(n, n_bins, repeats, kind, peer_repeats):
     return res
 
 
+def before_after(n, n_bins, repeats, kind):
+    """Searchsorted lookups (before) and grid lookups (after), interleaved."""
+    rng = np.random.default_rng(0)
+    if kind == "distinct":
+        h = rng.uniform(size=n)
+    else:
+        levels = np.linspace(0.025, 1.0, 40)
+        h = rng.choice(levels, size=n, p=levels**4 / np.sum(levels**4))
+    y = (rng.uniform(size=n) < h**2).astype(np.float64)
+    x = rng.permutation(h)
+    hn = tie_break(h, 1e-10, np.random.RandomState(0))
+    table = umd_fit(hn, y, None, n_bins, delta=1e-10, raw=h)
+    model = UMDBinner(n_bins=n_bins, random_state=0).fit(h, y)
+    grid_rows = _binning._GRID_MIN_ROWS
+
+    def lookups(grid, fn):
+        def run():
+            _binning._GRID_MIN_ROWS = grid_rows if grid else 2**62
+            try:
+                fn()
+            finally:
+                _binning._GRID_MIN_ROWS = grid_rows
+
+        return run
+
+    fns = {
+        "np.sort": lambda: np.sort(hn),
+        "np.searchsorted(edges, h)": lambda: np.searchsorted(
+            table.edges, hn, side="right"
+        ),
+        "np.searchsorted(edges, x)": lambda: np.searchsorted(
+            table.edges, x, side="right"
+        ),
+    }
+    for when, grid in (("before", False), ("after", True)):
+        fns[f"umd_fit kernel ({when})"] = lookups(
+            grid, lambda: umd_fit(hn, y, None, n_bins, delta=1e-10, raw=h)
+        )
+        fns[f"UMDBinner.fit ({when})"] = lookups(
+            grid, lambda: UMDBinner(n_bins=n_bins, random_state=0).fit(h, y)
+        )
+        fns[f"umd_predict kernel ({when})"] = lookups(
+            grid, lambda: umd_predict(table, x)
+        )
+        fns[f"UMDBinner.predict_proba ({when})"] = lookups(
+            grid, lambda: model.predict_proba(x)
+        )
+    res = median_times(fns, repeats)
+    fit_floor = res["np.sort"] + res["np.searchsorted(edges, h)"]
+    pred_floor = res["np.searchsorted(edges, x)"]
+    print("| step | median s | x floor |")
+    print("|---|---:|---:|")
+    for name, sec in res.items():
+        floor = fit_floor if "fit" in name else pred_floor
+        ratio = f"{sec / floor:.2f}" if "(" in name else ""
+        print(f"| {name} | {sec:.4f} | {ratio} |")
+    print(
+        "\n(fit floor = np.sort + np.searchsorted(edges, h); predict floor = "
+        "np.searchsorted(edges, x); goals: fit and predict <= 1.5x)"
+    )
+
+
 def main():
     sys.stdout.reconfigure(line_buffering=True)  # progress when redirected
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -117,6 +187,7 @@ def main():
     parser.add_argument("--peer-repeats", type=int, default=5)
     parser.add_argument("--bins", type=int, default=200)
     parser.add_argument("--kinds", nargs="+", default=["distinct", "tied"])
+    parser.add_argument("--before-after", action="store_true")
     args = parser.parse_args()
 
     print(
@@ -126,6 +197,16 @@ def main():
         f"{platform.machine()}; B = {args.bins}; "
         f"medians of {args.repeats} runs (peer: {args.peer_repeats})"
     )
+    if args.before_after:
+        for kind in args.kinds:
+            for n in [int(s) for s in args.sizes]:
+                one, five, fifteen = os.getloadavg()
+                print(
+                    f"\n## before/after, N = {n:.0e}, {kind} scores "
+                    f"(load average {one:.2f} {five:.2f} {fifteen:.2f})\n"
+                )
+                before_after(n, args.bins, args.repeats, kind)
+        return
     for kind in args.kinds:
         for n in [int(s) for s in args.sizes]:
             res = run(n, args.bins, args.repeats, kind, args.peer_repeats)
