@@ -171,7 +171,7 @@ def before_after(n, n_bins, repeats, kind):
     print("|---|---:|---:|")
     for name, sec in res.items():
         floor = fit_floor if "fit" in name else pred_floor
-        ratio = f"{sec / floor:.2f}" if "(" in name else ""
+        ratio = f"{sec / floor:.2f}" if name.endswith(("(before)", "(after)")) else ""
         print(f"| {name} | {sec:.4f} | {ratio} |")
     print(
         "\n(fit floor = np.sort + np.searchsorted(edges, h); predict floor = "

@@ -168,10 +168,6 @@ def _step_lookup(steps, values, x):
     if K == 0 or x.shape[0] < max(_GRID_MIN_ROWS, 4 * K):
         return values[np.searchsorted(steps, x, side="right")]
     grid = table_grid(steps, np.array([0, K]), np.arange(K + 1, dtype=np.float64))
-    if grid.crowded is not None:
-        # steps closer than the grid resolves (the nudged edges of a tied
-        # score): their rows would be bisected, slower than one search
-        return values[np.searchsorted(steps, x, side="right")]
     # the grid's output is the count itself; read ``values`` through it
     where = np.flatnonzero(~np.isnan(grid.values))
     through = np.zeros(grid.values.shape[0], dtype=values.dtype)

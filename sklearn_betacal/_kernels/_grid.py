@@ -102,7 +102,9 @@ class TableGrid(NamedTuple):
     that are ``<= x`` are counted by a branch-free binary search over the
     next ``window`` positions (``window = 2**k - 1``, the grid refined until
     no cell holds more). Cells that still hold more (a float cluster the
-    grid cannot split) are ``crowded``; their rows are bisected.
+    grid cannot split) are ``crowded``; their rows take a longer branch-free
+    search over ``crowd_window`` positions, which never reads past the
+    table's first NaN pad.
 
     Memory is linear in the steps (about 24 bytes per distinct step), not in
     tables x steps, and a row touches three cache lines of its own table:
@@ -120,6 +122,7 @@ class TableGrid(NamedTuple):
     n_steps: np.ndarray
     crowded: np.ndarray | None
     window: int
+    crowd_window: int = 0
 
 
 #: Steps a grid cell may hold before the grid is refined (``2**k - 1``: a
@@ -212,6 +215,8 @@ def table_grid(steps, start, values):
     cell_t = np.repeat(np.arange(T, dtype=np.intp), G)
     first = np.searchsorted(key, np.arange(C), side="left") + W * cell_t
     crowded = per_cell > W
+    # 2**k - 1 >= the most steps any crowded cell holds
+    crowd_window = (1 << int(per_cell.max()).bit_length()) - 1 if crowded.any() else 0
     return TableGrid(
         origin=origin,
         scale=scale,
@@ -224,6 +229,7 @@ def table_grid(steps, start, values):
         n_steps=U.astype(np.intp),
         crowded=crowded if crowded.any() else None,
         window=W,
+        crowd_window=crowd_window,
     )
 
 
@@ -284,8 +290,17 @@ def _grid_positions(grid, x, j):
         rows = np.flatnonzero(grid.crowded.take(g))
         if rows.size:
             t = np.zeros(rows.size, dtype=np.intp) if j is None else j[rows]
-            lo = grid.table_start[t]
-            pos[rows] = _bisect(steps, lo, lo + grid.n_steps[t], x[rows], "right")
+            # the same search over a longer window; a probe past the
+            # table's steps reads its first NaN pad (never <= x)
+            pad = grid.table_start[t] + grid.n_steps[t]
+            xr = x[rows]
+            p = grid.first.take(g[rows])
+            half = (grid.crowd_window + 1) // 2
+            while half:
+                q = np.minimum(p + (half - 1), pad)
+                p += (steps.take(q) <= xr) * half
+                half //= 2
+            pos[rows] = p
     return pos
 
 
