@@ -90,6 +90,21 @@ def check_binary_labels(y, *, name="y"):
     return y
 
 
+def _binary_classes(y):
+    """``np.unique(y)`` of labels that hold at most two values (same bytes).
+
+    Numbers: their minimum and maximum, two passes instead of a sort; a
+    float zero is settled by ``np.unique`` when a negative zero is present
+    (which of the two zeros it returns is its own affair).
+    """
+    if y.dtype.kind not in "biuf" or y.shape[0] == 0:
+        return np.unique(y)
+    lo, hi = y.min(), y.max()
+    if y.dtype.kind == "f" and (lo == 0 or hi == 0) and np.signbit(y).any():
+        return np.unique(y)
+    return np.array([lo] if lo == hi else [lo, hi], dtype=y.dtype)
+
+
 def encode_binary_labels(y, *, pos_label=None, name="y"):
     """Encode labels of any two classes as 0/1 targets "is the positive class".
 
@@ -138,7 +153,7 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
             "correct / incorrect as 1 / 0, True / False or two strings), one "
             "label per row."
         )
-    classes = np.unique(y)
+    classes = _binary_classes(y)
     if classes.shape[0] == 1:
         only = classes[0]
         pairs = {0: [0, 1], 1: [0, 1], -1: [-1, 1]}
