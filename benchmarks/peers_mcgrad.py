@@ -258,6 +258,17 @@ def methods(seed, MCGrad, needs=False):
             ),
             "hZ",
         ),
+        # the feature-aware scaler (boosted recalibration on [logit h,
+        # features], issue 21 item 4), binned over the one-liner's cells
+        "S-BB features tree()": Ours(
+            lambda: ScalingBetaBinningCalibrator(
+                CalibrationTreePartitioner(),
+                scaler="features",
+                points_per_bin=B,
+                random_state=seed,
+            ),
+            "hZ",
+        ),
     }
     if MCGrad is not None:
         out["MCGrad"] = Peer(MCGrad, seed)
