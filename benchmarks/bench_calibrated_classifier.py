@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import sklearn
+from _measure import data_dir
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.cluster import KMeans
@@ -62,11 +63,7 @@ from sklearn_betacal import (
 )
 from sklearn_betacal.metrics import beta_calibration_error, expected_calibration_error
 
-SHARED = Path(
-    os.environ.get(
-        "BETACAL_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"
-    )
-)
+SHARED = data_dir(required=False) or Path("no data folder")
 
 
 class StoredSoftmax(ClassifierMixin, BaseEstimator):

@@ -16,15 +16,10 @@ Usage: ``python benchmarks/bench_calibration_tests.py [--n 1e7] [--runs 5]``
 """
 
 import argparse
-import datetime
-import os
-import platform
-import statistics
-import time
 
 import numpy as np
+from _measure import header, load_average, median_times
 
-import sklearn_betacal
 from sklearn_betacal.metrics import (
     calibration_test,
     cumulative_calibration_error,
@@ -53,26 +48,11 @@ def main():
             y, p, groups=groups
         ),
     }
-    times = {name: [] for name in methods}
-    load_before = open("/proc/loadavg").read().split()[:3]
-    for _ in range(args.runs):
-        for name, fn in methods.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    load_after = open("/proc/loadavg").read().split()[:3]
-    med = {k: statistics.median(v) for k, v in times.items()}
+    print(header(prefix=""))
+    med = median_times(methods, args.runs)
     floor = med["np.argsort(p) [floor]"]
     ecce = med["cumulative_calibration_error"]
-    print(f"date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
-    print(
-        f"machine: nproc={os.cpu_count()}, {platform.machine()}; "
-        f"load average before {' '.join(load_before)}, after {' '.join(load_after)}"
-    )
-    print(
-        f"versions: python {platform.python_version()}, numpy {np.__version__}, "
-        f"sklearn_betacal {sklearn_betacal.__version__}"
-    )
+    print(f"load average after: {load_average()}")
     print(f"N = {n:.0e}, medians of {args.runs} interleaved rounds\n")
     print("| method | median [s] | / argsort | / ECCE |")
     print("|---|---:|---:|---:|")

@@ -30,18 +30,17 @@ import os
 import platform
 import time
 
-import dask
-import dask.array as da
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 import sklearn_betacal
 from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner
-from sklearn_betacal.dask import predict_proba
 
 
 def rows(n, chunk, seed):
     """``(n, 5)``: a confidence in [0, 1] and 4 Gaussian features, lazily."""
+    import dask.array as da
+
     rs = da.random.RandomState(seed)
     h = rs.uniform(size=(n, 1), chunks=(chunk, 1))
     F = rs.standard_normal(size=(n, 4), chunks=(chunk, 4))
@@ -63,6 +62,7 @@ def cli(sizes, n_files):
     import tempfile
     from pathlib import Path
 
+    import dask
     import dask.dataframe as dd
     import pandas as pd
 
@@ -137,6 +137,11 @@ def main():
     parser.add_argument("--cli", action="store_true")
     parser.add_argument("--files", type=int, default=8)
     args = parser.parse_args()
+    # dask is an optional peer: imported once the arguments are read
+    import dask
+
+    from sklearn_betacal.dask import predict_proba
+
     if args.cli:
         cli(args.sizes, args.files)
         return

@@ -31,19 +31,19 @@ that a faster version can be checked to fit the same model):
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import subprocess
 import tempfile
-import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import scipy
-import sklearn
-import statsmodels
+from _measure import (
+    header,
+    load_average,
+    median_time,
+    median_times,
+    peak_bytes,
+)
 from scipy import sparse
 
 from sklearn_betacal._hierarchical import _pooled_platt
@@ -113,17 +113,9 @@ def statsmodels_vb(h, idx, y, n_cells):
 
 def timed(func, runs, *args):
     """Median wall and CPU seconds over ``runs``, tracemalloc peak (MiB), output."""
-    wall, cpu, out = [], [], None
-    for _ in range(runs):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = func(*args)
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    tracemalloc.start()
-    func(*args)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return float(np.median(wall)), float(np.median(cpu)), peak / 2**20, out
+    wall, cpu = median_time(lambda: func(*args), runs, cpu=True)
+    out, peak = peak_bytes(lambda: func(*args))
+    return wall, cpu, peak / 2**20, out
 
 
 def run_r(csv, runs, tmp):
@@ -164,33 +156,19 @@ def scale(n, n_cells, runs):
 
     h, idx, y = simulate(n, n_cells, seed=n_cells)
     X = np.column_stack([h, idx])
-    print(
-        f"sklearn_betacal from {Path(sklearn_betacal.__file__).parent}; python "
-        f"{platform.python_version()}, numpy {np.__version__}, scipy "
-        f"{scipy.__version__}; nproc {os.cpu_count()}"
-    )
-    print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(header(prefix=""))
+    print(f"sklearn_betacal from {Path(sklearn_betacal.__file__).parent}")
     print(f"N = {n:,}, G = {n_cells:,}; medians of {runs} runs, interleaved\n")
-    fit_wall, fit_cpu, floor_wall, floor_cpu = [], [], [], []
-    for _ in range(runs):
-        for func, args, wall, cpu in (
-            (estimator_fit, (X, y), fit_wall, fit_cpu),
-            (numpy_floor, (h, y), floor_wall, floor_cpu),
-        ):
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = func(*args)
-            wall.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-            if func is estimator_fit:
-                model = out
+    model = estimator_fit(X, y)
+    times = median_times(
+        {"fit": lambda: estimator_fit(X, y), "floor": lambda: numpy_floor(h, y)},
+        runs,
+        cpu=True,
+    )
     med = {
-        k: float(np.median(v))
-        for k, v in {
-            "fit_wall": fit_wall,
-            "fit_cpu": fit_cpu,
-            "floor_wall": floor_wall,
-            "floor_cpu": floor_cpu,
-        }.items()
+        f"{name}_{clock}": t
+        for name, pair in times.items()
+        for clock, t in zip(("wall", "cpu"), pair, strict=True)
     }
     print("| step | wall s | CPU s | CPU x floor |")
     print("|---|---:|---:|---:|")
@@ -202,7 +180,7 @@ def scale(n, n_cells, runs):
         f"| HierarchicalLogisticScaler.fit | {med['fit_wall']:.3f} | "
         f"{med['fit_cpu']:.3f} | {med['fit_cpu'] / med['floor_cpu']:.1f} |"
     )
-    print(f"\nload average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    print(f"\nload average after: {load_average()}")
     print(
         f"fixed_effects_ {model.fixed_effects_}, sigma_ {model.sigma_}, "
         f"deviance_ {model.deviance_:.6f}, n_iter_ {model.n_iter_}, "
@@ -243,20 +221,19 @@ def main():
     args.cells = args.cells or [16, 128, 1024]
     have_r = shutil.which("Rscript") is not None
 
+    print(header("statsmodels", prefix=""))
     print(
-        f"python {platform.python_version()}, numpy {np.__version__}, scipy "
-        f"{scipy.__version__}, scikit-learn {sklearn.__version__}, statsmodels "
-        f"{statsmodels.__version__}; N = {args.n}; medians of {args.runs} runs "
+        f"N = {args.n}; medians of {args.runs} runs "
         f"(statsmodels: {args.sm_runs}, R: {args.r_runs})"
     )
     print("Times in seconds, wall (CPU) -- the machine is shared, CPU time is the")
     print("steadier figure; ratios use CPU time.")
-    header = (
+    columns = (
         "| G | laplace | floor | statsmodels vb | glmer | sm/laplace | "
         "glmer/laplace | laplace/floor | max abs dp vs glmer (ours, sm) | "
         "peak MiB (ours, sm; R max RSS) |"
     )
-    print(header)
+    print(columns)
     print("|" + "---|" * 10)
     r_versions = ""
     with tempfile.TemporaryDirectory() as tmp:

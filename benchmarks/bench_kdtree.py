@@ -32,7 +32,7 @@ time, which is printed too) and ratios to the floor; peak RSS at the end.
 BLAS is limited to ``--blas-threads`` (default 1) threads.
 
 ``quality`` -- the verbalized-confidence rows of the Influences-on-LLM-
-Calibration data (``../shared/data/influences``), embedded by TF-IDF of
+Calibration data (``$BETACAL_SHARED_DATA/influences``), embedded by TF-IDF of
 question + extracted answer and ``TruncatedSVD``; per seed a 20:60:20 split
 (tree : calibration : test, the paper's protocol without its tuning split);
 ``BetaBinningCalibrator(partitioner=FrozenEstimator(tree))`` fitted on the
@@ -52,20 +52,20 @@ order). Usage::
 import argparse
 import math
 import os
-import platform
-import resource
-import statistics
 import subprocess
-import sys
 import time
 import types
 
 import numpy as np
-import scipy
-import sklearn
-from _measure import peak_bytes
+from _measure import (
+    add_data_argument,
+    header,
+    load_influences,
+    median_time,
+    peak_bytes,
+    peak_rss_mb,
+)
 
-import sklearn_betacal
 from sklearn_betacal import KDTreePartitioner
 from sklearn_betacal._kernels._kdtree import build_kdtree
 
@@ -74,36 +74,12 @@ DEPTHS = (2, 4, 6, 8, 10)
 
 def timed(fn, repeats):
     """Median CPU and wall seconds of ``repeats`` calls of ``fn``."""
-    cpu, wall = [], []
-    for _ in range(repeats):
-        c0, w0 = time.process_time(), time.perf_counter()
-        fn()
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - w0)
-    return statistics.median(cpu), statistics.median(wall)
+    wall, cpu = median_time(fn, repeats, cpu=True)
+    return cpu, wall
 
 
 def peak_rss_gb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-
-
-def header():
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(ln.split(":", 1)[1].strip() for ln in f if "model name" in ln)
-    except (OSError, StopIteration):
-        pass
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print(
-        f"# machine: {platform.machine()}, nproc={os.cpu_count()}, CPU: {cpu}, "
-        f"load avg {os.getloadavg()[0]:.1f} (shared with other jobs)"
-    )
-    print(
-        f"# python {sys.version.split()[0]}, numpy {np.__version__}, scipy "
-        f"{scipy.__version__}, scikit-learn {sklearn.__version__}, "
-        f"sklearn_betacal {sklearn_betacal.__version__}"
-    )
+    return peak_rss_mb() / 1024
 
 
 def floor(X, depth):
@@ -132,7 +108,7 @@ def speed(args):
 
     n, d, reps = int(float(args.n)), args.d, args.repeats
     msl = args.min_samples_leaf
-    header()
+    print(header())
     print(f"# uptime: {os.popen('uptime').read().strip()}")
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n, d), dtype=np.float64).astype(args.dtype)
@@ -226,12 +202,9 @@ def quality(args):
         expected_calibration_error,
     )
 
-    header()
-    path = os.path.join(
-        args.data, "influences", "influences_llm_calibration_all.parquet"
-    )
-    A = pd.read_parquet(path)
-    V = A[(A.prompt_style == "verb") & A.verbal_confidence.between(0, 1)]
+    print(header())
+    A = load_influences(args.data, judged=False)
+    V = A[A.verbal_confidence.between(0, 1)]
     V = V.reset_index(drop=True)
     h = V.verbal_confidence.to_numpy(float)
     y = V.correct_judge.to_numpy(float)
@@ -317,7 +290,7 @@ def main():
         help="git revision whose kd-tree kernel is timed as 'before'",
     )
     qp = sub.add_parser("quality")
-    qp.add_argument("--data", default=os.path.join("..", "shared", "data"))
+    add_data_argument(qp)
     qp.add_argument("--seeds", type=int, default=3)
     qp.add_argument("--svd", type=int, default=128)
     qp.add_argument("--b", type=int, default=50)

@@ -26,41 +26,13 @@ Usage: ``python benchmarks/bench_metrics.py [--runs 7] [--sizes 1e6 1e7]``
 """
 
 import argparse
-import datetime
-import os
-import platform
-import statistics
-import subprocess
-import time
 
 import numpy as np
-import scipy
-import sklearn
+from _measure import header, median_time
 from sklearn.calibration import calibration_curve
 
-import sklearn_betacal
 from sklearn_betacal._kernels._calibration import uniform_gap_sums
 from sklearn_betacal.metrics import expected_calibration_error
-
-
-def _median_time(func, runs):
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def _cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main():
@@ -71,35 +43,21 @@ def main():
     args = parser.parse_args()
     runs = max(args.runs, 5)
 
-    versions = {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
-        "sklearn_betacal": sklearn_betacal.__version__,
-    }
     peers = {}
     try:
         import calibration
 
         peers["uncertainty-calibration"] = calibration
-        from importlib.metadata import version
-
-        versions["uncertainty-calibration"] = version("uncertainty-calibration")
     except ImportError:
         pass
     try:
-        import netcal
         from netcal.metrics import ECE
 
         peers["netcal"] = ECE
-        versions["netcal"] = netcal.__version__
     except ImportError:
         pass
 
-    print(f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: nproc={os.cpu_count()}, {platform.machine()}, {_cpu_model()}")
-    print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    print(header("uncertainty-calibration", "netcal", prefix=""))
     print(f"medians of {runs} runs (slow peers: {args.slow_runs}); n_bins=10\n")
 
     for size in args.sizes:
@@ -114,7 +72,7 @@ def _bench_size(n, runs, slow_runs, peers):
     idx = np.minimum((p * 10).astype(np.intp), 9)
 
     rows = []
-    floor = _median_time(lambda: np.bincount(idx, weights=w, minlength=10), runs)
+    floor = median_time(lambda: np.bincount(idx, weights=w, minlength=10), runs)
     rows.append(("numpy floor: bincount(idx, weights=w)", floor, None))
     cases = [
         ("ece (unweighted)", lambda: expected_calibration_error(y, p)),
@@ -137,17 +95,17 @@ def _bench_size(n, runs, slow_runs, peers):
         ("sklearn calibration_curve", lambda: calibration_curve(y, p, n_bins=10)),
     ]
     for name, func in cases:
-        rows.append((name, _median_time(func, runs), None))
+        rows.append((name, median_time(func, runs), None))
     ours = expected_calibration_error(y, p)
     if "uncertainty-calibration" in peers:
         cal = peers["uncertainty-calibration"]
         value = cal.get_ece(p, y, num_bins=10)
-        t = _median_time(lambda: cal.get_ece(p, y, num_bins=10), slow_runs)
+        t = median_time(lambda: cal.get_ece(p, y, num_bins=10), slow_runs)
         rows.append(("uncertainty-calibration get_ece", t, abs(value - ours)))
     if "netcal" in peers:
         ece_obj = peers["netcal"](bins=10)
         value = ece_obj.measure(p, y)
-        t = _median_time(lambda: ece_obj.measure(p, y), slow_runs)
+        t = median_time(lambda: ece_obj.measure(p, y), slow_runs)
         rows.append(("netcal ECE.measure", t, abs(value - ours)))
 
     print(f"### N = {n:.0e}\n")

@@ -5,10 +5,10 @@ Every calibrator -- this package's and the peers' -- is fitted, in ONE Python
 process, on the same calibration rows of real data and scored on the same
 held-out test rows, for ``--seeds`` random splits (default 5):
 
-- **CIFAR** (``../shared/data/cifar/*.npz``): top-label task, confidence =
+- **CIFAR** (``$BETACAL_SHARED_DATA/cifar/*.npz``): top-label task, confidence =
   max softmax probability, label = "top prediction correct"; group = the
   predicted class.
-- **Influences** (``../shared/data/influences``): verb prompt style, train and
+- **Influences** (``$BETACAL_SHARED_DATA/influences``): verb prompt style, train and
   test files together, pooled per QA data set (NQ, SciQ, TriviaQA, WikiQA);
   confidence = ``verbal_confidence`` or ``extracted_seq_prob`` (token
   probability of the answer span); label = ``correct_judge``; group = the
@@ -65,7 +65,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _measure import cifar_records, data_dir, load_influences
 from scipy import stats
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
@@ -73,7 +75,7 @@ from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 from threadpoolctl import threadpool_limits
 
 import sklearn_betacal as sb
-from sklearn_betacal._kernels._scaling import expit, to_logit
+from sklearn_betacal._kernels._scaling import to_logit
 from sklearn_betacal._protocol import split_indices
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence,
@@ -82,7 +84,6 @@ from sklearn_betacal.metrics import (
 )
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 FRACTIONS = (0.2, 0.6, 0.2)  # partition (unlabeled) : calibration : test
 N_BINS = 15  # ECE bins, and bin count of every histogram peer
 BETA_CE_BINS = 10  # equal-width bins within each beta cell (App. A.1)
@@ -121,7 +122,7 @@ class Task:
 
 def cifar_tasks(data_dir):
     tasks = []
-    for path in sorted((data_dir / "cifar").glob("*.npz")):
+    for path in cifar_records(data_dir):
         with np.load(path) as npz:
             probs = np.asarray(npz["predictions"], dtype=np.float64)
             truth = np.asarray(npz["ground_truth"]).ravel().astype(np.int64)
@@ -153,11 +154,7 @@ def _text_task(name, frame, conf_col, answer_col):
 
 
 def influences_tasks(data_dir, kinds, datasets):
-    path = data_dir / "influences" / "influences_llm_calibration_all.parquet"
-    cols = ["dataset", "model", "prompt_style", "question", "extracted_answer"]
-    cols += ["verbal_confidence", "extracted_seq_prob", "correct_judge"]
-    A = pd.read_parquet(path, columns=cols)
-    A = A[A.prompt_style == "verb"]
+    A = load_influences(data_dir, judged=False)
     tasks = []
     for dataset in datasets:
         D = A[A.dataset == dataset]
@@ -764,7 +761,12 @@ def write_report(out, df, summary, env, args, runtime):
 # -------------------------------------------------------------------- main
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="folder holding influences/ and cifar/ (default: $BETACAL_SHARED_DATA)",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--out", type=Path, default=None, help="Markdown report")
     parser.add_argument("--csv", type=Path, default=None, help="all rows as CSV")
@@ -788,6 +790,7 @@ def main(argv=None):
     env = environment()
     t_start = time.perf_counter()
     tasks = []
+    args.data_dir = data_dir(args.data_dir, required=False) or Path("no data folder")
     if (args.data_dir / "cifar").is_dir():
         tasks += cifar_tasks(args.data_dir)[: 1 if args.quick else None]
     else:

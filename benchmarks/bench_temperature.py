@@ -18,16 +18,10 @@ Run from the repository root::
 """
 
 import argparse
-import datetime
-import os
-import platform
-import statistics
-import time
 import warnings
 
 import numpy as np
-import scipy
-import sklearn
+from _measure import header, median_times
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
@@ -36,7 +30,6 @@ from sklearn_betacal import TemperatureScaler
 from sklearn_betacal._kernels import _scaling
 
 try:  # netcal pulls torch; the benchmark says so when it is missing
-    import netcal
     import torch
     from netcal.scaling import TemperatureScaling as NetcalTemperature
 except ImportError as exc:  # pragma: no cover
@@ -58,15 +51,15 @@ class StoredScores(ClassifierMixin, BaseEstimator):
         return (X > 0).astype(int) if X.ndim == 1 else X.argmax(axis=1)
 
 
-def median_time(fn, repeat):
-    fn()  # warm-up (imports, first-touch of memory, torch init)
-    times = []
-    out = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+def timed_row(row, fns, repeat):
+    """Add the contenders' interleaved medians to ``row``; return their results.
+
+    The results come from the warm-up round (imports, first-touch of memory,
+    torch init), which is not timed.
+    """
+    outs = {name: fn() for name, fn in fns.items()}
+    row.update(median_times(fns, repeat))
+    return outs
 
 
 def sklearn_tau(X, y, binary):
@@ -100,15 +93,19 @@ def binary_row(n, repeat, seed=0):
     s = rng.normal(scale=3.0, size=n)
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-s / 2.0))).astype(np.int64)
     row = {"case": f"binary N={n:.0e}"}
-    row["floor"], _ = median_time(lambda: np.logaddexp(0.0, s), repeat)
-    row["ours"], tau = median_time(lambda: ours_tau(s, y), repeat)
-    row["kernel"], tau_k = median_time(lambda: kernel_tau(s, y.astype(float)), repeat)
-    row["sklearn"], tau_sk = median_time(lambda: sklearn_tau(s, y, True), repeat)
-    row["tau"], row["tau_sklearn"] = tau, tau_sk
+    p = 1.0 / (1.0 + np.exp(-s))
+    fns = {
+        "floor": lambda: np.logaddexp(0.0, s),
+        "ours": lambda: ours_tau(s, y),
+        "kernel": lambda: kernel_tau(s, y.astype(float)),
+        "sklearn": lambda: sklearn_tau(s, y, True),
+    }
     if NetcalTemperature is not None:
-        p = 1.0 / (1.0 + np.exp(-s))
-        row["netcal"], row["tau_netcal"] = median_time(lambda: netcal_tau(p, y), repeat)
-    assert tau == tau_k
+        fns["netcal"] = lambda: netcal_tau(p, y)
+    tau = timed_row(row, fns, repeat)
+    row["tau"], row["tau_sklearn"] = tau["ours"], tau["sklearn"]
+    row["tau_netcal"] = tau.get("netcal", float("nan"))
+    assert tau["ours"] == tau["kernel"]
     return row
 
 
@@ -119,29 +116,19 @@ def multiclass_row(n, k, repeat, seed=1):
     P /= P.sum(axis=1, keepdims=True)
     y = (P.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
     row = {"case": f"multiclass N={n:.0e} K={k}"}
-    row["floor"], _ = median_time(lambda: np.exp(Z), repeat)
-    row["ours"], row["tau"] = median_time(lambda: ours_tau(Z, y), repeat)
-    row["sklearn"], row["tau_sklearn"] = median_time(
-        lambda: sklearn_tau(Z, y, False), repeat
-    )
+    Pz = np.exp(Z - Z.max(axis=1, keepdims=True))
+    Pz /= Pz.sum(axis=1, keepdims=True)
+    fns = {
+        "floor": lambda: np.exp(Z),
+        "ours": lambda: ours_tau(Z, y),
+        "sklearn": lambda: sklearn_tau(Z, y, False),
+    }
     if NetcalTemperature is not None:
-        Pz = np.exp(Z - Z.max(axis=1, keepdims=True))
-        Pz /= Pz.sum(axis=1, keepdims=True)
-        row["netcal"], row["tau_netcal"] = median_time(
-            lambda: netcal_tau(Pz, y), repeat
-        )
+        fns["netcal"] = lambda: netcal_tau(Pz, y)
+    tau = timed_row(row, fns, repeat)
+    row["tau"], row["tau_sklearn"] = tau["ours"], tau["sklearn"]
+    row["tau_netcal"] = tau.get("netcal", float("nan"))
     return row
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:  # pragma: no cover
-        pass
-    return platform.processor() or "unknown"
 
 
 def main():
@@ -152,19 +139,12 @@ def main():
     if args.repeat < 5 and not args.quick:
         parser.error("--repeat must be >= 5 for recorded results")
 
-    print(f"date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
-    print(f"machine: nproc={os.cpu_count()} {platform.machine()} {cpu_model()}")
-    versions = (
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}"
-    )
+    print(header("netcal", "torch", prefix=""))
     if NetcalTemperature is not None:
-        versions += f", netcal {netcal.__version__}, torch {torch.__version__}"
-        versions += f" (torch threads {torch.get_num_threads()})"
+        print(f"torch threads {torch.get_num_threads()}")
     else:
-        versions += f"; netcal NOT installed ({NETCAL_MISSING})"
-    print(f"versions: {versions}")
-    print(f"median of {args.repeat} runs after 1 warm-up, seconds\n")
+        print(f"netcal NOT installed ({NETCAL_MISSING})")
+    print(f"medians of {args.repeat} interleaved rounds after 1 warm-up, seconds\n")
 
     sizes = [10**5] if args.quick else [10**6, 10**7]
     rows = [binary_row(n, args.repeat) for n in sizes]

@@ -13,7 +13,7 @@ runs is reported. ``io.load`` is timed in a fresh process after its imports.
 Usage::
 
     python benchmarks/bench_text_model.py --workdir /tmp/bench_text \
-        --influences /path/to/influences_llm_calibration_all.parquet
+        --data /path/to/data  # the folder holding influences/
 """
 
 import argparse
@@ -25,10 +25,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from _measure import add_data_argument, verbal_sets
 
 import sklearn_betacal
-from sklearn_betacal.datasets import load_triviaqa_confidence
 
 BETACAL = [
     sys.executable,
@@ -60,25 +59,10 @@ def wall(argv):
     return time.perf_counter() - t, r.stdout
 
 
-def datasets(influences):
-    out = {}
-    tqa = load_triviaqa_confidence().frame
-    out["bundled triviaqa"] = tqa[["verbal_confidence", "question", "correct_judge"]]
-    if influences is not None:
-        frame = pd.read_parquet(influences)
-        frame = frame[frame.prompt_style.eq("verb") & frame.verbal_confidence.notna()]
-        frame = frame[frame.verbal_confidence.between(0, 1)]
-        for name, part in frame.groupby("dataset"):
-            out[f"influences {name} verb"] = part[
-                ["verbal_confidence", "question", "correct_judge"]
-            ]
-    return out
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, required=True)
-    parser.add_argument("--influences", type=Path, default=None)
+    add_data_argument(parser)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", nargs="*", default=None)
     args = parser.parse_args()
@@ -93,7 +77,7 @@ def main():
         "| apply temperature (s) | ratio |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, frame in datasets(args.influences).items():
+    for name, frame in verbal_sets(args.data).items():
         if args.only and not any(o in name for o in args.only):
             continue
         rng = np.random.default_rng(0)

@@ -29,29 +29,18 @@ switched off) and by the uniform grid (after), against the same floors.
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 
 import numpy as np
 import scipy
 import sklearn
-from _measure import median_times
+from _measure import median_time, median_times
 
 import sklearn_betacal
 from sklearn_betacal import UMDBinner
 from sklearn_betacal._kernels import _binning
 from sklearn_betacal._kernels._binning import tie_break, umd_fit, umd_predict
 from sklearn_betacal._validation import validate_confidence_data
-
-
-def median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def run(n, n_bins, repeats, kind, peer_repeats):

@@ -23,11 +23,12 @@ miscalibration. Issue 10 asks whether the grid misses this option.
 
 Usage::
 
-    nice .venv/bin/python benchmarks/grid_depth_zero.py --replicates 20
+    nice .venv/bin/python benchmarks/studies/grid_depth_zero.py --replicates 20
 """
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -39,7 +40,9 @@ from sklearn.frozen import FrozenEstimator
 from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner, UMDBinner
 from sklearn_betacal._protocol import split_indices
 
-HERE = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS as HERE  # noqa: E402
+
 B_GRID = (20, 40, 80)
 BETA = ("BB", "BB-T", "HS-BB", "S-BB")
 

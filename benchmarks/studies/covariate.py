@@ -17,20 +17,21 @@ Sets:
   (the shape the issue reports for verbal confidences);
 - simulation "linear": accuracy ``a_g + 0.6 h`` (Eq. 5 on the raw confidence
   is exactly right: the case for the paper's choice);
-- the Influences study (``../shared/data/influences``), verb prompt, per
+- the Influences study (``$BETACAL_SHARED_DATA/influences``), verb prompt, per
   dataset and confidence kind (verbal, token), all models pooled, the model
   as the cell;
-- the six CIFAR record sets (``../shared/data/cifar``), top-label confidence,
+- the six CIFAR record sets (``$BETACAL_SHARED_DATA/cifar``), top-label confidence,
   the predicted class as the cell.
 
 Usage::
 
-    nice .venv/bin/python benchmarks/bench_covariate.py --seeds 3 \
+    nice .venv/bin/python benchmarks/studies/covariate.py --seeds 3 \
         --out benchmarks/results/covariate.md
 """
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -38,11 +39,16 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import brier_score_loss
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import (  # noqa: E402
+    RESULTS,
+    add_data_argument,
+    cifar_records,
+    load_influences,
+)
+
 from sklearn_betacal import GroupColumnPartitioner, ScalingBetaBinningCalibrator
 from sklearn_betacal.metrics import beta_calibration_error
-
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data"
 
 
 def simulated(shape, n=6000, n_groups=6, seed=0):
@@ -59,12 +65,8 @@ def simulated(shape, n=6000, n_groups=6, seed=0):
     return h, g, y
 
 
-def influences_sets():
-    path = DATA / "influences" / "influences_llm_calibration_all.parquet"
-    if not path.exists():
-        return
-    A = pd.read_parquet(path)
-    A = A[(A.prompt_style == "verb") & A.correct_judge.isin([0, 1])]
+def influences_sets(data):
+    A = load_influences(data)
     for dataset in sorted(A.dataset.unique()):
         D = A[A.dataset == dataset]
         for kind, col in (
@@ -81,8 +83,8 @@ def influences_sets():
             )
 
 
-def cifar_sets():
-    for path in sorted((DATA / "cifar").glob("*.npz")):
+def cifar_sets(data):
+    for path in cifar_records(data):
         d = np.load(path)
         probs, truth = d["predictions"], d["ground_truth"]
         pred = probs.argmax(axis=1)
@@ -118,14 +120,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--points-per-bin", type=int, default=50)
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "covariate.md")
+    parser.add_argument("--out", type=Path, default=RESULTS / "covariate.md")
+    add_data_argument(parser)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     sets = [
         (f"simulation {s}", *simulated(s, seed=0))
         for s in ("flat-then-steep", "linear")
     ]
-    sets += list(influences_sets()) + list(cifar_sets())
+    sets += list(influences_sets(args.data)) + list(cifar_sets(args.data))
     rows = []
     for name, h, g, y in sets:
         for scaler in ("hierarchical", "pooled"):

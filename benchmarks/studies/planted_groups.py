@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Share of the oracle's gain each partition recovers on planted groups (issue 21).
 
-Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/planted_groups.py``
+Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/studies/planted_groups.py``
 (``PLANTED_SEEDS``, ``PLANTED_N_NULL``: seeds and null samples, 5 and 20).
 ``tree()`` is today's default (``strategy="merge"``: fine k-means cells merged
 by their recalibration); ``tree(strategy=tree)`` the default before it (a
@@ -13,6 +13,7 @@ probabilities), Brier and log loss on the test rows, the share
 samples how often each learned partition keeps more than one cell.
 """
 
+import argparse
 import os
 import platform
 import sys
@@ -20,8 +21,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(
+    0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)  # the harness
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sklearn
+from _measure import RESULTS  # noqa: E402
 from _planted import planted_groups, true_calibration_error  # noqa: E402
 from sklearn.cluster import KMeans  # noqa: E402
 
@@ -149,7 +154,8 @@ def null_split_rate():
     return {k: v / N_NULL for k, v in split.items()}
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     load0 = open("/proc/loadavg").read().split()[:3]
     t0 = time.perf_counter()
     runs = [run_seed(s) for s in SEEDS]
@@ -203,7 +209,7 @@ def main():
     lines += [f"- {k}: {v:.2f}" for k, v in null.items()]
     text = "\n".join(lines) + "\n"
     print(text)
-    path = os.path.join(os.path.dirname(__file__), "results", "planted_groups.md")
+    path = RESULTS / "planted_groups.md"
     with open(path, "w") as fh:
         fh.write(text)
 

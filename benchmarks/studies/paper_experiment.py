@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Reproduce the paper's experiment (Sec. 5, App. B, Tables 2/6/7) on real data.
 
-Data: the Influences-on-LLM-Calibration records in ``../shared/data/influences``
+Data: the Influences-on-LLM-Calibration records in ``$BETACAL_SHARED_DATA/influences``
 (verb prompt style, train + test splits together: about 1,000-2,700 rows per
 (dataset, model) pair, far fewer than the paper's 4,800-20,000 per set).
 
@@ -16,7 +16,7 @@ beta_ce``, default) or by AUAC as the paper does (``--tune-by auac``).
 
 Usage::
 
-    .venv/bin/python benchmarks/paper_experiment.py --seeds 8 \
+    .venv/bin/python benchmarks/studies/paper_experiment.py --seeds 8 \
         --out benchmarks/results/paper_experiment.md
 
 Runs several configurations in parallel processes (``--jobs``); writes the
@@ -43,16 +43,8 @@ from sklearn_betacal._protocol import (
     summarize,
 )
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "influences"
-
-
-def load_verb(data_dir):
-    A = pd.read_parquet(data_dir / "influences_llm_calibration_all.parquet")
-    A = A[A.prompt_style == "verb"].copy()
-    A["answer"] = A["extracted_answer"].fillna("").astype(str)
-    A["question"] = A["question"].fillna("").astype(str)
-    return A
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS, add_data_argument, load_influences  # noqa: E402
 
 
 def configurations(A, kinds, datasets, pooled=True, per_model=True, models=None):
@@ -92,7 +84,7 @@ def run_one(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    add_data_argument(parser)
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument(
         "--first-seed",
@@ -137,12 +129,10 @@ def main(argv=None):
         action="store_true",
         help="BB-T's tree without its significance stop (split_alpha=None)",
     )
-    parser.add_argument(
-        "--out", type=Path, default=HERE / "results" / "paper_experiment.md"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "paper_experiment.md")
     args = parser.parse_args(argv)
 
-    A = load_verb(args.data)
+    A = load_influences(args.data)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     base = {
         "depths": tuple(args.depths),

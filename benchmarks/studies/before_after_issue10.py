@@ -19,15 +19,19 @@ seeds (:func:`row_verdicts`).
 
 Usage::
 
-    .venv/bin/python benchmarks/before_after_issue10.py
+    .venv/bin/python benchmarks/studies/before_after_issue10.py
 """
 
+import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-HERE = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS as HERE  # noqa: E402
+
 BETA = {"BB", "BB-T", "HS-BB", "S-BB"}
 KEYS = ["dataset", "model", "kind"]
 
@@ -109,11 +113,31 @@ def stats_lines(runs):
     return lines
 
 
-def demo_tables(file):
-    """The per-confidence-kind tables of a recorded demo report."""
+def recorded_section(heading):
+    """The lines under ``### heading`` in the current record (this script's output)."""
+    path = HERE / "issue10_before_after.md"
+    lines = path.read_text().splitlines() if path.exists() else []
+    if f"### {heading}" not in lines:
+        return [f"({heading}: not recorded)"]
+    out = []
+    for line in lines[lines.index(f"### {heading}") + 1 :]:
+        if line.startswith("### ") or line.startswith("## "):
+            break
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def demo_tables(file, heading):
+    """The per-confidence-kind tables of a recorded demo report.
+
+    The two demo reports were folded into this record and deleted (git keeps
+    them): without the file, the tables already in the record are kept.
+    """
     path = HERE / file
     if not path.exists():
-        return [f"({file} not recorded)"]
+        return recorded_section(heading)
     out, keep = [], False
     for line in path.read_text().splitlines():
         if line.startswith("## "):
@@ -211,7 +235,8 @@ def noise_lines(runs):
     return lines
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     verbal = [
         (
             "before (AUAC tuning, 1e-12 clip, cells need 2b)",
@@ -304,7 +329,7 @@ def main():
     lines = [
         "# Issue 10: per-model rows, before and after",
         "",
-        "Written by `benchmarks/before_after_issue10.py` from the recorded CSVs of "
+        "Written by `benchmarks/studies/before_after_issue10.py` from the recorded CSVs of "
         "`paper_experiment.py` (48 (dataset, model) rows per confidence kind; "
         "the pooled rows are left out of the first two tables). β-methods: BB, "
         "BB-T (BB on the learned partition; after only), HS-BB, S-BB; baselines "
@@ -343,10 +368,10 @@ def main():
         "Same data (bundled TriviaQA, 12 LLMs pooled), same seeds.",
         "",
         "### Before",
-        *demo_tables("demo_before_issue10.md"),
+        *demo_tables("demo_before_issue10.md", "Before"),
         "",
         "### After",
-        *demo_tables("demo_after_issue10.md"),
+        *demo_tables("demo_after_issue10.md", "After"),
     ]
     (HERE / "issue10_before_after.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -15,13 +15,14 @@ Simulations (seeded; confidences ``Beta(2, 2)``, labels ``Bernoulli``):
    and of the whole-data test (which sees the miscalibration diluted 10x),
    with the share of calibrated cells flagged.
 
-Usage: ``python benchmarks/calibration_tests_power.py [--sims 400]``;
+Usage: ``python benchmarks/studies/calibration_tests_power.py [--sims 400]``;
 writes ``benchmarks/results/calibration_tests_power.md``. About a minute.
 """
 
 import argparse
 import datetime
 import platform
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,10 @@ import numpy as np
 import sklearn_betacal
 from sklearn_betacal.metrics import calibration_test
 
-OUT = Path(__file__).parent / "results" / "calibration_tests_power.md"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS  # noqa: E402
+
+OUT = RESULTS / "calibration_tests_power.md"
 
 
 def _binomial_se(rate, sims):
@@ -102,7 +106,7 @@ def main():
     lines = [
         "# Size and power of the Kuiper calibration test",
         "",
-        "Script: `benchmarks/calibration_tests_power.py` "
+        "Script: `benchmarks/studies/calibration_tests_power.py` "
         f"(`--sims {sims} --alpha {alpha} --cell-size {args.cell_size}`).",
         f"date: {t0:%Y-%m-%d %H:%M} UTC; python {platform.python_version()}, "
         f"numpy {np.__version__}, sklearn_betacal {sklearn_betacal.__version__}; "

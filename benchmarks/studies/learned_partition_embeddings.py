@@ -13,15 +13,19 @@ partitions and for the text-oracle diagnostic alone.
 
 Usage::
 
-    python benchmarks/learned_partition_embeddings.py
+    python benchmarks/studies/learned_partition_embeddings.py
 """
 
+import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS  # noqa: E402
+
 PARTS = ("text-oracle", "kmeans", "kd-pca", "tree-raw-pca-free")
 METHODS = [f"{a} {p}" for p in PARTS for a in ("BB", "HS-BB")]
 REAL = [m for m in METHODS if "oracle" not in m]
@@ -82,7 +86,8 @@ def table(frames):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     frames = {
         f: pd.read_csv(RESULTS / f"learned_partition_{f}.csv")
         for f in ("hypotheses", "minilm")

@@ -14,21 +14,23 @@ fitted state a model file stores (terms + idf + SVD components).
 
 Usage::
 
-    python benchmarks/text_vocabulary.py \
-        --influences /path/to/influences_llm_calibration_all.parquet
+    python benchmarks/studies/text_vocabulary.py \
+        --data /path/to/data  # the folder holding influences/
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from sklearn.metrics import brier_score_loss
 from sklearn.pipeline import make_pipeline
 from threadpoolctl import threadpool_limits
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import add_data_argument, verbal_sets  # noqa: E402
+
 from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner, TextEmbedder
-from sklearn_betacal.datasets import load_triviaqa_confidence
 from sklearn_betacal.metrics import beta_calibration_error
 
 SETTINGS = {
@@ -39,18 +41,6 @@ SETTINGS = {
     "min_df=3, max 5000": {"min_df": 3, "max_features": 5000},
     "min_df=1, max 1000": {"min_df": 1, "max_features": 1000},
 }
-
-
-def datasets(influences):
-    cols = ["verbal_confidence", "question", "correct_judge"]
-    out = {"bundled triviaqa": load_triviaqa_confidence().frame[cols]}
-    if influences is not None:
-        frame = pd.read_parquet(influences)
-        frame = frame[frame.prompt_style.eq("verb")]
-        frame = frame[frame.verbal_confidence.between(0, 1)]
-        for name, part in frame.groupby("dataset"):
-            out[f"influences {name} verb"] = part[cols]
-    return out
 
 
 def model(setting):
@@ -69,17 +59,17 @@ def stored_bytes(embedder):
     return terms + vec.idf_.nbytes + embedder.svd_.components_.nbytes
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--influences", type=Path, default=None)
-    args = parser.parse_args()
+    add_data_argument(parser)
+    args = parser.parse_args(argv)
     print(f"loadavg before: {Path('/proc/loadavg').read_text().strip()}\n")
     print(
         "| data | vocabulary | terms | stored state (MB) | Brier | beta-CE own "
         "cells | beta-CE fixed cells |"
     )
     print("|---|---|---:|---:|---:|---:|---:|")
-    for name, frame in datasets(args.influences).items():
+    for name, frame in verbal_sets(args.data).items():
         idx = np.random.default_rng(0).permutation(len(frame))
         fit, test = frame.iloc[idx[:5000]], frame.iloc[idx[5000:7000]]
         X, y = fit[["verbal_confidence", "question"]], fit.correct_judge.to_numpy()

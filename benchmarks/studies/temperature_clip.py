@@ -27,11 +27,12 @@ change the ranking).
 
 Usage::
 
-    nice .venv/bin/python benchmarks/temperature_clip.py --seeds 5
+    nice .venv/bin/python benchmarks/studies/temperature_clip.py --seeds 5
 """
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -44,8 +45,8 @@ from sklearn_betacal import TemperatureScaler
 from sklearn_betacal._kernels._scaling import data_logit_eps, to_logit
 from sklearn_betacal.metrics import expected_calibration_error
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS, add_data_argument, cifar_records, load_influences  # noqa: E402
 
 
 def resolution_eps(h):
@@ -92,8 +93,7 @@ def split(n, seed):
 
 
 def influences_rows(path):
-    A = pd.read_parquet(path / "influences" / "influences_llm_calibration_all.parquet")
-    A = A[(A.prompt_style == "verb") & A.correct_judge.isin([0, 1])]
+    A = load_influences(path)
     for kind, col in (("verbal", "verbal_confidence"), ("token", "extracted_seq_prob")):
         ok = A[col].between(0, 1)
         for (dataset, model), D in A[ok].groupby(["dataset", "model"]):
@@ -115,7 +115,7 @@ def influences_rows(path):
 
 
 def cifar_rows(path):
-    for file in sorted((path / "cifar").glob("*.npz")):
+    for file in cifar_records(path):
         d = np.load(file)
         P, t = d["predictions"], d["ground_truth"]
         h = P.max(axis=1).astype(float)
@@ -140,11 +140,9 @@ def simulation_rows(seeds):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    add_data_argument(parser)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument(
-        "--out", type=Path, default=HERE / "results" / "temperature_clip.md"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "temperature_clip.md")
     args = parser.parse_args(argv)
     start, load = time.perf_counter(), os.getloadavg()
     records = []

