@@ -76,7 +76,7 @@ from threadpoolctl import threadpool_limits
 
 import sklearn_betacal as sb
 from sklearn_betacal._kernels._scaling import to_logit
-from sklearn_betacal._protocol import split_indices
+from sklearn_betacal.cli._protocol import split_indices
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence,
     beta_calibration_error,

@@ -130,7 +130,7 @@ def test_written_file_honours_umask_and_keeps_mode(tmp_path):
 
 def test_report_plot_failing_midway_leaves_no_folder(tmp_path, capsys, monkeypatch):
     pytest.importorskip("matplotlib")
-    from sklearn_betacal.metrics._plot import _panels
+    from sklearn_betacal.cli import _panels
 
     data = _answers(tmp_path / "a.csv")
     real = _panels.file_figures

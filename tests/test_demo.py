@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from sklearn_betacal._protocol import CALIBRATORS
+from sklearn_betacal.cli._protocol import CALIBRATORS
 from sklearn_betacal.cli import _demo, main
 
 
@@ -127,7 +127,7 @@ def test_demo_cli_rejects_bad_n_jobs(capsys):
 
 
 def test_demo_in_two_workers_gives_the_same_tables(small_demo):
-    from sklearn_betacal._protocol import ProtocolConfig
+    from sklearn_betacal.cli._protocol import ProtocolConfig
 
     config = ProtocolConfig(group_column="model", calibrators=("BB", "S", "None"))
     kwargs = {"seeds": 2, "kinds": ("verbal",), "config": config, "progress": False}
@@ -142,7 +142,7 @@ def test_demo_warnings_outside_calibrators_are_reported_once(monkeypatch):
 
     import pandas as pd
 
-    from sklearn_betacal import _protocol
+    from sklearn_betacal.cli import _protocol
 
     def fake_run(rows, column, *, seed, config, on_step=None):
         warnings.warn(f"embedding: {seed + 3} empty texts", UserWarning, stacklevel=2)

@@ -398,7 +398,7 @@ def test_displays_render_to_png(plt, tmp_path):
 
 # ------------------------------------------- report figures (side by side)
 def test_report_panels_share_axes_and_keep_the_raw_cell_order(plt):
-    from sklearn_betacal.metrics._plot import _panels
+    from sklearn_betacal.cli import _panels
 
     y, p, g = _data(3000)
     curves = {"raw": p, "fixed": np.where(g == "hard", p**2, p)}
@@ -428,7 +428,7 @@ def test_report_panels_share_axes_and_keep_the_raw_cell_order(plt):
 
 
 def test_report_single_figures_are_not_registered_with_pyplot(plt):
-    from sklearn_betacal.metrics._plot import _panels
+    from sklearn_betacal.cli import _panels
 
     y, p, g = _data(3000)
     before = plt.get_fignums()
@@ -477,7 +477,7 @@ def curves_few(curves):
 
 
 def test_file_and_demo_figures_write_pngs_atomically(plt, tmp_path, monkeypatch):
-    from sklearn_betacal.metrics._plot import _panels
+    from sklearn_betacal.cli import _panels
 
     y, p, g = _data(3000)
     written = _panels.file_figures(tmp_path, y, p, name="raw", groups=g)
@@ -643,7 +643,7 @@ def test_accuracy_confidence_legend_covers_no_curve(plt):
     frame = load_triviaqa_confidence().frame
     y = frame.correct_judge.to_numpy()
     p = frame.verbal_confidence.to_numpy()
-    from sklearn_betacal.metrics._plot._panels import selective_figure
+    from sklearn_betacal.cli._panels import selective_figure
 
     # the demo's figure: several confidences on one axes, one legend entry each
     curves = {"verbalized": p, "squared": p**2, "root": np.sqrt(p), "half": p / 2}

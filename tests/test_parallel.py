@@ -4,8 +4,8 @@
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from sklearn_betacal import _protocol
-from sklearn_betacal._parallel import limit_threads, parallel_map
+from sklearn_betacal.cli import _protocol
+from sklearn_betacal.cli._parallel import limit_threads, parallel_map
 
 
 def _blas_threads():

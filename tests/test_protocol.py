@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_betacal._protocol import (
+from sklearn_betacal.cli._protocol import (
     CALIBRATORS,
     METHOD_LEGEND,
     OPTIONAL_CALIBRATORS,
@@ -70,7 +70,7 @@ def test_run_protocol_tunes_by_the_chosen_score(tune_by):
     from sklearn.frozen import FrozenEstimator
 
     from sklearn_betacal import UMDBinner
-    from sklearn_betacal._protocol import _features, _partitioner
+    from sklearn_betacal.cli._protocol import _features, _partitioner
     from sklearn_betacal.datasets import load_triviaqa_confidence
     from sklearn_betacal.metrics import (
         area_under_accuracy_confidence,

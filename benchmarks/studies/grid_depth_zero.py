@@ -38,7 +38,7 @@ from learned_partition import tune  # the same tuning by the debiased CE
 from sklearn.frozen import FrozenEstimator
 
 from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner, UMDBinner
-from sklearn_betacal._protocol import split_indices
+from sklearn_betacal.cli._protocol import split_indices
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
 from _measure import RESULTS as HERE  # noqa: E402

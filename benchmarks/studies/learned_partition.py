@@ -82,7 +82,7 @@ from sklearn_betacal import (
     UMDBinner,
     _text,
 )
-from sklearn_betacal._protocol import CONFIDENCE_COLUMNS, split_indices
+from sklearn_betacal.cli._protocol import CONFIDENCE_COLUMNS, split_indices
 from sklearn_betacal.metrics import (
     beta_calibration_error,
     beta_calibration_noise_floor,

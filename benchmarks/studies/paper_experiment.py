@@ -8,7 +8,7 @@ Data: the Influences-on-LLM-Calibration records in ``$BETACAL_SHARED_DATA/influe
 For every (dataset, model, confidence kind) and for a pooled row per dataset
 (all models together, the model's identity available to beta: the model
 column crossed with every kd-tree, :class:`CrossPartitioner`), run the 20:60:10:10 protocol
-of :mod:`sklearn_betacal._protocol` for ``--seeds`` seeds and report CE(h; beta)
+of :mod:`sklearn_betacal.cli._protocol` for ``--seeds`` seeds and report CE(h; beta)
 with its noise floor and debiased squared version, ECE, Brier and AUAC as
 mean +- 95% t-interval over seeds, in the layout of Table 2. Hyper-parameters
 are tuned on the tuning split by the debiased CE(h; beta) (``--tune-by
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sklearn_betacal._protocol import (
+from sklearn_betacal.cli._protocol import (
     CALIBRATORS,
     CONFIDENCE_COLUMNS,
     ProtocolConfig,
@@ -216,7 +216,7 @@ def write_diagram(folder, row, preds):
 
     if not have_matplotlib():
         return
-    from sklearn_betacal.metrics._plot._panels import reliability_grid, save_png
+    from sklearn_betacal.cli._panels import reliability_grid, save_png
 
     curves = {c: preds[c] for c in ("None", "S", "B", "BB", "HS-BB") if c in preds}
     if not curves:  # a run of other calibrators only (--calibrators BB-T)

@@ -511,7 +511,7 @@ def _apply_set(args, files, start):
         import dask.dataframe as dd
     except ImportError:
         raise UsageError(_DASK_HINT) from None
-    from .._parallel import limit_threads
+    from ._parallel import limit_threads
 
     est, spec = _load_checked_model(model, args)
     conf = spec["confidence"]

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """``betacal demo``: the paper's protocol on the bundled TriviaQA data.
 
-Runs :func:`sklearn_betacal._protocol.run_protocol` on the bundled
+Runs :func:`sklearn_betacal.cli._protocol.run_protocol` on the bundled
 confidences of twelve instruction-tuned LLMs (all models pooled), for the
 verbalized and the token-probability confidence, over a few seeds; prints the
 comparison table and writes a report folder: ``report.md`` (tables, chosen
@@ -80,8 +80,8 @@ def run_demo(
     """
     import pandas as pd
 
-    from .._parallel import parallel_map
-    from .._protocol import CONFIDENCE_COLUMNS, ProtocolConfig, summarize
+    from ._parallel import parallel_map
+    from ._protocol import CONFIDENCE_COLUMNS, ProtocolConfig, summarize
 
     frame = demo_frame()
     # All twelve models pooled; the answering model is part of beta (crossed
@@ -137,7 +137,7 @@ def _one_run(kind, rows, column, seed, config, on_step=None):
     message"`` strings, recorded instead of shown so that they never break
     the progress bar.
     """
-    from .._protocol import run_protocol
+    from ._protocol import run_protocol
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -163,7 +163,7 @@ def format_warnings(results):
     """Each distinct warning of the runs once, with the calibrators that raised it."""
     import pandas as pd
 
-    from .._protocol import collect_warnings
+    from ._protocol import collect_warnings
 
     other = results.attrs.get("other_warnings", [])
     runs = pd.DataFrame({"calibrator": "data preparation", "warnings": other})
@@ -187,7 +187,7 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
 
 
 def _write_report_files(out_dir, summary, results, preds, *, seeds, elapsed):
-    from .._protocol import ProtocolConfig, format_legend, format_table
+    from ._protocol import ProtocolConfig, format_legend, format_table
     from ..metrics._plot._base import PLOT_EXTRA_HINT, have_matplotlib
 
     lines = [
@@ -251,7 +251,7 @@ def _write_report_files(out_dir, summary, results, preds, *, seeds, elapsed):
 
 def _write_figures(out_dir, preds):
     """Figures per confidence kind; returns ``({file: caption}, notes)``."""
-    from ..metrics._plot._panels import demo_figures
+    from ._panels import demo_figures
 
     written, notes = {}, []
     for kind, p in preds.items():
@@ -363,7 +363,7 @@ def _write_log(args):
 def _run_demo(args):
     if args.write_log is not None:
         return _write_log(args)
-    from .._protocol import ProtocolConfig, format_legend, format_table
+    from ._protocol import ProtocolConfig, format_legend, format_table
 
     if args.seeds < 1:
         raise UsageError(f"--seeds must be a positive integer; got {args.seeds}")

@@ -474,7 +474,7 @@ def _check_plot_dir(folder, force):
 def _write_plots(folder, report, text, p, y, groups, args):
     # every file is written into a temporary folder beside FOLDER first: a
     # failure midway leaves FOLDER as it was (atomic_report_folder)
-    from ..metrics._plot._panels import file_figures
+    from ._panels import file_figures
 
     try:
         with atomic_report_folder(folder) as tmp:

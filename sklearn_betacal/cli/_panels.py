@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from ._base import check_matplotlib_support
-from .accuracy_confidence import AccuracyConfidenceDisplay
-from .beta_reliability import BetaCalibrationDisplay
-from .reliability import ReliabilityDisplay
+from ..metrics._plot._base import check_matplotlib_support
+from ..metrics._plot.accuracy_confidence import AccuracyConfidenceDisplay
+from ..metrics._plot.beta_reliability import BetaCalibrationDisplay
+from ..metrics._plot.reliability import ReliabilityDisplay
 
 _PANEL = 2.6  # inches per small panel
 
@@ -237,7 +237,7 @@ def selective_figure(y_true, curves, *, title):
 
 def save_png(fig, path, dpi=110):
     """Write ``fig`` to ``path`` as PNG atomically (temp file + rename)."""
-    from ..._io import atomic_write
+    from .._io import atomic_write
 
     atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=dpi))
 

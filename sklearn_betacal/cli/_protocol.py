@@ -24,7 +24,7 @@ rewards high confidences, so a search that maximises it picks the smallest
 ``points_per_bin`` and the deepest tree (the noisiest, most overconfident
 candidate); raw confidences often have the best AUAC of all.
 
-Both ``betacal demo`` and ``benchmarks/paper_experiment.py`` call
+Both ``betacal demo`` and ``benchmarks/studies/paper_experiment.py`` call
 :func:`run_protocol`; nothing here prints, so the callers own progress output.
 """
 
