@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from sklearn_betacal.cli._protocol import CALIBRATORS
 from sklearn_betacal.cli import _demo, main
+from sklearn_betacal.cli._protocol import CALIBRATORS
 
 
 @pytest.fixture

@@ -187,8 +187,8 @@ def write_report(out_dir, summary, results, preds, *, seeds, elapsed):
 
 
 def _write_report_files(out_dir, summary, results, preds, *, seeds, elapsed):
-    from ._protocol import ProtocolConfig, format_legend, format_table
     from ..metrics._plot._base import PLOT_EXTRA_HINT, have_matplotlib
+    from ._protocol import ProtocolConfig, format_legend, format_table
 
     lines = [
         "# betacal demo: beta-calibration of LLM confidences (bundled TriviaQA)",
