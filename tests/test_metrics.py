@@ -848,7 +848,7 @@ def test_noise_floor_finite_for_weights_near_the_float64_maximum():
 
 @pytest.mark.parametrize("mu", [0.5, 0.157, 0.85, 1e-6, 1 - 1e-6])
 def test_binomial_mad_limits_continue_the_exact_form(mu):
-    from sklearn_betacal.metrics._calibration_error import _binomial_mad
+    from sklearn_betacal.metrics._beta_calibration import _binomial_mad
 
     below, above = _binomial_mad(np.array([2.0**28, 2.0**28 + 1]), np.full(2, mu))
     assert_allclose(above, below * np.sqrt((2.0**28 + 1) / 2.0**28), rtol=2e-5)

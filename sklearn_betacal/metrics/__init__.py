@@ -31,12 +31,14 @@ so call it on a ``copy.deepcopy`` when different searches need different
 requests.
 """
 
-from ._calibration_error import (
-    BrierDecomposition,
+from ._beta_calibration import (
     beta_calibration_error,
     beta_calibration_noise_floor,
-    brier_decomposition,
     cell_calibration_table,
+)
+from ._calibration_error import (
+    BrierDecomposition,
+    brier_decomposition,
     expected_calibration_error,
     maximum_calibration_error,
     reliability_table,

@@ -21,7 +21,8 @@ from .._compat import Interval, StrOptions, validate_params
 from .._docstrings import fill_doc
 from .._kernels import _cumulative as _k
 from .._kernels import _smooth
-from ._calibration_error import _check_groups, _check_inputs
+from ._beta_calibration import _check_groups
+from ._calibration_error import _check_inputs
 
 _WEIGHT_TYPES = StrOptions({"frequency", "sampling"})
 _COMMON = {

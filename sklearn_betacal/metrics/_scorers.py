@@ -30,11 +30,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import HasMethods, _BaseScorer, _num_samples, validate_params
 from .._validation import check_cell_ids, split_confidence_features
+from ._beta_calibration import beta_calibration_error
 from ._calibration_error import (
     _BETA_NORMS,
     _N_BINS,
     _STRATEGIES,
-    beta_calibration_error,
     expected_calibration_error,
 )
 from ._calibration_tests import cumulative_calibration_error, smooth_calibration_error

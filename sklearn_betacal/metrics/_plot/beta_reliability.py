@@ -8,11 +8,8 @@ import numpy as np
 
 from ..._docstrings import fill_doc
 from ...bounds import points_per_bin_for_epsilon
-from .._calibration_error import (
-    beta_calibration_error,
-    cell_calibration_table,
-    reliability_table,
-)
+from .._beta_calibration import beta_calibration_error, cell_calibration_table
+from .._calibration_error import reliability_table
 from .._calibration_tests import calibration_test
 from ._base import _DisplayMixin
 from .reliability import ReliabilityDisplay
