@@ -85,6 +85,30 @@ X : array-like of shape (n_samples, 1 + n_partition_features)
 Returns
 -------"""
 
+# the displays: labels of any type, one of which means "correct"
+DOCS["display_y_true"] = """\
+y_true : array-like of shape (n_samples,)
+    Correctness labels (0/1 or bool), or any labels with ``pos_label``."""
+DOCS["display_pos_label"] = """\
+pos_label : int, float, bool or str, default=None
+    The label meaning "correct"; ``None`` expects 0/1 or bool labels."""
+DOCS["display_name"] = """\
+name : str, default=None
+    Legend name."""
+DOCS["display_estimator"] = """\
+estimator : fitted estimator with ``predict_proba``
+    Any calibrator of this package, ``CalibratedClassifier``, or any
+    scikit-learn classifier (a multiclass one is shown top-label: its
+    largest probability against "the predicted class is right").
+X : array-like
+    Input of ``estimator.predict_proba``.
+y : array-like of shape (n_samples,)
+    True labels."""
+# the reference of the cumulative statistics (ECCE, its test and plot)
+DOCS["arrieta_ibarra"] = """\
+.. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
+   "Metrics of calibration for probabilistic predictions", JMLR 23
+   (2022)."""
 DOCS["metric_inputs"] = "\n".join(
     DOCS[name] for name in ("y_true", "y_prob", "sample_weight")
 )

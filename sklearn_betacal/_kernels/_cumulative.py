@@ -129,11 +129,17 @@ def grouped_kuiper_range(p, y, w, codes, n_cells, order=None):
     return hi - lo, rows, weight
 
 
-def grouped_null_variance(p, w, codes, n_cells, weight_type):
-    """Per-cell ``sum_j v_j p_j (1 - p_j)`` (see :func:`null_variance`)."""
+def null_variance_terms(p, w, weight_type):
+    """Per row ``v_j p_j (1 - p_j)``, the terms of :func:`null_variance`."""
     v = p * (1.0 - p)
     if w is not None:
         v *= w * w if weight_type == "sampling" else w
+    return v
+
+
+def grouped_null_variance(p, w, codes, n_cells, weight_type):
+    """Per-cell ``sum_j v_j p_j (1 - p_j)`` (see :func:`null_variance`)."""
+    v = null_variance_terms(p, w, weight_type)
     return np.bincount(codes, weights=v, minlength=n_cells)
 
 

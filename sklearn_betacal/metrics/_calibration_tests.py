@@ -119,9 +119,7 @@ def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None):
 
     References
     ----------
-    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
-       "Metrics of calibration for probabilistic predictions", JMLR 23
-       (2022).
+    %(arrieta_ibarra)s
 
     Examples
     --------
@@ -296,9 +294,7 @@ def calibration_test(
 
     References
     ----------
-    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
-       "Metrics of calibration for probabilistic predictions", JMLR 23
-       (2022).
+    %(arrieta_ibarra)s
     .. [2] W. Feller, "The asymptotic distribution of the range of sums of
        independent random variables", Ann. Math. Statist. 22 (1951).
     .. [3] S. Holm, "A simple sequentially rejective multiple test

@@ -10,6 +10,8 @@ and library code never chooses a backend.
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..._docstrings import fill_doc
+
 #: How to get matplotlib; every ImportError of a display names it.
 PLOT_EXTRA_HINT = "pip install 'sklearn-betacal[plot]'"
 
@@ -110,14 +112,45 @@ class _DisplayMixin:
             )
         return y == pos_label, proba[:, column[0]], name
 
+    @fill_doc
     @classmethod
-    def _from_estimator(cls, estimator, X, y, *, pos_label=None, name=None, **kwargs):
-        """``from_predictions`` on a fitted estimator's correctness and
-        confidence (see :meth:`_response`); ``kwargs`` go to it unchanged."""
+    def from_estimator(cls, estimator, X, y, *, pos_label=None, name=None, **kwargs):
+        """The display of a fitted calibrator or classifier on ``(X, y)``.
+
+        :meth:`from_predictions` of the estimator's correctness and
+        confidence: for a binary classifier ``y == pos_label`` and
+        ``predict_proba(X)`` of that class, for a multiclass one top-label.
+
+        Parameters
+        ----------
+        %(display_estimator)s
+        pos_label : int, float, bool or str, default=None
+            The class whose probability is the confidence; default
+            ``estimator.classes_[1]``.
+        name : str, default=None
+            Legend name; default the estimator's class name.
+        **kwargs : dict
+            The other parameters of :meth:`from_predictions` (weights,
+            binning, ``ax`` ...), passed on unchanged.
+
+        Returns
+        -------
+        display
+            An instance of the class it is called on.
+        """
         y_true, y_prob, name = cls._response(
             estimator, X, y, pos_label=pos_label, name=name
         )
         return cls.from_predictions(y_true, y_prob, name=name, **kwargs)
+
+    @staticmethod
+    def _legend_label(name, parts):
+        """``name (part, part)``; the parts alone without a name; ``name`` alone
+        without parts (None when there is neither)."""
+        text = ", ".join(parts)
+        if name is None:
+            return text or None
+        return f"{name} ({text})" if text else name
 
     @staticmethod
     def _new_axes(**subplots_kw):

@@ -121,13 +121,9 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
         self.rc_ax_ = axes[1] if len(axes) > 1 else None
         self.figure_ = self.ax_.figure
         name = self.name if name is None else name
-        label = name
-        if self.auac is not None:
-            label = (
-                f"AUAC = {self.auac:.3f}"
-                if name is None
-                else (f"{name} (AUAC = {self.auac:.3f})")
-            )
+        label = self._legend_label(
+            name, [] if self.auac is None else [f"AUAC = {self.auac:.3f}"]
+        )
         (self.line_,) = self.ax_.plot(
             self.thresholds, self.accuracy, label=label, clip_on=False, **kwargs
         )
@@ -184,18 +180,14 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
-            Correctness labels (0/1 or bool), or labels with ``pos_label``.
-        y_prob : array-like of shape (n_samples,)
-            Confidences in ``[0, 1]``.
+        %(display_y_true)s
+        %(y_prob)s
         %(sample_weight)s
         grid : int or array-like, default=101
             Thresholds of the accuracy-confidence curve, as in
             :func:`~sklearn_betacal.metrics.area_under_accuracy_confidence`.
-        pos_label : int, float, bool or str, default=None
-            The label meaning "correct".
-        name : str, default=None
-            Legend name.
+        %(display_pos_label)s
+        %(display_name)s
         ax, **kwargs
             See :meth:`plot`.
 
@@ -223,48 +215,3 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
             name=name,
         )
         return disp.plot(ax=ax, **kwargs)
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator,
-        X,
-        y,
-        *,
-        sample_weight=None,
-        grid=101,
-        pos_label=None,
-        name=None,
-        ax=None,
-        **kwargs,
-    ):
-        """Curves of a fitted calibrator or classifier on ``(X, y)``.
-
-        Parameters
-        ----------
-        estimator : fitted estimator with ``predict_proba``
-            Any calibrator of this package, ``CalibratedClassifier`` or a
-            scikit-learn classifier (multiclass: top-label).
-        X : array-like
-            Input of ``estimator.predict_proba``.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight, grid, pos_label, name, ax, **kwargs
-            See :meth:`from_predictions`; ``name`` defaults to the
-            estimator's class name.
-
-        Returns
-        -------
-        display : AccuracyConfidenceDisplay
-        """
-        return cls._from_estimator(
-            estimator,
-            X,
-            y,
-            pos_label=pos_label,
-            name=name,
-            sample_weight=sample_weight,
-            grid=grid,
-            ax=ax,
-            **kwargs,
-        )

@@ -25,8 +25,7 @@ def cumulative_curve(y_true, y_prob, *, sample_weight=None, weight_type="frequen
     order, ends, cum = _k.cumulative_path(p, y, w)
     p_sorted = p[order]
     ws = np.ones_like(p_sorted) if w is None else w[order]
-    v = p_sorted * (1.0 - p_sorted)
-    v *= ws * ws if weight_type == "sampling" else ws
+    v = _k.null_variance_terms(p, w, weight_type)[order]
     rank = np.cumsum(ws)[ends] / total
     cumulative = cum[ends] / total
     envelope = 2.0 * np.sqrt(np.cumsum(v)[ends]) / total
@@ -39,6 +38,7 @@ def cumulative_curve(y_true, y_prob, *, sample_weight=None, weight_type="frequen
     )
 
 
+@fill_doc
 class CumulativeCalibrationDisplay(_DisplayMixin):
     """Cumulative calibration plot with its +-2 sigma envelope.
 
@@ -87,9 +87,7 @@ class CumulativeCalibrationDisplay(_DisplayMixin):
 
     References
     ----------
-    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu,
-       "Metrics of calibration for probabilistic predictions", JMLR 23
-       (2022).
+    %(arrieta_ibarra)s
 
     Examples
     --------
@@ -145,9 +143,7 @@ class CumulativeCalibrationDisplay(_DisplayMixin):
             parts.append(f"ECCE = {self.ecce:.3f}")
         if self.pvalue is not None:
             parts.append(f"p = {self.pvalue:.2g}")
-        label = ", ".join(parts)
-        if name is not None:
-            label = f"{name} ({label})" if label else name
+        label = self._legend_label(name, parts)
         self.envelope_ = None
         if envelope:
             self.envelope_ = ax.fill_between(
@@ -194,16 +190,12 @@ class CumulativeCalibrationDisplay(_DisplayMixin):
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
-            Correctness labels (0/1 or bool), or any labels with
-            ``pos_label``.
+        %(display_y_true)s
         %(y_prob)s
         %(sample_weight)s
         %(weight_type)s
-        pos_label : int, float, bool or str, default=None
-            The label meaning "correct"; ``None`` expects 0/1 or bool labels.
-        name : str, default=None
-            Legend name.
+        %(display_pos_label)s
+        %(display_name)s
         ax, **kwargs
             See :meth:`plot`.
 
@@ -228,51 +220,3 @@ class CumulativeCalibrationDisplay(_DisplayMixin):
             name=name,
         )
         return disp.plot(ax=ax, **kwargs)
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator,
-        X,
-        y,
-        *,
-        sample_weight=None,
-        weight_type="frequency",
-        pos_label=None,
-        name=None,
-        ax=None,
-        **kwargs,
-    ):
-        """Cumulative calibration plot of a fitted calibrator or classifier.
-
-        Parameters
-        ----------
-        estimator : fitted estimator with ``predict_proba``
-            Any calibrator of this package or scikit-learn classifier (a
-            multiclass one is shown top-label).
-        X : array-like
-            Input of ``estimator.predict_proba``.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight, weight_type, name, ax, **kwargs
-            See :meth:`from_predictions`; ``name`` defaults to the
-            estimator's class name.
-        pos_label : int, float, bool or str, default=None
-            The class whose probability is the confidence; default
-            ``estimator.classes_[1]``.
-
-        Returns
-        -------
-        display : CumulativeCalibrationDisplay
-        """
-        return cls._from_estimator(
-            estimator,
-            X,
-            y,
-            pos_label=pos_label,
-            name=name,
-            sample_weight=sample_weight,
-            weight_type=weight_type,
-            ax=ax,
-            **kwargs,
-        )

@@ -121,13 +121,9 @@ class ReliabilityDisplay(_DisplayMixin):
             )
         self.ax_, self.hist_ax_, self.figure_ = ax, hist_ax, ax.figure
         name = self.name if name is None else name
-        label = name
-        if self.ece is not None:
-            label = (
-                f"ECE = {self.ece:.3f}"
-                if name is None
-                else (f"{name} (ECE = {self.ece:.3f})")
-            )
+        label = self._legend_label(
+            name, [] if self.ece is None else [f"ECE = {self.ece:.3f}"]
+        )
 
         table = self.table
         full = table[~table["empty"].to_numpy(dtype=bool)]
@@ -228,9 +224,7 @@ class ReliabilityDisplay(_DisplayMixin):
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
-            Correctness labels (0/1 or bool), or any labels with
-            ``pos_label``.
+        %(display_y_true)s
         %(y_prob)s
         %(sample_weight)s
         n_bins : int, default=10
@@ -240,10 +234,8 @@ class ReliabilityDisplay(_DisplayMixin):
             :func:`~sklearn_betacal.metrics.reliability_table`).
         alpha : float, default=0.05
             Miscoverage of the Clopper-Pearson intervals.
-        pos_label : int, float, bool or str, default=None
-            The label meaning "correct"; ``None`` expects 0/1 or bool labels.
-        name : str, default=None
-            Legend name.
+        %(display_pos_label)s
+        %(display_name)s
         ax, hist_ax, ref_line, **kwargs
             See :meth:`plot`.
 
@@ -261,60 +253,3 @@ class ReliabilityDisplay(_DisplayMixin):
         ece = expected_calibration_error(y_true, y_prob, **binning)
         disp = cls(table, ece=ece, name=name, alpha=alpha)
         return disp.plot(ax=ax, hist_ax=hist_ax, ref_line=ref_line, **kwargs)
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator,
-        X,
-        y,
-        *,
-        sample_weight=None,
-        n_bins=10,
-        strategy="uniform",
-        alpha=0.05,
-        pos_label=None,
-        name=None,
-        ax=None,
-        hist_ax=None,
-        ref_line=True,
-        **kwargs,
-    ):
-        """Reliability diagram of a fitted calibrator or classifier on ``(X, y)``.
-
-        Parameters
-        ----------
-        estimator : fitted estimator with ``predict_proba``
-            Any calibrator of this package, ``CalibratedClassifier``, or any
-            scikit-learn classifier (a multiclass one is shown top-label: its
-            largest probability against "the predicted class is right").
-        X : array-like
-            Input of ``estimator.predict_proba``.
-        y : array-like of shape (n_samples,)
-            True labels.
-        sample_weight, n_bins, strategy, alpha, name, ax, hist_ax, ref_line, **kwargs
-            See :meth:`from_predictions`; ``name`` defaults to the
-            estimator's class name.
-        pos_label : int, float, bool or str, default=None
-            The class whose probability is the confidence; default
-            ``estimator.classes_[1]``.
-
-        Returns
-        -------
-        display : ReliabilityDisplay
-        """
-        return cls._from_estimator(
-            estimator,
-            X,
-            y,
-            pos_label=pos_label,
-            name=name,
-            sample_weight=sample_weight,
-            n_bins=n_bins,
-            strategy=strategy,
-            alpha=alpha,
-            ax=ax,
-            hist_ax=hist_ax,
-            ref_line=ref_line,
-            **kwargs,
-        )
