@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Tests for sklearn_betacal.bounds (Thm 3.1, eq. (6) and their inverses)."""
 
-import json
 import math
-from pathlib import Path
 
 import pytest
+from _golden import load_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
@@ -18,9 +17,7 @@ from sklearn_betacal.bounds import (
     umd_epsilon,
 )
 
-GOLDEN = json.loads(
-    (Path(__file__).parent / "data" / "metrics_golden.json").read_text()
-)
+GOLDEN = load_golden("metrics_golden.json")
 
 
 @pytest.mark.parametrize("case", GOLDEN["beta_binning_epsilon"], ids=str)

@@ -7,12 +7,12 @@ Reference numbers come from ``mcgrad`` and ``relplot`` through
 """
 
 import doctest
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _golden import load_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -27,9 +27,7 @@ from sklearn_betacal.metrics import (
     smooth_calibration_error,
 )
 
-GOLDEN = json.loads(
-    (Path(__file__).parent / "data" / "calibration_tests_golden.json").read_text()
-)
+GOLDEN = load_golden("calibration_tests_golden.json")
 
 
 def _arrays(case):
@@ -335,9 +333,8 @@ confidences = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
-@given(confidences, st.integers(0, 2**32 - 1), st.floats(1e-3, 1e3))
-def test_invariants_permutation_weight_scaling_zero_weight(p, seed, scale):
+def _weighted_case(p, seed):
+    """Labels, weights (the first row's zero) and a permutation for ``p``."""
     rng = np.random.default_rng(seed)
     p = np.asarray(p)
     n = p.shape[0]
@@ -345,45 +342,38 @@ def test_invariants_permutation_weight_scaling_zero_weight(p, seed, scale):
     w = rng.uniform(0, 2, size=n)
     w[0] = 0.0
     w[1] = 1.0  # never all zero
-    perm = rng.permutation(n)
-    e = cumulative_calibration_error(y, p, sample_weight=w)
+    return p, y, w, rng.permutation(n)
+
+
+@pytest.mark.parametrize(
+    "metric, atol",
+    [(cumulative_calibration_error, 1e-15), (smooth_calibration_error, 1e-12)],
+    ids=["ecce", "smece"],
+)
+@settings(max_examples=60, deadline=None)
+@given(confidences, st.integers(0, 2**32 - 1), st.floats(1e-3, 1e3))
+def test_invariants_permutation_weight_scaling_zero_weight(
+    metric, atol, p, seed, scale
+):
+    p, y, w, perm = _weighted_case(p, seed)
+    e = metric(y, p, sample_weight=w)
     assert 0.0 <= e <= 1.0
-    assert_allclose(
-        cumulative_calibration_error(y[perm], p[perm], sample_weight=w[perm]),
-        e,
-        rtol=1e-9,
-        atol=1e-15,
-    )
-    assert_allclose(
-        cumulative_calibration_error(y, p, sample_weight=scale * w),
-        e,
-        rtol=1e-9,
-        atol=1e-15,
-    )
-    assert_allclose(
-        cumulative_calibration_error(y[1:], p[1:], sample_weight=w[1:]),
-        e,
-        rtol=1e-9,
-        atol=1e-15,
-    )
+    for yy, pp, ww in (
+        (y[perm], p[perm], w[perm]),  # row order
+        (y, p, scale * w),  # weight scale
+        (y[1:], p[1:], w[1:]),  # a zero-weight row is a dropped row
+    ):
+        assert_allclose(metric(yy, pp, sample_weight=ww), e, rtol=1e-9, atol=atol)
+
+
+@settings(max_examples=60, deadline=None)
+@given(confidences, st.integers(0, 2**32 - 1), st.floats(1e-3, 1e3))
+def test_sampling_weights_pvalue_ignores_weight_scale(p, seed, scale):
+    p, y, w, _ = _weighted_case(p, seed)
     t = calibration_test(y, p, sample_weight=w, weight_type="sampling")
     ts = calibration_test(y, p, sample_weight=scale * w, weight_type="sampling")
     assert_allclose(ts.pvalue, t.pvalue, rtol=1e-7, atol=1e-12)
     assert 0.0 <= t.pvalue <= 1.0
-    s = smooth_calibration_error(y, p, sample_weight=w)
-    assert 0.0 <= s <= 1.0
-    assert_allclose(
-        smooth_calibration_error(y[perm], p[perm], sample_weight=w[perm]),
-        s,
-        rtol=1e-9,
-        atol=1e-12,
-    )
-    assert_allclose(
-        smooth_calibration_error(y, p, sample_weight=scale * w),
-        s,
-        rtol=1e-9,
-        atol=1e-12,
-    )
 
 
 @settings(max_examples=30, deadline=None)

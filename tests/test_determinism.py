@@ -39,20 +39,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import sklearn_betacal
-from sklearn_betacal import (
-    BetaBinningCalibrator,
-    CalibratedClassifier,
-    CalibrationTreePartitioner,
-    ClusterPartitioner,
-    CrossPartitioner,
-    GroupColumnPartitioner,
-    HierarchicalLogisticScaler,
-    KDTreePartitioner,
-    ScalingBetaBinningCalibrator,
-    ScalingBinningCalibrator,
-    TextEmbedder,
-)
+import sklearn_betacal as sb
 from sklearn_betacal._random import derived_seed, seed_inner
 
 N_ROWS = 1200
@@ -82,17 +69,21 @@ def _data():
 
 
 def _learned_cross(random_state=None):
-    return CrossPartitioner(
+    return sb.CrossPartitioner(
         [
-            ("tree", CalibrationTreePartitioner(random_state=random_state), [0, 1, 2]),
-            ("group", GroupColumnPartitioner(), [3]),
+            (
+                "tree",
+                sb.CalibrationTreePartitioner(random_state=random_state),
+                [0, 1, 2],
+            ),
+            ("group", sb.GroupColumnPartitioner(), [3]),
         ]
     )
 
 
 def _text_pipeline():
     return make_pipeline(
-        TextEmbedder(n_components=4), CalibrationTreePartitioner(max_depth=2)
+        sb.TextEmbedder(n_components=4), sb.CalibrationTreePartitioner(max_depth=2)
     )
 
 
@@ -100,25 +91,25 @@ def _discovered():
     """name -> (factory, kind) for every public estimator class, built with
     its defaults (``random_state=0`` where it has one)."""
     out = {}
-    for name in sklearn_betacal.__all__:
-        cls = getattr(sklearn_betacal, name)
+    for name in sb.__all__:
+        cls = getattr(sb, name)
         if not (inspect.isclass(cls) and issubclass(cls, BaseEstimator)):
             continue
         params = inspect.signature(cls).parameters
         kw = {"random_state": 0} if "random_state" in params else {}
-        if cls is CalibratedClassifier:
+        if cls is sb.CalibratedClassifier:
             case = (
                 (lambda cls=cls, kw=kw: cls(LogisticRegression(), **kw)),
                 "classifier",
             )
-        elif cls is CrossPartitioner:  # no seed of its own: its component's
+        elif cls is sb.CrossPartitioner:  # no seed of its own: its component's
             case = (lambda: _learned_cross(random_state=0)), "supervised"
-        elif cls is TextEmbedder:
+        elif cls is sb.TextEmbedder:
             case = (lambda cls=cls, kw=kw: cls(**kw)), "text"
-        elif cls is GroupColumnPartitioner:
+        elif cls is sb.GroupColumnPartitioner:
             case = cls, "groups"
         else:
-            if cls is CalibrationTreePartitioner:
+            if cls is sb.CalibrationTreePartitioner:
                 kind = "supervised"
             elif name.endswith("Partitioner"):
                 kind = "features"
@@ -134,82 +125,84 @@ def _discovered():
 #: name -> (factory, kind): composites whose inner parts draw random numbers
 COMPOSITES = {
     "BB-tree": (
-        lambda: BetaBinningCalibrator(CalibrationTreePartitioner(), random_state=0),
+        lambda: sb.BetaBinningCalibrator(
+            sb.CalibrationTreePartitioner(), random_state=0
+        ),
         "group",
     ),
     "SBB-tree": (
-        lambda: ScalingBetaBinningCalibrator(
-            CalibrationTreePartitioner(), random_state=0
+        lambda: sb.ScalingBetaBinningCalibrator(
+            sb.CalibrationTreePartitioner(), random_state=0
         ),
         "group",
     ),
     "HLS-tree": (
-        lambda: HierarchicalLogisticScaler(
-            CalibrationTreePartitioner(), random_state=0
+        lambda: sb.HierarchicalLogisticScaler(
+            sb.CalibrationTreePartitioner(), random_state=0
         ),
         "group",
     ),
     "BB-cluster": (
-        lambda: BetaBinningCalibrator(ClusterPartitioner(), random_state=0),
+        lambda: sb.BetaBinningCalibrator(sb.ClusterPartitioner(), random_state=0),
         "group",
     ),
     "BB-kmeans": (
-        lambda: BetaBinningCalibrator(
-            ClusterPartitioner(KMeans(n_clusters=4, n_init=1)), random_state=0
+        lambda: sb.BetaBinningCalibrator(
+            sb.ClusterPartitioner(KMeans(n_clusters=4, n_init=1)), random_state=0
         ),
         "group",
     ),
     "HLS-kmeans": (
-        lambda: HierarchicalLogisticScaler(
-            ClusterPartitioner(KMeans(n_clusters=4, n_init=1)), random_state=0
+        lambda: sb.HierarchicalLogisticScaler(
+            sb.ClusterPartitioner(KMeans(n_clusters=4, n_init=1)), random_state=0
         ),
         "group",
     ),
     "BB-pipeline-tree": (
-        lambda: BetaBinningCalibrator(
-            make_pipeline(StandardScaler(), CalibrationTreePartitioner()),
+        lambda: sb.BetaBinningCalibrator(
+            make_pipeline(StandardScaler(), sb.CalibrationTreePartitioner()),
             random_state=0,
         ),
         "group",
     ),
     "BB-cross-tree": (
-        lambda: BetaBinningCalibrator(_learned_cross(), random_state=0),
+        lambda: sb.BetaBinningCalibrator(_learned_cross(), random_state=0),
         "group",
     ),
     "SBB-features": (
-        lambda: ScalingBetaBinningCalibrator(
-            KDTreePartitioner(max_depth=2), scaler="features", random_state=0
+        lambda: sb.ScalingBetaBinningCalibrator(
+            sb.KDTreePartitioner(max_depth=2), scaler="features", random_state=0
         ),
         "group",
     ),
     "SBB-cross-tree": (
-        lambda: ScalingBetaBinningCalibrator(_learned_cross(), random_state=0),
+        lambda: sb.ScalingBetaBinningCalibrator(_learned_cross(), random_state=0),
         "group",
     ),
     "BB-text-tree": (
-        lambda: BetaBinningCalibrator(
+        lambda: sb.BetaBinningCalibrator(
             _text_pipeline(), confidence_column="conf", random_state=0
         ),
         "text-group",
     ),
     "SB-sgd": (
-        lambda: ScalingBinningCalibrator(
+        lambda: sb.ScalingBinningCalibrator(
             SGDClassifier(loss="log_loss"), random_state=0
         ),
         "confidence",
     ),
     "SBB-sgd": (
-        lambda: ScalingBetaBinningCalibrator(
-            GroupColumnPartitioner(GROUP - 1),
+        lambda: sb.ScalingBetaBinningCalibrator(
+            sb.GroupColumnPartitioner(GROUP - 1),
             scaler=SGDClassifier(loss="log_loss"),
             random_state=0,
         ),
         "group",
     ),
     "CC-forest-tree": (
-        lambda: CalibratedClassifier(
+        lambda: sb.CalibratedClassifier(
             RandomForestClassifier(n_estimators=10),
-            BetaBinningCalibrator(CalibrationTreePartitioner()),
+            sb.BetaBinningCalibrator(sb.CalibrationTreePartitioner()),
             cv=2,
             random_state=0,
         ),
@@ -334,7 +327,7 @@ def fresh_process_digests():
         if seed == mine:
             seed = "3"
         # one BLAS thread in both processes: a multi-threaded BLAS may split
-        # its sums by the threads it has (TextEmbedder's SVD differed in a
+        # its sums by the threads it has (sb.TextEmbedder's SVD differed in a
         # newcomer's environment); the promise is for the same thread count
         env = {
             **os.environ,
@@ -368,8 +361,8 @@ def test_same_bytes_in_a_fresh_process(name, fresh_process_digests):
 def test_calibrator_seed_reaches_the_learned_tree_on_a_clone():
     h, Z, g, y, _ = _data()
     X = np.column_stack([h, Z, g])
-    tree = CalibrationTreePartitioner()
-    bb = BetaBinningCalibrator(tree, random_state=0)
+    tree = sb.CalibrationTreePartitioner()
+    bb = sb.BetaBinningCalibrator(tree, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bb.fit(X, y)
@@ -384,11 +377,11 @@ def test_calibrator_seed_reaches_the_learned_tree_on_a_clone():
 def test_seed_inner_keeps_set_seeds_and_frozen_estimators():
     frozen_inner = KMeans(n_clusters=2)
     frozen = FrozenEstimator(frozen_inner)
-    cross = CrossPartitioner(
+    cross = sb.CrossPartitioner(
         [
-            ("kept", CalibrationTreePartitioner(random_state=7), [0]),
-            ("set", make_pipeline(StandardScaler(), ClusterPartitioner()), [1]),
-            ("frozen", ClusterPartitioner(frozen, random_state=5), [2]),
+            ("kept", sb.CalibrationTreePartitioner(random_state=7), [0]),
+            ("set", make_pipeline(StandardScaler(), sb.ClusterPartitioner()), [1]),
+            ("frozen", sb.ClusterPartitioner(frozen, random_state=5), [2]),
         ]
     )
     part = seed_inner(clone(cross), 0, name="partitioner")
@@ -405,15 +398,15 @@ def test_seed_inner_keeps_set_seeds_and_frozen_estimators():
 
 
 def test_seed_inner_none_sets_nothing_and_a_random_state_draws_once():
-    tree = CalibrationTreePartitioner()
+    tree = sb.CalibrationTreePartitioner()
     assert seed_inner(tree, None, name="partitioner").random_state is None
     rs = np.random.RandomState(0)
     expected = np.random.RandomState(0).randint(np.iinfo(np.int32).max)
-    seeded = seed_inner(CalibrationTreePartitioner(), rs, name="partitioner")
+    seeded = seed_inner(sb.CalibrationTreePartitioner(), rs, name="partitioner")
     assert seeded.random_state == derived_seed(expected, "partitioner")
     # nothing to seed: nothing is drawn
     state = rs.get_state()[1].copy()
-    seed_inner(CalibrationTreePartitioner(random_state=3), rs, name="partitioner")
+    seed_inner(sb.CalibrationTreePartitioner(random_state=3), rs, name="partitioner")
     assert np.array_equal(rs.get_state()[1], state)
 
 
@@ -422,21 +415,21 @@ def test_calibrator_without_seed_leaves_inner_seeds_unset():
     X = np.column_stack([h, Z, g])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bb = BetaBinningCalibrator(CalibrationTreePartitioner()).fit(X, y)
+        bb = sb.BetaBinningCalibrator(sb.CalibrationTreePartitioner()).fit(X, y)
     assert bb.partitioner_.random_state is None
 
 
 def test_calibrated_classifier_saved_before_random_state_loads():
-    # a model saved before CalibratedClassifier had random_state: it loads
+    # a model saved before sb.CalibratedClassifier had random_state: it loads
     # with None (how it was fitted, seeding nothing) and predicts as before
     _, Z, g, y, _ = _data()
     X = np.column_stack([Z, g])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cc = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+        cc = sb.CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
     state = cc.__getstate__()
     del state["random_state"]
-    old = CalibratedClassifier.__new__(CalibratedClassifier)
+    old = sb.CalibratedClassifier.__new__(sb.CalibratedClassifier)
     old.__setstate__(state)
     loaded = pickle.loads(pickle.dumps(old))
     assert loaded.get_params()["random_state"] is None
@@ -457,8 +450,8 @@ def test_kd_tree_pca_subsample_is_seeded_by_the_calibrator():
     X = np.column_stack([h, Z])
 
     def fit():
-        part = KDTreePartitioner(split_axis="pca")
-        return BetaBinningCalibrator(part, random_state=0).fit(X, y)
+        part = sb.KDTreePartitioner(split_axis="pca")
+        return sb.BetaBinningCalibrator(part, random_state=0).fit(X, y)
 
     a, b = fit(), fit()
     assert np.array_equal(a.apply(X), b.apply(X))

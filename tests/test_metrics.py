@@ -1,11 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Tests for sklearn_betacal.metrics (functions; scorers are in test_scorers)."""
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from _golden import load_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -22,9 +20,7 @@ from sklearn_betacal.metrics import (
     reliability_table,
 )
 
-GOLDEN = json.loads(
-    (Path(__file__).parent / "data" / "metrics_golden.json").read_text()
-)
+GOLDEN = load_golden("metrics_golden.json")
 
 
 def _rows_to_data(rows):

@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Tests for :class:`TemperatureScaler` and the temperature kernels."""
 
-import json
 import math
 import pickle
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _golden import load_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -24,9 +23,7 @@ from sklearn_betacal import TemperatureScaler
 from sklearn_betacal._kernels import _scaling
 from sklearn_betacal._kernels._scaling import LOGIT_EPS, to_logit
 
-GOLDEN = json.loads(
-    (Path(__file__).parent / "data" / "temperature_golden.json").read_text()
-)
+GOLDEN = load_golden("temperature_golden.json")
 CIFAR_RECORDS = [
     "densenet-bc-100-cifar-100",
     "wideresnet-16-4-cifar-10",
