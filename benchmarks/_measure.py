@@ -233,9 +233,12 @@ def cifar_records(data=None):
     return sorted((data_dir(data) / "cifar").glob("*.npz"))
 
 
-def write_result(path, text):
-    """Write ``text`` to ``path`` (folders made) and say where it went."""
+def write_result(path, lines, *, echo=True):
+    """Write the result ``lines`` to ``path`` (folders made), print them too."""
+    text = "\n".join(lines) + "\n"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text if text.endswith("\n") else text + "\n")
+    path.write_text(text)
+    if echo:
+        print(text, end="")
     print(f"wrote {path}", file=sys.stderr)

@@ -14,11 +14,10 @@ Usage (run it once per checkout to compare them)::
 """
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
+from _measure import header, load_average, median_times
 from sklearn.isotonic import IsotonicRegression
 from threadpoolctl import threadpool_limits
 
@@ -31,11 +30,14 @@ from sklearn_betacal import (
 )
 
 
-def per_call(f, calls):
-    start = time.perf_counter()
-    for _ in range(calls):
-        f()
-    return (time.perf_counter() - start) / calls * 1e6
+def calls_of(f, calls):
+    """``f`` called ``calls`` times: one timed round of the harness."""
+
+    def run():
+        for _ in range(calls):
+            f()
+
+    return run
 
 
 def main():
@@ -55,8 +57,8 @@ def main():
     for est in models.values():
         est.fit(X, y)
     iso = IsotonicRegression(out_of_bounds="clip").fit(X[:, 0], y)
-    print(f"sklearn_betacal from {Path(sklearn_betacal.__file__).parent}")
-    print(f"loadavg before: {Path('/proc/loadavg').read_text().strip()}\n")
+    print(header(prefix=""))
+    print(f"sklearn_betacal from {Path(sklearn_betacal.__file__).parent}\n")
     print(
         "| calibrator | rows | predict_proba (us/call) | isotonic (us/call) | ratio |"
     )
@@ -72,18 +74,21 @@ def main():
         batch = pool[rng.choice(pool.shape[0], size=rows, replace=False)]
         h = batch[:, 0].copy()
         for name, est in models.items():
-            ours, theirs = [], []
-            for _ in range(args.repeat):
-                ours.append(
-                    per_call(lambda e=est, b=batch: e.predict_proba(b), args.calls)
-                )
-                theirs.append(per_call(lambda h=h: iso.predict(h), args.calls))
-            a, b = statistics.median(ours), statistics.median(theirs)
+            med = median_times(
+                {
+                    "ours": calls_of(
+                        lambda e=est, b=batch: e.predict_proba(b), args.calls
+                    ),
+                    "isotonic": calls_of(lambda h=h: iso.predict(h), args.calls),
+                },
+                args.repeat,
+            )
+            a, b = (1e6 * med[k] / args.calls for k in ("ours", "isotonic"))
             print(
                 f"| {name} | {rows} {source} | {a:.0f} | {b:.0f} | {a / b:.2f} |",
                 flush=True,
             )
-    print(f"\nloadavg after: {Path('/proc/loadavg').read_text().strip()}")
+    print(f"\nload average after: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from sklearn_betacal.cli._protocol import split_indices
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
 from _measure import RESULTS as HERE  # noqa: E402
+from _measure import write_result  # noqa: E402
 
 B_GRID = (20, 40, 80)
 BETA = ("BB", "BB-T", "HS-BB", "S-BB")
@@ -198,8 +199,7 @@ def main(argv=None):
         "little, and on both real confidence kinds the beta-methods get worse "
         "with it. The protocol's grid stays depths 1-3.",
     ]
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -259,26 +259,20 @@ def run_one(
             for pt in parts
             for b in b_grid
         ]
-        bb = tune(
-            lambda **kw: BetaBinningCalibrator(random_state=seed, **kw),
-            grid,
-            XK,
-            y,
-            cal,
-            tun,
-            g,
-        )
-        record(f"BB {kind}", bb.predict_proba(XK[test])[:, 1])
-        hs = tune(
-            lambda **kw: ScalingBetaBinningCalibrator(random_state=seed, **kw),
-            grid,
-            XK,
-            y,
-            cal,
-            tun,
-            g,
-        )
-        record(f"HS-BB {kind}", hs.predict_proba(XK[test])[:, 1])
+        for method, cls in (
+            ("BB", BetaBinningCalibrator),
+            ("HS-BB", ScalingBetaBinningCalibrator),
+        ):
+            est = tune(
+                lambda cls=cls, **kw: cls(random_state=seed, **kw),
+                grid,
+                XK,
+                y,
+                cal,
+                tun,
+                g,
+            )
+            record(f"{method} {kind}", est.predict_proba(XK[test])[:, 1])
     return out
 
 

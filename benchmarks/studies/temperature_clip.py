@@ -46,7 +46,13 @@ from sklearn_betacal._kernels._scaling import data_logit_eps, to_logit
 from sklearn_betacal.metrics import expected_calibration_error
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
-from _measure import RESULTS, add_data_argument, cifar_records, load_influences  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULTS,
+    add_data_argument,
+    cifar_records,
+    load_influences,
+    write_result,
+)
 
 
 def resolution_eps(h):
@@ -209,8 +215,7 @@ def main(argv=None):
         "in every split, which temperature scaling exists not to do (the "
         "invariance theorem), so the choice stays the ranking-preserving clip.",
     ]
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":

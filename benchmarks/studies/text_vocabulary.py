@@ -28,7 +28,12 @@ from sklearn.pipeline import make_pipeline
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
-from _measure import add_data_argument, verbal_sets  # noqa: E402
+from _measure import (  # noqa: E402
+    add_data_argument,
+    header,
+    load_average,
+    verbal_sets,
+)
 
 from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner, TextEmbedder
 from sklearn_betacal.metrics import beta_calibration_error
@@ -63,7 +68,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_data_argument(parser)
     args = parser.parse_args(argv)
-    print(f"loadavg before: {Path('/proc/loadavg').read_text().strip()}\n")
+    print(header(prefix="") + "\n")
     print(
         "| data | vocabulary | terms | stored state (MB) | Brier | beta-CE own "
         "cells | beta-CE fixed cells |"
@@ -90,7 +95,7 @@ def main(argv=None):
                 f"| {beta_calibration_error(yt, p, groups=fixed):.4f} |",
                 flush=True,
             )
-    print(f"\nloadavg after: {Path('/proc/loadavg').read_text().strip()}")
+    print(f"\nload average after: {load_average()}")
 
 
 if __name__ == "__main__":
