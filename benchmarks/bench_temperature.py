@@ -51,14 +51,19 @@ class StoredScores(ClassifierMixin, BaseEstimator):
         return (X > 0).astype(int) if X.ndim == 1 else X.argmax(axis=1)
 
 
-def timed_row(row, fns, repeat):
-    """Add the contenders' interleaved medians to ``row``; return their results.
+def timed_row(row, fns, netcal, repeat):
+    """Add the contenders' interleaved medians and fitted temperatures to ``row``.
 
-    The results come from the warm-up round (imports, first-touch of memory,
-    torch init), which is not timed.
+    ``netcal`` joins the contenders when netcal is installed. The fitted
+    values come from the warm-up round (imports, first-touch of memory,
+    torch init), which is not timed; they are returned too.
     """
+    if NetcalTemperature is not None:
+        fns = {**fns, "netcal": netcal}
     outs = {name: fn() for name, fn in fns.items()}
     row.update(median_times(fns, repeat))
+    row["tau"], row["tau_sklearn"] = outs["ours"], outs["sklearn"]
+    row["tau_netcal"] = outs.get("netcal", float("nan"))
     return outs
 
 
@@ -100,11 +105,7 @@ def binary_row(n, repeat, seed=0):
         "kernel": lambda: kernel_tau(s, y.astype(float)),
         "sklearn": lambda: sklearn_tau(s, y, True),
     }
-    if NetcalTemperature is not None:
-        fns["netcal"] = lambda: netcal_tau(p, y)
-    tau = timed_row(row, fns, repeat)
-    row["tau"], row["tau_sklearn"] = tau["ours"], tau["sklearn"]
-    row["tau_netcal"] = tau.get("netcal", float("nan"))
+    tau = timed_row(row, fns, lambda: netcal_tau(p, y), repeat)
     assert tau["ours"] == tau["kernel"]
     return row
 
@@ -123,11 +124,7 @@ def multiclass_row(n, k, repeat, seed=1):
         "ours": lambda: ours_tau(Z, y),
         "sklearn": lambda: sklearn_tau(Z, y, False),
     }
-    if NetcalTemperature is not None:
-        fns["netcal"] = lambda: netcal_tau(Pz, y)
-    tau = timed_row(row, fns, repeat)
-    row["tau"], row["tau_sklearn"] = tau["ours"], tau["sklearn"]
-    row["tau_netcal"] = tau.get("netcal", float("nan"))
+    timed_row(row, fns, lambda: netcal_tau(Pz, y), repeat)
     return row
 
 

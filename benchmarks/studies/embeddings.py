@@ -166,26 +166,12 @@ def run_quality(data=None):
         fit_rows = fit_q[qid]
         test_rows = ~fit_rows
         Zd = datasets.reshape(-1, 1).astype(float)
-        rows.append(
-            dict(
-                seed=seed,
-                method="none",
-                depth=0,
-                **evaluate(
-                    Zd, KDTreePartitioner(0), h, y, fit_rows, test_rows, datasets
-                ),
-            )
-        )
-        rows.append(
-            dict(
-                seed=seed,
-                method="dataset",
-                depth=0,
-                **evaluate(
-                    Zd, GroupColumnPartitioner(0), h, y, fit_rows, test_rows, datasets
-                ),
-            )
-        )
+        for method, part in (
+            ("none", KDTreePartitioner(0)),
+            ("dataset", GroupColumnPartitioner(0)),
+        ):
+            scores = evaluate(Zd, part, h, y, fit_rows, test_rows, datasets)
+            rows.append(dict(seed=seed, method=method, depth=0, **scores))
         for method in methods:
             t0 = time.perf_counter()
             Z = features(method, V, questions, qid, fit_q, fit_rows, seed, minilm_full)
