@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Per-cell calibration error (beta-calibration) with the worst cells' diagrams."""
 
+import inspect
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -41,6 +43,22 @@ def auto_min_count(n_samples):
 #: With no cell as large as Thm 3.1 asks, ``min_count="auto"`` shows this many
 #: of the largest cells (the default number of diagrams) instead of nothing.
 AUTO_MIN_CELLS = 4
+
+
+#: the parameters of :meth:`BetaCalibrationDisplay.from_predictions` that make
+#: the numbers (the others draw them)
+_COMPUTE_OPTIONS = (
+    "sample_weight",
+    "n_bins",
+    "strategy",
+    "alpha",
+    "min_count",
+    "fallback_cells",
+    "cell_names",
+    "n_resamples",
+    "random_state",
+    "test_method",
+)
 
 
 def _data_min_count(counts):
@@ -552,21 +570,13 @@ class BetaCalibrationDisplay(_DisplayMixin):
         display : BetaCalibrationDisplay
         """
         y_true, y_prob, name = cls._check_predictions(y_true, y_prob, pos_label, name)
+        arguments = locals()
         disp = cls._compute(
             y_true,
             y_prob,
             groups=groups,
-            sample_weight=sample_weight,
-            n_bins=n_bins,
-            strategy=strategy,
-            alpha=alpha,
-            min_count=min_count,
-            fallback_cells=fallback_cells,
-            cell_names=cell_names,
-            n_resamples=n_resamples,
-            random_state=random_state,
-            test_method=test_method,
             name=name,
+            **{option: arguments[option] for option in _COMPUTE_OPTIONS},
         )
         return disp.plot(
             ax=ax,
@@ -577,48 +587,43 @@ class BetaCalibrationDisplay(_DisplayMixin):
         )
 
     @classmethod
-    def _compute(
-        cls,
-        y_true,
-        y_prob,
-        *,
-        groups,
-        sample_weight=None,
-        n_bins=10,
-        strategy="uniform",
-        alpha=0.05,
-        min_count="auto",
-        fallback_cells=(),
-        cell_names=None,
-        n_resamples=200,
-        random_state=None,
-        test_method="holm",
-        name=None,
-    ):
-        """The display's numbers, without drawing (no matplotlib needed)."""
+    def _compute(cls, y_true, y_prob, *, groups, name=None, **options):
+        """The display's numbers, without drawing (no matplotlib needed).
+
+        ``options``: the parameters of :meth:`from_predictions` that make the
+        numbers (:data:`_COMPUTE_OPTIONS`), with its defaults.
+        """
+        unknown = set(options) - set(_COMPUTE_OPTIONS)
+        if unknown:
+            raise TypeError(f"unexpected options {sorted(unknown)}")
+        parameters = inspect.signature(cls.from_predictions).parameters
+        o = SimpleNamespace(
+            **{k: options.get(k, parameters[k].default) for k in _COMPUTE_OPTIONS}
+        )
         common = {
-            "sample_weight": sample_weight,
-            "n_bins": n_bins,
-            "strategy": strategy,
+            "sample_weight": o.sample_weight,
+            "n_bins": o.n_bins,
+            "strategy": o.strategy,
         }
         table = cell_calibration_table(
             y_true,
             y_prob,
             groups=groups,
-            alpha=alpha,
-            n_resamples=n_resamples,
-            random_state=random_state,
+            alpha=o.alpha,
+            n_resamples=o.n_resamples,
+            random_state=o.random_state,
             **common,
         )
         beta_ce = beta_calibration_error(y_true, y_prob, groups=groups, **common)
         test_table = calibration_test(
             y_true,
             y_prob,
-            sample_weight=sample_weight,
+            sample_weight=o.sample_weight,
             groups=groups,
-            method=test_method,
-            alpha=alpha,
+            method=o.test_method,
+            alpha=o.alpha,
         ).table
+        min_count = o.min_count
         if isinstance(min_count, str):
             if min_count != "auto":
                 raise ValueError(
@@ -628,27 +633,27 @@ class BetaCalibrationDisplay(_DisplayMixin):
         _warn_hidden(table["count"].to_numpy(), min_count)
         g = np.asarray(groups).reshape(-1)
         y_arr, p_arr = np.asarray(y_true), np.asarray(y_prob)
-        w_arr = None if sample_weight is None else np.asarray(sample_weight)
+        w_arr = None if o.sample_weight is None else np.asarray(o.sample_weight)
         tables = {}
         for cell in table.index[table["count"].to_numpy() >= min_count]:
             rows = g == cell
             tables[cell] = reliability_table(
                 y_arr[rows],
                 p_arr[rows],
-                alpha=alpha,
-                n_bins=n_bins,
-                strategy=strategy,
+                alpha=o.alpha,
+                n_bins=o.n_bins,
+                strategy=o.strategy,
                 sample_weight=None if w_arr is None else w_arr[rows],
             )
         return cls(
             table,
             reliability_tables=tables,
-            cell_names=cell_names,
-            fallback_cells=fallback_cells,
+            cell_names=o.cell_names,
+            fallback_cells=o.fallback_cells,
             min_count=min_count,
             beta_ce=beta_ce,
             name=name,
-            alpha=alpha,
+            alpha=o.alpha,
             test_table=test_table,
         )
 
