@@ -659,27 +659,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
 
     @classmethod
     def from_estimator(
-        cls,
-        estimator,
-        X,
-        y,
-        *,
-        groups=None,
-        sample_weight=None,
-        n_bins=10,
-        strategy="uniform",
-        alpha=0.05,
-        min_count="auto",
-        n_resamples=200,
-        random_state=None,
-        test_method="holm",
-        pos_label=None,
-        name=None,
-        ax=None,
-        panel_axes=None,
-        n_panels=4,
-        max_cells=25,
-        order=None,
+        cls, estimator, X, y, *, groups=None, pos_label=None, name=None, **kwargs
     ):
         """Per-cell display of a fitted calibrator on ``(X, y)``.
 
@@ -697,9 +677,16 @@ class BetaCalibrationDisplay(_DisplayMixin):
         groups : array-like of shape (n_samples,), default=None
             The cell of each row; required when the estimator has no
             ``apply``.
-        sample_weight, n_bins, strategy, alpha, min_count, n_resamples, \
-random_state, test_method, pos_label, name, ax, panel_axes, n_panels, max_cells, order
-            See :meth:`from_predictions`.
+        pos_label : int, float, bool or str, default=None
+            The class whose probability is the confidence; default
+            ``estimator.classes_[1]``.
+        name : str, default=None
+            Name of the confidences; default the estimator's class name.
+        **kwargs : dict
+            The other parameters of :meth:`from_predictions` (weights,
+            binning, ``min_count``, resampling, the test, ``ax`` ...),
+            passed on unchanged; ``fallback_cells`` and ``cell_names``
+            default to the estimator's.
 
         Returns
         -------
@@ -721,24 +708,5 @@ random_state, test_method, pos_label, name, ax, panel_axes, n_panels, max_cells,
             partitioner = getattr(estimator, "partitioner_", None)
             if partitioner is not None:
                 cell_names = cell_descriptions(partitioner, cells)
-        return cls.from_predictions(
-            y_true,
-            y_prob,
-            groups=groups,
-            sample_weight=sample_weight,
-            n_bins=n_bins,
-            strategy=strategy,
-            alpha=alpha,
-            min_count=min_count,
-            fallback_cells=fallback,
-            cell_names=cell_names,
-            n_resamples=n_resamples,
-            random_state=random_state,
-            test_method=test_method,
-            name=name,
-            ax=ax,
-            panel_axes=panel_axes,
-            n_panels=n_panels,
-            max_cells=max_cells,
-            order=order,
-        )
+        kwargs = {"fallback_cells": fallback, "cell_names": cell_names, **kwargs}
+        return cls.from_predictions(y_true, y_prob, groups=groups, name=name, **kwargs)
