@@ -13,6 +13,7 @@ Fits interleaved, median of ``REPEATS``; one BLAS thread. Run:
 ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_learned_cost.py``.
 """
 
+import argparse
 import os
 import sys
 import tempfile
@@ -105,7 +106,8 @@ def cli_ratios():
     return out
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     load0 = " ".join(open("/proc/loadavg").read().split()[:3])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

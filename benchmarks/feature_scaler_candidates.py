@@ -24,6 +24,7 @@ split). Run: ``OMP_NUM_THREADS=1 python benchmarks/feature_scaler_candidates.py`
 ``results/feature_scaler_candidates.md``.
 """
 
+import argparse
 import os
 import sys
 import time
@@ -43,6 +44,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.dirname(__file__))
 from _planted import planted_groups  # noqa: E402
 from feature_scaler import DATA, HERE, _markdown, load, scores  # noqa: E402
+from sklearn_betacal._protocol import CONFIDENCE_COLUMNS, split_indices  # noqa: E402
 
 from sklearn_betacal import (  # noqa: E402
     BetaBinningCalibrator,
@@ -52,7 +54,6 @@ from sklearn_betacal import (  # noqa: E402
     ScalingBetaBinningCalibrator,
     TextEmbedder,
 )
-from sklearn_betacal._protocol import CONFIDENCE_COLUMNS, split_indices  # noqa: E402
 from sklearn_betacal._scaling_beta_binning import BOOSTING  # noqa: E402
 
 
@@ -112,7 +113,8 @@ def candidates(h, Z, c, y, cal, test, g, key, p=None, b=50):
     return rows
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     t0 = time.perf_counter()
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = []
