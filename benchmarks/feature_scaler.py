@@ -55,7 +55,7 @@ from sklearn_betacal import (  # noqa: E402
     ScalingBetaBinningCalibrator,
     TextEmbedder,
 )
-from sklearn_betacal._protocol import CONFIDENCE_COLUMNS, split_indices  # noqa: E402
+from sklearn_betacal.cli._protocol import CONFIDENCE_COLUMNS, split_indices  # noqa: E402
 from sklearn_betacal.metrics import (  # noqa: E402
     beta_calibration_error,
     brier_decomposition,

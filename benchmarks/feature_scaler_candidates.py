@@ -44,7 +44,6 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, os.path.dirname(__file__))
 from _planted import planted_groups  # noqa: E402
 from feature_scaler import DATA, HERE, _markdown, load, scores  # noqa: E402
-from sklearn_betacal._protocol import CONFIDENCE_COLUMNS, split_indices  # noqa: E402
 
 from sklearn_betacal import (  # noqa: E402
     BetaBinningCalibrator,
@@ -55,6 +54,7 @@ from sklearn_betacal import (  # noqa: E402
     TextEmbedder,
 )
 from sklearn_betacal._scaling_beta_binning import BOOSTING  # noqa: E402
+from sklearn_betacal.cli._protocol import CONFIDENCE_COLUMNS, split_indices  # noqa: E402
 
 
 def logit(p):
