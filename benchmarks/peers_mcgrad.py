@@ -86,7 +86,7 @@ from sklearn_betacal import (  # noqa: E402
     UMDBinner,
 )
 from sklearn_betacal._kernels._scaling import data_logit_eps  # noqa: E402
-from sklearn_betacal._protocol import CONFIDENCE_COLUMNS  # noqa: E402
+from sklearn_betacal.cli._protocol import CONFIDENCE_COLUMNS  # noqa: E402
 from sklearn_betacal.metrics import (  # noqa: E402
     beta_calibration_error,
     expected_calibration_error,
