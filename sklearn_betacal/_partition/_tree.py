@@ -422,7 +422,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         the fine cell of its nearest centre. ``None`` for a tree.
     fine_cell_ : ndarray of shape (n_fine_cells,), int64, or None
         ``strategy="merge"``: the cell of every fine cell.
-    cell_parent_ : ndarray of shape (2 * n_cells_ - 1,), int64, or None
+    cell_parent_ : ndarray of shape (2 * `n_cells_` - 1,), int64, or None
         ``strategy="merge"``: the merges above the cells, as parent node ids
         (nodes ``0 .. n_cells_ - 1`` are the cells, the root is last and has
         ``-1``); a cell too small for its own binning falls back to its
