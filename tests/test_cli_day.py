@@ -446,3 +446,31 @@ def test_docs_day_runs_as_written(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "picture" / "groups.png").is_file()
     out = pd.read_csv(tmp_path / "calibrated.csv")
     assert len(out) == 5000 and out["calibrated_confidence"].notna().mean() > 0.9
+
+
+def test_summary_names_merged_cells_by_their_fine_cells():
+    # strategy="merge" (the learned partition's default): every cell is named
+    # by the fine k-means cells merged into it, each fine cell in one name
+    from sklearn_betacal import BetaBinningCalibrator, CalibrationTreePartitioner
+    from sklearn_betacal.cli._fit import _component_labels
+
+    rng = np.random.default_rng(0)
+    n = 6000
+    side = rng.integers(0, 2, n)
+    Z = rng.normal(size=(n, 2)) + 6.0 * side[:, None]
+    h = rng.uniform(0.05, 0.95, n)
+    p = np.where(side == 1, h**3, h ** (1 / 3))
+    y = (rng.uniform(size=n) < p).astype(int)
+    bb = BetaBinningCalibrator(
+        CalibrationTreePartitioner(), points_per_bin=50, random_state=0
+    ).fit(np.column_stack([h, Z]), y)
+    part = bb.partitioner_
+    assert part.n_cells_ > 1
+    names = _component_labels(part, "text")
+    assert sorted(names) == list(range(part.n_cells_))
+    listed = [
+        int(k)
+        for name in names.values()
+        for k in name.removeprefix("text[k-means ").removesuffix("]").split(", ")
+    ]
+    assert sorted(listed) == list(range(len(part.fine_cell_)))

@@ -426,6 +426,18 @@ def _component_labels(part, prefix=""):
         column = getattr(part, "group_column", "")
         head = f"{prefix or column}="
         return {i: f"{head}{g}" for i, g in enumerate(groups.tolist())}
+    fine = getattr(part, "fine_cell_", None)
+    if fine is not None:
+        # strategy="merge": each cell is a union of fine k-means cells
+        head = prefix or "cells"
+        if int(part.n_cells_) == 1:
+            return {0: f"{head}[all]"}
+        names = {}
+        for c in range(int(part.n_cells_)):
+            ids = np.flatnonzero(np.asarray(fine) == c).tolist()
+            shown = ", ".join(map(str, ids[:6])) + (", ..." if len(ids) > 6 else "")
+            names[c] = f"{head}[k-means {shown}]"
+        return names
     tree = getattr(part, "tree_", None)
     if isinstance(tree, dict) and "children_left" in tree:
         if getattr(part, "components_", None) is not None:
@@ -520,14 +532,27 @@ def summarize(est, X, args, out):
         file=out,
     )
     tree = _learned_tree(est)
+    merge = tree is not None and getattr(tree, "fine_cell_", None) is not None
     if tree is not None and tree.n_cells_ == 1:
+        why = (
+            f"the text's {len(tree.fine_cell_)} fine k-means cells do not differ "
+            f"in their miscalibration (p = {tree.split_pvalue_:.3g})"
+            if merge
+            else "no direction of the text embedding along which the "
+            "miscalibration differs enough for its leaves of at least "
+            f"{tree.min_samples_leaf_} rows"
+        )
         print(
-            "the learned tree found nothing to split: no direction of the text "
-            "embedding along which the miscalibration differs enough for its "
-            f"leaves of at least {tree.min_samples_leaf_} rows; it is one cell, "
+            f"the learned tree found nothing to split: {why}; it is one cell, "
             "so every row gets the same calibrator, as without --text (more "
             "rows may show a split; --partition kdtree splits at medians "
             "regardless)",
+            file=out,
+        )
+    elif merge:
+        print(
+            f"the learned partition merged the text's {len(tree.fine_cell_)} fine "
+            f"k-means cells into {tree.n_cells_} cells",
             file=out,
         )
     elif tree is not None:
