@@ -153,7 +153,7 @@ def header(*packages, prefix="# "):
     names = ("numpy", "scipy", "scikit-learn", "sklearn-betacal", *packages)
     versions = ", ".join(f"{n} {_version(n)}" for n in names)
     lines = [
-        f"date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; "
+        f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"commit {_commit()}",
         f"machine: {platform.machine()}, nproc {os.cpu_count()}, {cpu_model()}; "
         f"load average {load_average()}",

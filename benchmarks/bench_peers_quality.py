@@ -59,7 +59,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
@@ -657,7 +657,7 @@ def environment():
         except metadata.PackageNotFoundError:
             versions[dist] = "not installed"
     return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": run(["nproc"]),
         "uname -m": platform.machine(),
         "CPU": cpu,

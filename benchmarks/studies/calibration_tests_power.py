@@ -101,7 +101,7 @@ def main():
     rng = np.random.default_rng(2026)
     sims, alpha = args.sims, args.alpha
     load_before = open("/proc/loadavg").read().split()[:3]
-    t0 = datetime.datetime.now(datetime.UTC)
+    t0 = datetime.datetime.now(datetime.timezone.utc)
 
     lines = [
         "# Size and power of the Kuiper calibration test",
@@ -151,7 +151,7 @@ def main():
             f"| {delta:.2f} | {r['holm']:.3f} | {r['bh']:.3f} | {r['max']:.3f} | "
             f"{r['whole']:.3f} | {r['false_holm']:.4f} / {r['false_bh']:.4f} |"
         )
-    t1 = datetime.datetime.now(datetime.UTC)
+    t1 = datetime.datetime.now(datetime.timezone.utc)
     load_after = open("/proc/loadavg").read().split()[:3]
     lines += [
         "",

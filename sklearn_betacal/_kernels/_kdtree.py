@@ -753,7 +753,10 @@ def route_kdtree(F, prep):
 
     # the root level without gathers: every row is at node 0
     if level_axis[0] >= 0 and thr[0] < np.inf:
-        np.greater(column(level_axis[0]), thr[0], out=gt)
+        # thr[:1], not thr[0]: numpy < 2 compares a float32 column with a
+        # float64 *scalar* in float32 (value-based casting), which moves rows
+        # next to a threshold; a 1-element array promotes as NEP 50 does
+        np.greater(column(level_axis[0]), thr[:1], out=gt)
         if adjacent:
             node = gt.astype(np.intp)
             node += lft[0]
