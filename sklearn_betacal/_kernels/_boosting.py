@@ -17,7 +17,7 @@ arrays go in, float64 raw scores come out.
 
 import numpy as np
 
-from ._kdtree import prepare_kdtree, route_kdtree
+from ._kdtree import prepare_node_walk, route_kdtree
 
 
 def prepare_forest(trees):
@@ -28,18 +28,7 @@ def prepare_forest(trees):
         if n_levels == 0:  # a single leaf: no walk
             out.append((None, np.asarray(t["value"], dtype=np.float64)))
             continue
-        levels = np.full((1, n_levels), -1, dtype=np.intp)
-        walk = prepare_kdtree(
-            t["feature"],
-            t["threshold"],
-            t["children_left"],
-            t["children_right"],
-            t["cell"],
-            levels,
-            None,
-            None,
-        )
-        out.append((walk, np.asarray(t["value"], dtype=np.float64)))
+        out.append((prepare_node_walk(t), np.asarray(t["value"], dtype=np.float64)))
     return out
 
 

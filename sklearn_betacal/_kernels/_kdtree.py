@@ -643,6 +643,25 @@ def apply_kdtree(F, axis, threshold, left, right, cell, leaf_axes, lower, upper)
     return route_kdtree(F, prep)
 
 
+def prepare_node_walk(tree):
+    """:func:`prepare_kdtree` for a tree of plain node arrays without leaf
+    bounds (a dict with ``feature``, ``threshold``, ``children_left``,
+    ``children_right``, ``cell`` and ``depth``: the learned tree's and the
+    stored boosted trees' layout); of the leaf table only its width, the
+    number of levels, is used."""
+    levels = np.full((1, int(tree["depth"].max())), -1, dtype=np.intp)
+    return prepare_kdtree(
+        tree["feature"],
+        tree["threshold"],
+        tree["children_left"],
+        tree["children_right"],
+        tree["cell"],
+        levels,
+        None,
+        None,
+    )
+
+
 def prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper):
     """The tables :func:`route_kdtree` reads, built from the tree alone.
 

@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._kernels._kdtree import apply_kdtree
+from .._kernels._kdtree import prepare_node_walk, route_kdtree
 from .._kernels._scaling import (
     data_logit_eps,
     fit_platt,
@@ -880,21 +880,8 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 "tree (their projections or scaled features overflow float32, "
                 "beyond 3.4e38); rescale the partition features."
             )
-        t = self.tree_
-        # the kd-tree's walk; of its leaf table only the width is read (the
-        # number of levels), there are no leaf bounds
-        levels = np.full((1, int(t["depth"].max())), -1, dtype=np.intp)
-        cells = apply_kdtree(
-            Z,
-            t["feature"],
-            t["threshold"],
-            t["children_left"],
-            t["children_right"],
-            t["cell"],
-            levels,
-            None,
-            None,
-        )
+        # the kd-tree's walk of the plain node arrays (no leaf bounds)
+        cells = route_kdtree(Z, prepare_node_walk(self.tree_))
         return cells.astype(np.int64, copy=False)
 
     def cell_ancestors(self):
