@@ -106,13 +106,18 @@ def add_apply(subparsers):
     return parser
 
 
+def _readable(path, what="input file"):
+    """``check_input_file``, its refusal a usage error (one line, status 2)."""
+    try:
+        return check_input_file(path, what)
+    except TableReadError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _load_model(path):
     from .. import io as model_io
 
-    try:
-        check_input_file(path, "model file")
-    except TableReadError as exc:
-        raise UsageError(str(exc)) from None
+    _readable(path, "model file")
     try:
         header = model_io.read_header(path)
         est = model_io.load(path)
@@ -218,10 +223,7 @@ def _output_writer(path, kind):
 
 def _check_paths(args):
     model = Path(args.model)
-    try:
-        src = check_input_file(args.input)
-    except TableReadError as exc:
-        raise UsageError(str(exc)) from None
+    src = _readable(args.input)
     out = Path(args.output)
     for other, what in ((model, "model file"),):
         if out.exists() and other.exists() and os.path.samefile(out, other):
@@ -453,10 +455,7 @@ def _input_set(text):
         if not files:
             raise UsageError(f"input folder {path} holds no .parquet file")
         for f in files:
-            try:
-                check_input_file(f)
-            except TableReadError as exc:
-                raise UsageError(str(exc)) from None
+            _readable(f)
         return files
     if path.is_file() or not any(c in text for c in "*?["):  # glob's wildcards
         return None
@@ -465,10 +464,7 @@ def _input_set(text):
     if not files:
         raise UsageError(f"input pattern {text!r} matches no file")
     for f in files:
-        try:
-            check_input_file(f)
-        except TableReadError as exc:
-            raise UsageError(str(exc)) from None
+        _readable(f)
         try:
             kind = file_kind(f)
         except TableReadError:

@@ -216,6 +216,19 @@ def add_pos_label(parser):
     )
 
 
+def add_confidence_scale(parser, verbalized_help=""):
+    """``--percent`` | ``--verbalized``: how the confidence column is written
+    (``fit`` and ``report``); ``verbalized_help`` ends the latter's help."""
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument("--percent", action="store_true", help="confidences are 0-100")
+    scale.add_argument(
+        "--verbalized",
+        action="store_true",
+        help="confidences are model text ('Probability: 0.8', 'likely', ...)"
+        + verbalized_help,
+    )
+
+
 def read_labels(values, column, pos_label=None):
     """0/1 float labels ("correct") from a label column, or a one-line error.
 

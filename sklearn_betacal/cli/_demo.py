@@ -137,20 +137,14 @@ def _one_run(kind, rows, column, seed, config, on_step=None):
     message"`` strings, recorded instead of shown so that they never break
     the progress bar.
     """
-    from ._protocol import run_protocol
+    from ._protocol import recorded_warnings, run_protocol
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res, preds = run_protocol(
             rows, column, seed=seed, config=config, on_step=on_step
         )
-    outside = []
-    for w in caught:
-        if issubclass(w.category, (DeprecationWarning, FutureWarning)):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        else:
-            outside.append(f"{w.category.__name__}: {w.message}")
-    return res, preds, tuple(dict.fromkeys(outside))
+    return res, preds, recorded_warnings(caught)
 
 
 def _tuned_by(results):

@@ -19,6 +19,7 @@ from ._common import (
     EXIT_OK,
     Progress,
     UsageError,
+    add_confidence_scale,
     add_pos_label,
     add_progress_flags,
     check_output,
@@ -600,13 +601,7 @@ def add_fit(subparsers):
     )
     parser.add_argument("--method", required=True, choices=sorted(METHODS))
     parser.add_argument("--output", required=True, metavar="MODEL")
-    scale = parser.add_mutually_exclusive_group()
-    scale.add_argument("--percent", action="store_true", help="confidences are 0-100")
-    scale.add_argument(
-        "--verbalized",
-        action="store_true",
-        help="confidences are model text ('Probability: 0.8', 'likely', ...)",
-    )
+    add_confidence_scale(parser)
     parser.add_argument("--sep", help="CSV separator (default: detected)")
     parser.add_argument("--points-per-bin", type=_int_at_least(2), metavar="B")
     parser.add_argument(

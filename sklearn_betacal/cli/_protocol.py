@@ -227,6 +227,21 @@ def _partitioner(depth, n_features, config):
     )
 
 
+def recorded_warnings(caught):
+    """The distinct ``"Category: message"`` strings of the recorded warnings.
+
+    Deprecation and future warnings are about the code, not the calibration:
+    they are passed on as raised instead of recorded.
+    """
+    raised = []
+    for w in caught:
+        if issubclass(w.category, (DeprecationWarning, FutureWarning)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        else:
+            raised.append(f"{w.category.__name__}: {w.message}")
+    return tuple(dict.fromkeys(raised))
+
+
 def run_protocol(
     frame, confidence, *, label="correct_judge", seed=0, config=None, on_step=None
 ):
@@ -347,13 +362,7 @@ def _run_protocol(frame, confidence, label, seed, config, on_step):
                 estimator, grid, columns, X, y, (cal, test, search_rows, fold), scoring
             )
         predictions[name] = p
-        raised = []
-        for w in caught:
-            if issubclass(w.category, (DeprecationWarning, FutureWarning)):
-                # about the code, not the calibration: pass on as raised
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            else:
-                raised.append(f"{w.category.__name__}: {w.message}")
+        raised = recorded_warnings(caught)
         rows.append(
             {
                 "calibrator": name,
@@ -378,7 +387,7 @@ def _run_protocol(frame, confidence, label, seed, config, on_step):
                 "best_params": _describe(best),
                 "tune_by": config.tune_by,
                 "n_test": len(test),
-                "warnings": tuple(dict.fromkeys(raised)),
+                "warnings": raised,
             }
         )
         if on_step is not None:

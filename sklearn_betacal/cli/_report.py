@@ -12,6 +12,7 @@ from .._io import TableReadError, atomic_report_folder, atomic_write, read_table
 from ._common import (
     EXIT_OK,
     UsageError,
+    add_confidence_scale,
     add_pos_label,
     check_confidence_kind,
     check_output,
@@ -410,14 +411,7 @@ def add_report(subparsers):
         default="uniform",
         help="equal-width (default) or equal-mass bins",
     )
-    scale = parser.add_mutually_exclusive_group()
-    scale.add_argument("--percent", action="store_true", help="confidences are 0-100")
-    scale.add_argument(
-        "--verbalized",
-        action="store_true",
-        help="confidences are model text ('Probability: 0.8', 'likely', ...), "
-        "read as 'betacal fit --verbalized' reads them",
-    )
+    add_confidence_scale(parser, ", read as 'betacal fit --verbalized' reads them")
     add_pos_label(parser)
     parser.add_argument(
         "--dropna",
