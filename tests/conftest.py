@@ -7,6 +7,8 @@ test must never silently stop running.
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,30 @@ def sklearn_temperature():
     options = CalibratedClassifierCV._parameter_constraints["method"]
     if not any("temperature" in getattr(c, "options", ()) for c in options):
         pytest.skip("this scikit-learn has no method='temperature' to compare with")
+
+
+# The tests that an import stays light (no pandas behind the CLI's parser,
+# no optional extra behind the package) run it in a fresh interpreter, where
+# nothing else has loaded a module yet, and ask which packages it loaded.
+_LOADED = (
+    "\nimport sys\n"
+    "loaded = {m.split('.')[0] for m in sys.modules}\n"
+    "print(' '.join(sorted(loaded & set(sys.argv[1:]))))"
+)
+
+
+@pytest.fixture(scope="session")
+def fresh_imports():
+    """``fresh_imports(code, roots)``: the sorted names among ``roots`` (top-level
+    packages) that the lines of Python ``code`` import in a fresh interpreter."""
+
+    def loaded(code, roots):
+        run = subprocess.run(
+            [sys.executable, "-c", code + _LOADED, *roots],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout.split()
+
+    return loaded
