@@ -95,19 +95,10 @@ def test_docs_pages_do_not_use_private_modules(path):
     assert not hits, f"{path.name} refers to private modules {hits}"
 
 
-def test_docs_quickstart_runs_as_written():
+@pytest.mark.parametrize("page", ["quickstart.rst", "scaling_beta_binning.rst"])
+def test_docs_page_runs_as_written(page):
     result = doctest.testfile(
-        str(DOCS / "quickstart.rst"),
-        module_relative=False,
-        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
-    )
-    assert result.attempted > 10
-    assert result.failed == 0
-
-
-def test_docs_scaling_beta_binning_runs_as_written():
-    result = doctest.testfile(
-        str(DOCS / "scaling_beta_binning.rst"),
+        str(DOCS / page),
         module_relative=False,
         optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
     )

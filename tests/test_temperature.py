@@ -79,6 +79,14 @@ class _StoredScores(ClassifierMixin, BaseEstimator):
         return (X > 0).astype(int) if X.ndim == 1 else X.argmax(axis=1)
 
 
+def _sklearn_temperature(scores, y):
+    """scikit-learn's ``CalibratedClassifierCV(method="temperature")`` fitted
+    on the stored ``scores`` (behind FrozenEstimator), and its fitted beta."""
+    clf = FrozenEstimator(_StoredScores().fit(scores, y))
+    sk = CalibratedClassifierCV(clf, method="temperature").fit(scores, y)
+    return sk, sk.calibrated_classifiers_[0].calibrators[0].beta_
+
+
 def load_cifar(cifar_dir, name):
     d = np.load(cifar_dir / f"{name}.npz")
     P = d["predictions"].astype(np.float64)
@@ -305,9 +313,7 @@ def test_temperature_cifar_multiclass_matches_golden_section_and_sklearn(
     # scikit-learn's CalibratedClassifierCV(method="temperature") on the same
     # logits (stored scores behind FrozenEstimator): beta_sk = 1 / tau.
     # Brent on log(beta) is accurate to ~1e-8 here; we state rtol=1e-6.
-    clf = FrozenEstimator(_StoredScores().fit(Z[cal], y[cal]))
-    sk = CalibratedClassifierCV(clf, method="temperature").fit(Z[cal], y[cal])
-    beta_sk = sk.calibrated_classifiers_[0].calibrators[0].beta_
+    sk, beta_sk = _sklearn_temperature(Z[cal], y[cal])
     assert_allclose(1.0 / ts.temperature_, beta_sk, rtol=1e-6)
     # the calibrated probabilities agree as well
     assert_allclose(
@@ -332,9 +338,7 @@ def test_temperature_cifar_top_label_binary_matches_golden_section_and_sklearn(
     )
     request.getfixturevalue("sklearn_temperature")  # skips on scikit-learn < 1.8
     # sklearn turns a 1-D decision_function s into logits (-s, s): sigma(2 beta s)
-    clf = FrozenEstimator(_StoredScores().fit(s[cal], correct[cal]))
-    sk = CalibratedClassifierCV(clf, method="temperature").fit(s[cal], correct[cal])
-    beta_sk = sk.calibrated_classifiers_[0].calibrators[0].beta_
+    _, beta_sk = _sklearn_temperature(s[cal], correct[cal])
     assert_allclose(1.0 / ts.temperature_, 2.0 * beta_sk, rtol=1e-6)
 
 
