@@ -8,6 +8,8 @@
   :func:`peak_rss_mb` (the process's high-water mark);
 - the run header: :func:`header` (date, machine, load, versions, commit) and
   :func:`load_average`;
+- the result tables: :func:`markdown_table` (a Markdown table's lines) and
+  :func:`markdown_row` (one row, for rows printed as they are measured);
 - the data: :func:`data_dir` (``--data`` or ``$BETACAL_SHARED_DATA``),
   :func:`load_influences` through the package's public
   :func:`sklearn_betacal.datasets.fetch_influences`, :func:`cifar_records`.
@@ -231,6 +233,34 @@ def verbal_sets(data=None, columns=(VERBAL, "question", "correct_judge")):
 def cifar_records(data=None):
     """The CIFAR record files (``cifar/*.npz`` in :func:`data_dir`), sorted."""
     return sorted((data_dir(data) / "cifar").glob("*.npz"))
+
+
+def markdown_table(head, rows=(), *, align=""):
+    """The lines of a Markdown table: the header, its rule, one line a row.
+
+    Parameters
+    ----------
+    head : sequence of str
+        The column titles.
+    rows : iterable of sequence, default=()
+        The cells of each row, already formatted (``str`` is applied to
+        each). Empty for a table whose rows a long run prints one by one as
+        they are measured (:func:`markdown_row`).
+    align : str, default=""
+        One letter a column: ``"r"`` right-aligned (numbers, ``---:``) or
+        ``"l"`` left (``---``); the columns past its end are left-aligned.
+
+    Returns
+    -------
+    list of str
+    """
+    rule = "".join("---:|" if a == "r" else "---|" for a in align.ljust(len(head)))
+    return [markdown_row(head), "|" + rule, *(markdown_row(row) for row in rows)]
+
+
+def markdown_row(cells):
+    """One line of a Markdown table, ``| a | b |``."""
+    return "| " + " | ".join(map(str, cells)) + " |"
 
 
 def write_result(path, lines, *, echo=True):

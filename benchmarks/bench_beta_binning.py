@@ -44,7 +44,7 @@ import sys
 import numpy as np
 import scipy
 import sklearn
-from _measure import median_times, peak_bytes
+from _measure import markdown_table, median_times, peak_bytes
 from sklearn.frozen import FrozenEstimator
 
 import sklearn_betacal
@@ -149,10 +149,7 @@ def cmd_predict(args):
             res = median_times(fns, args.repeats)
             del cells
             floor = res["floor: np.searchsorted(199 edges)"]
-            print("| step | median s | x floor |")
-            print("|---|---:|---:|")
-            for name, sec in res.items():
-                print(f"| {name} | {sec:.4f} | {sec / floor:.2f} |")
+            print(_ratio_table(res, floor, "x floor"))
             print(f"\n({load()} after)")
             summary.append(
                 (
@@ -165,10 +162,18 @@ def cmd_predict(args):
             )
         del X, x
     print(f"\n## summary: predict_proba / floor (goal <= 2), b = {b}\n")
-    print("| fitted on rows | root bins | predicted rows | BB | S-BB |")
-    print("|---:|---:|---:|---:|---:|")
-    for fit_rows, bins, n, r_bb, r_sbb in summary:
-        print(f"| {fit_rows:.0e} | {bins} | {n:.0e} | {r_bb:.2f} | {r_sbb:.2f} |")
+    rows = [
+        [f"{fit_rows:.0e}", bins, f"{n:.0e}", f"{r_bb:.2f}", f"{r_sbb:.2f}"]
+        for fit_rows, bins, n, r_bb, r_sbb in summary
+    ]
+    head = ["fitted on rows", "root bins", "predicted rows", "BB", "S-BB"]
+    print("\n".join(markdown_table(head, rows, align="rrrrr")))
+
+
+def _ratio_table(res, base, ratio):
+    """The median seconds of each step and its ratio to ``base``."""
+    rows = [[name, f"{sec:.4f}", f"{sec / base:.2f}"] for name, sec in res.items()]
+    return "\n".join(markdown_table(["step", "median s", ratio], rows, align="lrr"))
 
 
 def cmd_fit(args):
@@ -210,11 +215,7 @@ def cmd_fit(args):
         },
         args.repeats,
     )
-    base = res["UMDBinner(points_per_bin=b).fit"]
-    print("| step | median s | x UMDBinner.fit |")
-    print("|---|---:|---:|")
-    for name, sec in res.items():
-        print(f"| {name} | {sec:.4f} | {sec / base:.2f} |")
+    print(_ratio_table(res, res["UMDBinner(points_per_bin=b).fit"], "x UMDBinner.fit"))
     print(f"\n({load()} after)")
 
 

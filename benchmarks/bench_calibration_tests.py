@@ -18,7 +18,7 @@ Usage: ``python benchmarks/bench_calibration_tests.py [--n 1e7] [--runs 5]``
 import argparse
 
 import numpy as np
-from _measure import header, load_average, median_times
+from _measure import header, load_average, markdown_table, median_times
 
 from sklearn_betacal.metrics import (
     calibration_test,
@@ -54,10 +54,12 @@ def main():
     ecce = med["cumulative_calibration_error"]
     print(f"load average after: {load_average()}")
     print(f"N = {n:.0e}, medians of {args.runs} interleaved rounds\n")
-    print("| method | median [s] | / argsort | / ECCE |")
-    print("|---|---:|---:|---:|")
-    for name, t in med.items():
-        print(f"| {name} | {t:.3f} | {t / floor:.2f} | {t / ecce:.2f} |")
+    rows = [
+        [name, f"{t:.3f}", f"{t / floor:.2f}", f"{t / ecce:.2f}"]
+        for name, t in med.items()
+    ]
+    head = ["method", "median [s]", "/ argsort", "/ ECCE"]
+    print("\n".join(markdown_table(head, rows, align="lrrr")))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ Usage: ``python benchmarks/bench_metrics.py [--runs 7] [--sizes 1e6 1e7]``
 import argparse
 
 import numpy as np
-from _measure import header, median_time
+from _measure import header, markdown_table, median_time
 from sklearn.calibration import calibration_curve
 
 from sklearn_betacal._kernels._calibration import uniform_gap_sums
@@ -109,11 +109,12 @@ def _bench_size(n, runs, slow_runs, peers):
         rows.append(("netcal ECE.measure", t, abs(value - ours)))
 
     print(f"### N = {n:.0e}\n")
-    print("| method | median [ms] | ratio to floor | abs diff of ECE to ours |")
-    print("|---|---:|---:|---:|")
-    for name, t, diff in rows:
-        d = "" if diff is None else f"{diff:.1e}"
-        print(f"| {name} | {t * 1e3:.2f} | {t / floor:.2f} | {d} |")
+    cells = [
+        [name, f"{t * 1e3:.2f}", f"{t / floor:.2f}", "" if d is None else f"{d:.1e}"]
+        for name, t, d in rows
+    ]
+    head = ["method", "median [ms]", "ratio to floor", "abs diff of ECE to ours"]
+    print("\n".join(markdown_table(head, cells, align="lrrr")))
     print()
 
 

@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from _measure import header, load_average, median_times
+from _measure import header, load_average, markdown_row, markdown_table, median_times
 from sklearn.isotonic import IsotonicRegression
 from threadpoolctl import threadpool_limits
 
@@ -59,10 +59,14 @@ def main():
     iso = IsotonicRegression(out_of_bounds="clip").fit(X[:, 0], y)
     print(header(prefix=""))
     print(f"sklearn_betacal from {Path(sklearn_betacal.__file__).parent}\n")
-    print(
-        "| calibrator | rows | predict_proba (us/call) | isotonic (us/call) | ratio |"
-    )
-    print("|---|---:|---:|---:|---:|")
+    head = [
+        "calibrator",
+        "rows",
+        "predict_proba (us/call)",
+        "isotonic (us/call)",
+        "ratio",
+    ]
+    print("\n".join(markdown_table(head, align="lrrrr")))
     # new answers (a serving path), and rows of the fit, whose confidences sit
     # on the bin edges (the edges are fitted confidences): those take the
     # edge-averaging path of the binning kernel
@@ -84,10 +88,8 @@ def main():
                 args.repeat,
             )
             a, b = (1e6 * med[k] / args.calls for k in ("ours", "isotonic"))
-            print(
-                f"| {name} | {rows} {source} | {a:.0f} | {b:.0f} | {a / b:.2f} |",
-                flush=True,
-            )
+            row = [name, f"{rows} {source}", f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}"]
+            print(markdown_row(row), flush=True)
     print(f"\nload average after: {load_average()}")
 
 

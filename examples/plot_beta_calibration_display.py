@@ -74,34 +74,16 @@ bb.fit(X[fit], y[fit])
 fig, axes = plt.subplots(
     1, 3, figsize=(14, 5), sharex=True, sharey=True, layout="constrained"
 )
+# the same test rows, models and row order in the three panels
+panel = {"groups": model[test], "order": raw.cells_, "random_state": 0}
 BetaCalibrationDisplay.from_predictions(
-    y[test],
-    h[test],
-    groups=model[test],
-    name="verbalized",
-    ax=axes[0],
-    order=raw.cells_,
-    random_state=0,
+    y[test], h[test], name="verbalized", ax=axes[0], **panel
 )
 BetaCalibrationDisplay.from_estimator(
-    umd,
-    h[test],
-    y[test],
-    groups=model[test],
-    name="UMD (global)",
-    ax=axes[1],
-    order=raw.cells_,
-    random_state=0,
+    umd, h[test], y[test], name="UMD (global)", ax=axes[1], **panel
 )
 after = BetaCalibrationDisplay.from_estimator(
-    bb,
-    X[test],
-    y[test],
-    groups=model[test],
-    name="beta-binning (per model)",
-    ax=axes[2],
-    order=raw.cells_,
-    random_state=0,
+    bb, X[test], y[test], name="beta-binning (per model)", ax=axes[2], **panel
 )
 for ax in axes[1:]:
     ax.get_legend().remove()
