@@ -99,6 +99,23 @@ def wikiqa_phi7(influences_frame):
     return influences_frame[keep]
 
 
+#: one file of the Influences release (243 rows), the one the download and
+#: cache checks below fetch
+ONE_FILE = {
+    "dataset": "wikiqa",
+    "model": "phi7",
+    "prompt_style": "verb",
+    "split": "test",
+}
+
+
+@pytest.fixture
+def one_file(wikiqa_phi7):
+    """The reference rows of :data:`ONE_FILE` (a copy, free to damage)."""
+    verb_test = (wikiqa_phi7.prompt_style == "verb") & (wikiqa_phi7.split == "test")
+    return wikiqa_phi7[verb_test].copy()
+
+
 # --------------------------------------------------------------------------
 # load_triviaqa_confidence
 # --------------------------------------------------------------------------
@@ -400,53 +417,30 @@ def test_fetch_influences_local_directory(wikiqa_phi7, tmp_path, no_network):
     assert len(bunch.frame) == 243 * 4
 
 
-def test_fetch_influences_rejects_tampered_download(wikiqa_phi7, tmp_path):
-    part = wikiqa_phi7[
-        (wikiqa_phi7.prompt_style == "verb") & (wikiqa_phi7.split == "test")
-    ].copy()
+def _tampered(part):
     part.loc[part.index[7], "verbal_confidence"] = 0.123  # one value changed
-    upstream = write_upstream(part, tmp_path / "mirror")
+    return part
+
+
+@pytest.mark.parametrize(
+    "damage, match",
+    [
+        (_tampered, "does not match the pinned content checksum"),
+        (lambda part: part.iloc[:-1], "has 242 rows, expected 243"),
+    ],
+    ids=["tampered", "truncated"],
+)
+def test_fetch_influences_rejects_a_damaged_download(one_file, tmp_path, damage, match):
+    upstream = write_upstream(damage(one_file), tmp_path / "mirror")
     home = tmp_path / "home"
-    with pytest.raises(OSError, match="does not match the pinned content checksum"):
-        fetch_influences(
-            dataset="wikiqa",
-            model="phi7",
-            prompt_style="verb",
-            split="test",
-            data_home=home,
-            base_url=upstream.as_uri(),
-        )
+    with pytest.raises(OSError, match=match):
+        fetch_influences(**ONE_FILE, data_home=home, base_url=upstream.as_uri())
     assert not [p for p in home.rglob("*") if p.is_file()]  # nothing cached
 
 
-def test_fetch_influences_rejects_truncated_download(wikiqa_phi7, tmp_path):
-    part = wikiqa_phi7[
-        (wikiqa_phi7.prompt_style == "verb") & (wikiqa_phi7.split == "test")
-    ]
-    upstream = write_upstream(part.iloc[:-1], tmp_path / "mirror")
-    with pytest.raises(OSError, match="has 242 rows, expected 243"):
-        fetch_influences(
-            dataset="wikiqa",
-            model="phi7",
-            prompt_style="verb",
-            split="test",
-            data_home=tmp_path / "home",
-            base_url=upstream.as_uri(),
-        )
-
-
-def test_fetch_influences_corrupt_cache(wikiqa_phi7, tmp_path):
-    part = wikiqa_phi7[
-        (wikiqa_phi7.prompt_style == "verb") & (wikiqa_phi7.split == "test")
-    ]
-    upstream = write_upstream(part, tmp_path / "mirror")
-    kwargs = {
-        "dataset": "wikiqa",
-        "model": "phi7",
-        "prompt_style": "verb",
-        "split": "test",
-        "data_home": tmp_path / "home",
-    }
+def test_fetch_influences_corrupt_cache(one_file, tmp_path):
+    upstream = write_upstream(one_file, tmp_path / "mirror")
+    kwargs = {**ONE_FILE, "data_home": tmp_path / "home"}
     first = fetch_influences(base_url=upstream.as_uri(), **kwargs).frame
     (cached,) = (tmp_path / "home").rglob("*.csv.gz")
     first_bytes = cached.read_bytes()
@@ -637,20 +631,12 @@ def test_content_digest_distinguishes_missing_from_empty_and_order():
     assert len(digests) == 3
 
 
-def test_fetch_influences_cache_is_byte_reproducible(wikiqa_phi7, tmp_path):
-    part = wikiqa_phi7[
-        (wikiqa_phi7.prompt_style == "verb") & (wikiqa_phi7.split == "test")
-    ]
-    upstream = write_upstream(part, tmp_path / "mirror")
+def test_fetch_influences_cache_is_byte_reproducible(one_file, tmp_path):
+    upstream = write_upstream(one_file, tmp_path / "mirror")
     blobs = []
     for home in ("h1", "h2"):
         fetch_influences(
-            dataset="wikiqa",
-            model="phi7",
-            prompt_style="verb",
-            split="test",
-            data_home=tmp_path / home,
-            base_url=upstream.as_uri(),
+            **ONE_FILE, data_home=tmp_path / home, base_url=upstream.as_uri()
         )
         (cached,) = (tmp_path / home).rglob("*.csv.gz")
         blobs.append(cached.read_bytes())
