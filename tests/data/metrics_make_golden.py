@@ -117,6 +117,11 @@ def largest_bins(eps, n, alpha, nu):
     return best
 
 
+def records(fn, names, out, cases):
+    """One golden record a case: its inputs by name, then ``out: fn(*case)``."""
+    return [{**dict(zip(names, case, strict=True)), out: fn(*case)} for case in cases]
+
+
 def build():
     mpmath.mp.dps = 50
     return {
@@ -152,9 +157,11 @@ def build():
                 F(1, 2) * abs(F(13, 20) - F(4, 5)) + F(1, 2) * abs(F(19, 20) - F(4, 5))
             ),
         },
-        "clopper_pearson": [
-            {"x": x, "n": n, "alpha": a, "interval": clopper_pearson(x, n, a)}
-            for x, n, a in [
+        "clopper_pearson": records(
+            clopper_pearson,
+            ("x", "n", "alpha"),
+            "interval",
+            [
                 (1, 54, 0.05),
                 (0, 1, 0.05),
                 (1, 1, 0.05),
@@ -162,51 +169,59 @@ def build():
                 (7, 7, 0.1),
                 (3, 10, 0.05),
                 (13, 40, 0.2),
-            ]
-        ],
-        "beta_binning_epsilon": [
-            {"n": n, "b": b, "alpha": a, "nu": nu, "eps": beta_eps(n, b, a, nu)}
-            for n, b, a, nu in [
+            ],
+        ),
+        "beta_binning_epsilon": records(
+            beta_eps,
+            ("n", "b", "alpha", "nu"),
+            "eps",
+            [
                 (1000, 300, 0.01, 0.0),
                 (1000, 300, 0.1, 0.0),
                 (5000, 400, 0.01, 0.0),
                 (20000, 500, 0.01, 0.05),
                 (100, 2, 0.5, 0.0),
-            ]
-        ],
-        "umd_epsilon": [
-            {"n": n, "bins": bins, "alpha": a, "nu": nu, "eps": umd_eps(n, bins, a, nu)}
-            for n, bins, a, nu in [
+            ],
+        ),
+        "umd_epsilon": records(
+            umd_eps,
+            ("n", "bins", "alpha", "nu"),
+            "eps",
+            [
                 (1000, 10, 0.1, 0.0),
                 (1001, 7, 0.05, 0.02),
                 (20000, 50, 0.01, 0.0),
-            ]
-        ],
-        "points_per_bin_for_epsilon": [
-            {"eps": e, "n": n, "alpha": a, "nu": nu, "b": smallest_b(e, n, a, nu)}
-            for e, n, a, nu in [
+            ],
+        ),
+        "points_per_bin_for_epsilon": records(
+            smallest_b,
+            ("eps", "n", "alpha", "nu"),
+            "b",
+            [
                 (0.1, 1000, 0.01, 0.0),
                 (0.1, 5000, 0.01, 0.0),
                 (0.1, 20000, 0.01, 0.0),
                 (0.1, 1000, 0.1, 0.0),
                 (0.15, 1000, 0.01, 0.0),
                 (0.2, 3000, 0.05, 0.05),
-            ]
-        ],
+            ],
+        ),
         "figure2_readings": {
             "alpha": 0.01,
             "eps": 0.1,
             "nu": 0.0,
             "n_to_b": {"1000": 300, "5000": 400, "20000": 500},
         },
-        "n_bins_for_epsilon": [
-            {"eps": e, "n": n, "alpha": a, "nu": nu, "bins": largest_bins(e, n, a, nu)}
-            for e, n, a, nu in [
+        "n_bins_for_epsilon": records(
+            largest_bins,
+            ("eps", "n", "alpha", "nu"),
+            "bins",
+            [
                 (0.1, 5000, 0.1, 0.0),
                 (0.2, 1000, 0.05, 0.0),
                 (0.12, 3000, 0.1, 0.02),
-            ]
-        ],
+            ],
+        ),
     }
 
 
