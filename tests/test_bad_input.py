@@ -413,6 +413,15 @@ def _family(est):
 ESTIMATORS = [_build(cls) for cls in _public_estimators()]
 
 
+def _of(family):
+    """The estimators of one family (:func:`_family`)."""
+    return [e for e in ESTIMATORS if _family(e) == family]
+
+
+def _name(est):
+    return type(est).__name__
+
+
 def test_every_public_estimator_is_covered():
     # a new public estimator is discovered from __all__ and must build here
     names = {type(e).__name__ for e in ESTIMATORS}
@@ -544,11 +553,7 @@ _ARG_NAMES = (
 )
 
 
-@pytest.mark.parametrize(
-    "est",
-    [e for e in ESTIMATORS if _family(e) == "confidence"],
-    ids=lambda e: type(e).__name__,
-)
+@pytest.mark.parametrize("est", _of("confidence"), ids=_name)
 @_SETTINGS
 @given(data=st.data())
 def test_confidence_calibrators_keep_the_contract(est, data):
@@ -570,7 +575,7 @@ def _with_learned_tree():
     (its direction fit and whitened scores see the same inputs)."""
     from sklearn_betacal import CalibrationTreePartitioner
 
-    grouped = [e for e in ESTIMATORS if _family(e) == "grouped"]
+    grouped = _of("grouped")
     learned = [
         type(e)(CalibrationTreePartitioner(), random_state=0)
         for e in grouped
@@ -614,11 +619,7 @@ def test_grouped_calibrators_keep_the_contract(est, data):
     _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
 
 
-@pytest.mark.parametrize(
-    "est",
-    [e for e in ESTIMATORS if _family(e) == "meta"],
-    ids=lambda e: type(e).__name__,
-)
+@pytest.mark.parametrize("est", _of("meta"), ids=_name)
 @_SETTINGS
 @given(data=st.data())
 def test_meta_classifiers_keep_the_contract(est, data):
@@ -630,11 +631,7 @@ def test_meta_classifiers_keep_the_contract(est, data):
     _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
 
 
-@pytest.mark.parametrize(
-    "est",
-    [e for e in ESTIMATORS if _family(e) == "features"],
-    ids=lambda e: type(e).__name__,
-)
+@pytest.mark.parametrize("est", _of("features"), ids=_name)
 @_SETTINGS
 @given(data=st.data())
 def test_partitioners_keep_the_contract(est, data):
@@ -1066,7 +1063,7 @@ def test_text_embedder_keeps_the_contract(data):
     # unit vectors -- the same from transform as from fit_transform
     import pandas as pd
 
-    (text_embedder,) = [e for e in ESTIMATORS if _family(e) == "text"]
+    (text_embedder,) = _of("text")
     n = data.draw(st.integers(1, 10))
     values = data.draw(st.lists(_TEXT_VALUES, min_size=n, max_size=n))
     k = data.draw(st.sampled_from([1, 2, 3, 40, 0, -1, 2.5, 10**9, True, None]))
