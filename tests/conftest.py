@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Shared fixtures: the real data in ``../shared/data``.
+"""Shared fixtures: the real data in ``../shared/data``, and what an import loads.
 
 Tests that read it skip with a reason when the folder is absent (a user's own
 clone) and *fail* when ``CI=true``, where it is always present: a real-data
