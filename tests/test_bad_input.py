@@ -531,6 +531,13 @@ def _labels(draw, n):
 _N = st.integers(4, 30)
 
 
+@st.composite
+def _sample(draw):
+    """Confidences, labels and weights of one size drawn from :data:`_N`."""
+    n = draw(_N)
+    return draw(_confidences(n)), draw(_labels(n)), draw(_weights(n))
+
+
 def _fit_predict(est, X, y, w):
     from sklearn.base import clone
 
@@ -557,10 +564,7 @@ _ARG_NAMES = (
 @_SETTINGS
 @given(data=st.data())
 def test_confidence_calibrators_keep_the_contract(est, data):
-    n = data.draw(_N)
-    X = data.draw(_confidences(n))
-    y = data.draw(_labels(n))
-    w = data.draw(_weights(n))
+    X, y, w = data.draw(_sample())
     _check_contract(lambda: _fit_predict(est, X, y, w), _ARG_NAMES)
     if est.get_params().get("input") == "probability":
         logit = type(est)(**{**est.get_params(), "input": "logit"})
@@ -679,15 +683,13 @@ def _metrics():
 @_SETTINGS
 @given(data=st.data())
 def test_metrics_keep_the_contract(metric, data):
-    n = data.draw(_N)
-    p = data.draw(_confidences(n))
-    y = data.draw(_labels(n))
-    w = data.draw(_weights(n))
+    p, y, w = data.draw(_sample())
     names = ("y_true", "y_prob", "sample_weight", "groups", "n_bins")
     _check_contract(lambda: metric(y, p, sample_weight=w), names)
     n_bins = data.draw(st.sampled_from([True, 0, 1, 3, 10**12]))
     if metric is not _metrics()[2]:
-        _check_contract(lambda: metric(y, np.linspace(0, 1, n), n_bins=n_bins), names)
+        grid = np.linspace(0, 1, len(y))
+        _check_contract(lambda: metric(y, grid, n_bins=n_bins), names)
 
 
 def test_brier_with_weights_near_the_float64_maximum():
