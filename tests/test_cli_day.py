@@ -366,6 +366,56 @@ def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, caps
     assert f"error {-search.best_score_:.5f}" in out
 
 
+def test_tune_of_the_learned_tree_embeds_once_and_scores_as_a_grid_search(
+    tmp_path, capsys
+):
+    """--partition learned --tune: each fold's embedding computed once (the
+    tree refitted per candidate on it) gives the scores of refitting the
+    whole partition -- embedder and tree -- for every candidate."""
+    from sklearn.base import clone
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from sklearn_betacal._cells import fit_supervised
+    from sklearn_betacal.cli import build_parser
+    from sklearn_betacal.cli._fit import TUNE_GRID, build_estimator
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
+
+    frame = load_triviaqa_confidence().frame.dropna(subset=["answer"]).iloc[:1500]
+    frame = frame[["verbal_confidence", "question", "answer", "correct_judge"]]
+    src = tmp_path / "f.csv"
+    frame.to_csv(src, index=False)
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--text", "question", "answer", "--method", "bb",
+            "--partition", "learned", "--tune",
+            "--output", str(tmp_path / "m.skops")]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    args = build_parser().parse_args(argv)
+    est, _ = build_estimator(args)
+    X = frame[["verbal_confidence", "question", "answer"]].reset_index(drop=True)
+    y = frame["correct_judge"].to_numpy().astype(float)
+    part = clone(est.partitioner)
+    h = X["verbal_confidence"].to_numpy()
+    fit_supervised(part, X[["question", "answer"]], y, confidence=h)
+    scorer = make_beta_calibration_error_scorer(
+        FrozenEstimator(part), confidence_column="verbal_confidence",
+        norm="l2_squared", debiased=True,
+    )  # fmt: skip
+    grid = [b for b in TUNE_GRID if 4 * b <= len(X)]
+    search = GridSearchCV(
+        est, {"points_per_bin": grid}, scoring=scorer,
+        cv=KFold(5, shuffle=True, random_state=0), error_score="raise",
+    ).fit(X, y)  # fmt: skip
+    best = search.best_params_["points_per_bin"]
+    assert f"b = {best} " in out
+    assert f"error {-search.best_score_:.5f}" in out
+    # not a tie that any b would pass: the candidates' scores differ
+    scores = search.cv_results_["mean_test_score"]
+    assert np.ptp(scores) > 1e-4
+
+
 # ------------------------------------------------------------------ summary
 def test_summary_names_crossed_cells_and_says_when_the_tree_found_nothing(
     tmp_path, capsys

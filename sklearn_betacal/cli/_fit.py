@@ -341,7 +341,8 @@ def _fold_partitions(est, X, cv, args, progress):
     not depend on points per bin: each fold's is fitted once, as the
     calibrator's own fit would fit it (same clone, same seed), and frozen
     for every candidate, instead of embedding the text again for each. A
-    learned tree depends on b (its leaf minimum) and is refitted.
+    learned tree depends on b (its leaf minimum) and is refitted for each,
+    on the embedding computed once per fold (:func:`_learned_fold_partitions`).
     """
     from sklearn.base import clone
 
@@ -350,8 +351,10 @@ def _fold_partitions(est, X, cv, args, progress):
 
     if "partitioner" not in est.get_params(deep=False):
         return None
-    if est.partitioner is None or is_supervised(est.partitioner):
+    if est.partitioner is None:
         return None
+    if is_supervised(est.partitioner):
+        return _learned_fold_partitions(est, X, cv, args, progress)
     Z = X.drop(columns=[args.confidence])
     folds = []
     splits = list(cv.split(X))
@@ -366,6 +369,86 @@ def _fold_partitions(est, X, cv, args, progress):
     return folds
 
 
+def _learned_fold_partitions(est, X, cv, args, progress):
+    """``[(train, test, partitioner)]`` of every fold for a learned tree
+    after a text embedder (a two-step Pipeline), or None for any other
+    supervised partition (a CrossPartitioner with groups: refitted whole).
+
+    The tree depends on points per bin (its leaf minimum) and is refitted
+    for every candidate; the embedding does not: within a fold, every
+    candidate's calibrator grows its tree on the same honest rows
+    (``_fit_plan``), so the embedder it would fit there is the same. Each
+    fold's partitioner is therefore the Pipeline with its embedder wrapped
+    in ``FoldEmbedding``, which fits it once per set of rows and embeds
+    every row of the file once, for all candidates. The
+    calibrator's fit is otherwise the one it would run: the scores are
+    those of refitting the whole partition (tested).
+    """
+    from sklearn.base import clone
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.pipeline import Pipeline
+
+    from .._random import seed_inner
+
+    # two steps: the tree keeps its place (and so its derived seed)
+    if not isinstance(est.partitioner, Pipeline) or len(est.partitioner.steps) != 2:
+        return None
+
+    class FoldEmbedding(FrozenEstimator):
+        """The unsupervised head of the partition, fitted once per set of
+        rows, every row of ``Z`` embedded once.
+
+        ``fit_transform(X)`` on rows of ``Z`` fits a clone of the head on
+        them (or reuses the clone fitted on the same rows before) and
+        returns its ``fit_transform``; ``transform`` then gives the stored
+        embedding of rows of ``Z``, other rows go through the fitted clone.
+        Frozen: a clone is the same object, shared by every candidate.
+        """
+
+        def fit_transform(self, X, y=None, **params):
+            at = _same_rows(Z, X)
+            key = None if at is None else at.tobytes()
+            if key is None:  # not rows of Z: fitted as the Pipeline would
+                self.head_, self.every_ = clone(self.estimator), None
+                return self.head_.fit_transform(X, y, **params)
+            if key not in fitted:
+                head = clone(self.estimator)
+                out = head.fit_transform(X, y, **params)
+                fitted[key] = (head, out, np.asarray(head.transform(Z)))
+            self.head_, out, self.every_ = fitted[key]
+            return out
+
+        def transform(self, X):
+            at = None if self.every_ is None else _same_rows(Z, X)
+            return self.head_.transform(X) if at is None else self.every_[at]
+
+    Z = X.drop(columns=[args.confidence])
+    fitted = {}  # rows' bytes -> (fitted head, its fit_transform, every row of Z)
+    folds = []
+    for train, test in cv.split(X):
+        # seeded as the calibrator's fit seeds its clone of the partition
+        part = clone(est.partitioner)
+        seed_inner(part, getattr(est, "random_state", None), name="partitioner")
+        (name, head), tree = part.steps
+        folds.append((train, test, Pipeline([(name, FoldEmbedding(head)), tree])))
+    return folds
+
+
+def _same_rows(Z, X):
+    """The positions of ``X``'s rows in ``Z`` when ``X`` holds exactly rows
+    of ``Z`` (by their integer index labels), else None."""
+    index = getattr(X, "index", None)
+    if index is None or index.dtype.kind not in "iu" or not len(index):
+        return None
+    rows = index.to_numpy()
+    if rows.min() < 0 or rows.max() >= len(Z):
+        return None
+    same = Z.iloc[rows]
+    if list(X.columns) != list(same.columns) or not X.equals(same):
+        return None
+    return rows
+
+
 def _row_cells(part, Z):
     """``part`` frozen, with the cells of the rows of ``Z`` computed once.
 
@@ -378,14 +461,8 @@ def _row_cells(part, Z):
 
     class RowCells(FrozenEstimator):
         def transform(self, X):
-            index = getattr(X, "index", None)
-            if index is not None and index.dtype.kind in "iu" and len(index):
-                rows = index.to_numpy()
-                if rows.min() >= 0 and rows.max() < len(Z):
-                    same = Z.iloc[rows]
-                    if list(X.columns) == list(same.columns) and X.equals(same):
-                        return cells[rows]
-            return self.estimator.transform(X)
+            rows = _same_rows(Z, X)
+            return self.estimator.transform(X) if rows is None else cells[rows]
 
     cells = np.asarray(part.transform(Z))
     return RowCells(part)
