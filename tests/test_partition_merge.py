@@ -13,7 +13,11 @@ from sklearn_betacal import (
     GroupColumnPartitioner,
     UMDBinner,
 )
-from sklearn_betacal._partition._merge import check_hierarchy, merge_cells
+from sklearn_betacal._partition._merge import (
+    check_hierarchy,
+    distinct_rows_upto,
+    merge_cells,
+)
 
 
 def _blobs(seed, *, n_groups=8, size=1500, dim=8, null=False):
@@ -178,6 +182,57 @@ def test_merge_zero_weight_is_drop_and_same_seed_same_cells():
     c = CalibrationTreePartitioner(random_state=0)
     c.fit(Z, y, confidence=h, sample_weight=w)
     assert a.centers_.tobytes() == c.centers_.tobytes()
+
+
+def test_distinct_rows_upto_is_the_capped_count_of_unique_rows():
+    rng = np.random.default_rng(0)
+    # few values per column, many distinct rows: no column reaches the cap
+    X = rng.integers(0, 3, size=(400, 4)).astype(float)
+    X[::5] = -0.0  # equal by value to 0.0, as np.unique counts them
+    X[1::5] = 0.0
+    n_rows = np.unique(X, axis=0).shape[0]
+    for cap in (0, 1, 3, n_rows - 1, n_rows, n_rows + 1, 500):
+        assert distinct_rows_upto(X, cap) == min(cap, n_rows)
+    assert distinct_rows_upto(X[:0], 5) == 0
+    assert distinct_rows_upto(np.ones((50, 3)), 8) == 1
+    # one column with many values answers at once
+    assert distinct_rows_upto(rng.normal(size=(300, 2)), 256) == 256
+
+
+#: The cells of a small planted fit, recorded with the code before the fit
+#: was made cheaper (commit 4278c4e): the speed-ups must not move a row.
+#: ``(fine_cell_, cell_parent_, rows per cell, sum of cell * row position)``.
+PINNED_CELLS = {
+    "features": (
+        [0, 1, 2, 3, 4, 0, 0, 4, 3, 3, 0, 2, 1, 2, 2],
+        [5, 7, 5, 6, 6, 7, 8, 8, -1],
+        [753, 331, 1007, 496, 413],
+        6341322,
+    ),
+    "recalibration": (
+        [0, 1, 2, 3, 4, 0, 2, 1, 3, 2, 0, 0, 1, 4, 0],
+        [5, 7, 6, 5, 6, 7, 8, 8, -1],
+        [1155, 533, 497, 349, 466],
+        4931470,
+    ),
+}
+
+
+@pytest.mark.parametrize("directions", ["features", "recalibration"])
+def test_merge_cells_of_a_small_planted_fit_are_pinned(directions):
+    h, Z, _, _, y = _blobs(11, n_groups=6, size=500, dim=6)
+    part = CalibrationTreePartitioner(
+        directions=None if directions == "features" else directions, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        part.fit(Z, y, confidence=h, points_per_bin=25)
+    fine, parent, counts, checksum = PINNED_CELLS[directions]
+    cells = part.apply(Z)
+    assert part.fine_cell_.tolist() == fine
+    assert part.cell_parent_.tolist() == parent
+    assert np.bincount(cells).tolist() == counts
+    assert int(cells @ np.arange(cells.size)) == checksum
 
 
 def test_merge_depth_zero_is_one_cell():

@@ -150,6 +150,23 @@ def merge_cells(S, W, *, min_weight, threshold):
     return fine_cell, parent
 
 
+def distinct_rows_upto(X, cap):
+    """``min(cap, number of distinct rows of X)``, without sorting the rows
+    when a column alone has ``cap`` distinct values (the usual case).
+
+    Rows equal by value have equal columns, so a column's distinct values
+    are at most the distinct rows: the answer is exactly that of
+    ``np.unique(X, axis=0)``, which sorts whole rows (a tenth of a merge
+    fit of 20,000 rows in 33 dimensions).
+    """
+    if X.shape[0] == 0 or cap <= 0:
+        return int(min(cap, X.shape[0]))
+    for j in range(X.shape[1]):
+        if np.unique(X[:, j]).shape[0] >= cap:
+            return int(cap)
+    return int(min(cap, np.unique(X, axis=0).shape[0]))
+
+
 #: Rows per block of :func:`nearest_center` (bounds its ``rows x K`` table).
 NEAREST_BLOCK_ROWS = 8192
 

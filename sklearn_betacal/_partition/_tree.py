@@ -179,15 +179,16 @@ def _cross_validated_coefs(F, y, w, random_state, *, logistic):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        losses, fitted = [], []
-        for C in DIRECTION_CS:
-            models = [
-                model(C).fit(F[fit], y[fit], sample_weight=w[fit]) for fit, _ in folds
-            ]
-            losses.append(
-                sum(loss(m, held) for m, (_, held) in zip(models, folds, strict=True))
-            )
-            fitted.append(models)
+        # fold by fold, each fold's rows taken once for all the penalties
+        fitted = [[] for _ in DIRECTION_CS]  # per penalty, its fold models
+        for fit, _ in folds:
+            Ff, yf, wf = F[fit], y[fit], w[fit]
+            for models, C in zip(fitted, DIRECTION_CS, strict=True):
+                models.append(model(C).fit(Ff, yf, sample_weight=wf))
+        losses = [
+            sum(loss(m, held) for m, (_, held) in zip(models, folds, strict=True))
+            for models in fitted
+        ]
         best = int(np.argmin(losses))
         full = model(DIRECTION_CS[best]).fit(F, y, sample_weight=w)
     coef = np.ravel(full.coef_)
@@ -752,13 +753,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             self.scale_ = np.concatenate([self.scale_, dspread])
             Xs = np.column_stack([Xs, cross / dspread])
         d = Xs.shape[1]
-        distinct = int(np.unique(Xs[keep], axis=0).shape[0]) if keep.any() else 0
         # about FINE_LEAVES leaf minima per fine cell, but at least
         # MIN_FINE_CELLS where the leaf minimum allows (a few hundred rows)
         n_fine = max(
             int(total // (FINE_LEAVES * leaf)), min(int(total // leaf), MIN_FINE_CELLS)
         )
-        n_fine = min(n_fine, _merge.MAX_FINE_CELLS, distinct)
+        n_fine = _merge.distinct_rows_upto(Xs[keep], min(n_fine, _merge.MAX_FINE_CELLS))
         self.split_pvalue_ = 1.0
         if self.max_depth == 0 or n_fine < 2:
             self.centers_ = np.zeros((1, d))
