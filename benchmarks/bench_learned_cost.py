@@ -3,69 +3,87 @@
 
 1. ``BetaBinningCalibrator(CalibrationTreePartitioner())`` fit against
    ``BetaBinningCalibrator(KDTreePartitioner())`` on the same rows (goal: within
-   3x), today's default (``strategy="merge"``) and the tree before it, on
-   planted groups (16 blobs in 32-d) at two sizes.
+   3x): today's default (``strategy="merge"``), the merge with the learned
+   directions as extra coordinates (``directions="recalibration"``), and the
+   tree before the merge, on planted groups (16 blobs in 32-d) at two sizes.
 2. ``betacal fit --partition learned --tune`` against the same command
    without ``--tune`` (goal: within 10x), on the first 600 and 5,000 rows of
-   the bundled TriviaQA set (question + answer text).
+   the bundled TriviaQA set (question + answer text). Every command's exit
+   status is checked: a failing command stops the benchmark with its message
+   (it was once timed as a 0.00 s run).
 
-Fits interleaved, median of ``REPEATS``; one BLAS thread. Run:
-``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_learned_cost.py``.
+Contenders interleaved round-robin (``_measure.median_times``), medians of
+``REPEATS``; one BLAS thread. Run:
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_learned_cost.py``
+(``--out`` writes elsewhere than ``results/learned_cost.md``, e.g. to time
+another checkout of the package with the same script).
 """
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _measure import RESULTS, header, load_average, median_times, write_result
+from _planted import planted_groups
+from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, os.path.dirname(__file__))
-from _planted import planted_groups  # noqa: E402
-
-from sklearn_betacal import (  # noqa: E402
+from sklearn_betacal import (
     BetaBinningCalibrator,
     CalibrationTreePartitioner,
     KDTreePartitioner,
 )
-from sklearn_betacal.cli import main as cli_main  # noqa: E402
-from sklearn_betacal.datasets import load_triviaqa_confidence  # noqa: E402
+from sklearn_betacal.cli import main as cli_main
+from sklearn_betacal.datasets import load_triviaqa_confidence
 
 REPEATS = 3
 CLI_REPEATS = 2
-HERE = Path(__file__).parent
-
-
-def _time(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+#: the contenders of the fit ratio: name -> partitioner maker
+PARTITIONERS = {
+    "kd-tree": lambda: KDTreePartitioner(),
+    "merge (default)": lambda: CalibrationTreePartitioner(),
+    "merge, learned directions": lambda: CalibrationTreePartitioner(
+        directions="recalibration"
+    ),
+    "tree": lambda: CalibrationTreePartitioner(strategy="tree"),
+}
 
 
 def fit_ratios():
+    """``[(rows, {name: median seconds})]`` of the BB fits at two sizes."""
     rows = []
     for per_group in ((300, 600), (1000, 5000)):
         h, E, *_, y, _ = planted_groups(16, size_range=per_group, random_state=0)
         X = np.column_stack([h, E])
-        makers = {
-            "kd-tree": lambda: KDTreePartitioner(),
-            "merge (default)": lambda: CalibrationTreePartitioner(),
-            "tree (before)": lambda: CalibrationTreePartitioner(strategy="tree"),
-        }
-        times = {k: [] for k in makers}
-        for _ in range(REPEATS):
-            for name, make in makers.items():
-                bb = BetaBinningCalibrator(make(), points_per_bin=50, random_state=0)
-                times[name].append(_time(lambda bb=bb, X=X, y=y: bb.fit(X, y)))
-        med = {k: float(np.median(v)) for k, v in times.items()}
-        rows.append((X.shape[0], med))
+
+        def fit(make, X=X, y=y):
+            BetaBinningCalibrator(make(), points_per_bin=50, random_state=0).fit(X, y)
+
+        fns = {name: (lambda m=make: fit(m)) for name, make in PARTITIONERS.items()}
+        rows.append((X.shape[0], median_times(fns, REPEATS, warmup=1)))
     return rows
 
 
+def run_cli(argv):
+    """``betacal`` in this process, its output swallowed; raises with its
+    message unless it exits 0."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cli_main(argv)
+    if status != 0:
+        raise RuntimeError(
+            f"betacal {' '.join(argv)} exited {status}: {err.getvalue().strip()}"
+        )
+    return out.getvalue()
+
+
 def cli_ratios():
+    """``[(rows, single s, --tune s, chosen b line)]`` of the CLI fits."""
     frame = load_triviaqa_confidence().frame
     frame = frame.dropna(subset=["answer"]).reset_index(drop=True)
     out = []
@@ -73,77 +91,76 @@ def cli_ratios():
         for n in (600, 5000):
             path = Path(tmp) / f"tqa{n}.csv"
             frame.iloc[:n].to_csv(path, index=False)
-            base = [
-                "fit",
-                str(path),
-                "--confidence",
-                "verbal_confidence",
-                "--label",
-                "correct_judge",
-                "--text",
-                "question",
-                "answer",
-                "--method",
-                "bb",
-                "--partition",
-                "learned",
-                "--random-state",
-                "0",
-                "--output",
-            ]
-            single, tuned = [], []
-            for r in range(CLI_REPEATS):
-                for extra, acc in (([], single), (["--tune"], tuned)):
-                    model = Path(tmp) / f"m{n}_{r}_{len(extra)}.skops"
-                    argv = [*base, str(model), *extra]
-                    with open(os.devnull, "w") as null:
-                        stdout, sys.stdout = sys.stdout, null
-                        try:
-                            acc.append(_time(lambda argv=argv: cli_main(argv)))
-                        finally:
-                            sys.stdout = stdout
-            out.append((n, float(np.median(single)), float(np.median(tuned))))
+            base = ["fit", str(path), "--confidence", "verbal_confidence",
+                    "--label", "correct_judge", "--text", "question", "answer",
+                    "--method", "bb", "--partition", "learned",
+                    "--random-state", "0", "--force", "--output"]  # fmt: skip
+            said = {}
+
+            def command(extra, name, base=base, n=n, said=said):
+                model = str(Path(tmp) / f"m{n}_{name}.skops")
+                said[name] = run_cli([*base, model, *extra])
+
+            fns = {
+                "single": lambda: command([], "single"),
+                "tune": lambda: command(["--tune"], "tune"),
+            }
+            med = median_times(fns, CLI_REPEATS, warmup=1 if n == 600 else 0)
+            chosen = next(
+                (line for line in said["tune"].splitlines() if "tuned" in line), ""
+            )
+            out.append((n, med["single"], med["tune"], chosen))
     return out
 
 
 def main(argv=None):
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
-    load0 = " ".join(open("/proc/loadavg").read().split()[:3])
-    with warnings.catch_warnings():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS / "learned_cost.md")
+    parser.add_argument(
+        "--label", default="", help="which code was timed (a line of the result)"
+    )
+    args = parser.parse_args(argv)
+    top = header(prefix="")
+    with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
+        load0 = load_average()
         fits = fit_ratios()
+        load1 = load_average()
         clis = cli_ratios()
-    load1 = " ".join(open("/proc/loadavg").read().split()[:3])
+        load2 = load_average()
+    names = [n for n in PARTITIONERS if n != "kd-tree"]
     lines = [
         "# Cost of the learned partition (issue 21, item 6)",
         "",
-        f"Median of {REPEATS} (CLI: {CLI_REPEATS}) interleaved runs, one BLAS thread; load average "
-        f"{load0} (start) / {load1} (end), 2 cores shared.",
+        *top.splitlines(),
+        *([f"code timed: {args.label}"] if args.label else []),
+        "",
+        f"Medians of {REPEATS} (CLI: {CLI_REPEATS}) interleaved runs, one BLAS "
+        f"thread, `{Path(sys.argv[0]).name}`; load average {load0} (start), "
+        f"{load1} (after the fits), {load2} (end), {os.cpu_count()} cores shared.",
         "",
         "## BB fit: learned partition / kd-tree (goal <= 3x)",
         "",
-        "| rows | kd-tree s | merge (default) s | ratio | tree (before) s | ratio |",
-        "|---|---|---|---|---|---|",
+        "| rows | kd-tree s | " + " | ".join(f"{n} s | ratio" for n in names) + " |",
+        "|---|---|" + "---|---|" * len(names),
     ]
-    for n, m in fits:
-        kd = m["kd-tree"]
-        lines.append(
-            f"| {n} | {kd:.3f} | {m['merge (default)']:.3f} | "
-            f"{m['merge (default)'] / kd:.1f}x | {m['tree (before)']:.3f} | "
-            f"{m['tree (before)'] / kd:.1f}x |"
-        )
+    for n, med in fits:
+        kd = med["kd-tree"]
+        cells = " | ".join(f"{med[k]:.3f} | {med[k] / kd:.1f}x" for k in names)
+        lines.append(f"| {n} | {kd:.3f} | {cells} |")
     lines += [
         "",
         "## `betacal fit --partition learned`: --tune / single fit (goal <= 10x)",
         "",
-        "| rows | single s | --tune s | ratio |",
-        "|---|---|---|---|",
+        "| rows | single s | --tune s | ratio | --tune chose |",
+        "|---|---|---|---|---|",
     ]
-    for n, single, tuned in clis:
-        lines.append(f"| {n} | {single:.2f} | {tuned:.2f} | {tuned / single:.1f}x |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    (HERE / "results" / "learned_cost.md").write_text(text)
+    for n, single, tuned, chosen in clis:
+        b = chosen.split("b = ")[1].split(" ")[0] if "b = " in chosen else "?"
+        lines.append(
+            f"| {n} | {single:.2f} | {tuned:.2f} | {tuned / single:.1f}x | b = {b} |"
+        )
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":

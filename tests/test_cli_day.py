@@ -328,12 +328,9 @@ def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, caps
     """Each fold's text partition fitted once (cells reused by every
     candidate) gives the scores of refitting it for each candidate."""
     from sklearn.base import clone
-    from sklearn.frozen import FrozenEstimator
-    from sklearn.model_selection import GridSearchCV, KFold
 
     from sklearn_betacal.cli import build_parser
-    from sklearn_betacal.cli._fit import TUNE_GRID, build_estimator
-    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
+    from sklearn_betacal.cli._fit import build_estimator
 
     log = make_raw_answer_log(900, random_state=3)
     h = parse_verbalized_confidence(log["response"]).confidence
@@ -353,9 +350,23 @@ def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, caps
     X = frame[["h", "q"]].reset_index(drop=True)
     y = frame["y"].to_numpy().astype(float)
     part = clone(est.partitioner).fit(X[["q"]])
+    _check_tune_is_a_grid_search(out, est, X, y, part, "h")
+
+
+def _check_tune_is_a_grid_search(out, est, X, y, part, confidence_column):
+    """--tune's choice and error (in ``out``) are a GridSearchCV's over
+    TUNE_GRID, scored on the cells of ``part`` (fitted on all rows) with
+    every candidate refitted whole; returns the search's mean scores."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from sklearn_betacal.cli._fit import TUNE_GRID
+    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
+
     scorer = make_beta_calibration_error_scorer(
-        FrozenEstimator(part), confidence_column="h", norm="l2_squared", debiased=True
-    )
+        FrozenEstimator(part), confidence_column=confidence_column,
+        norm="l2_squared", debiased=True,
+    )  # fmt: skip
     grid = [b for b in TUNE_GRID if 4 * b <= len(X)]
     search = GridSearchCV(
         est, {"points_per_bin": grid}, scoring=scorer,
@@ -364,6 +375,7 @@ def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, caps
     best = search.best_params_["points_per_bin"]
     assert f"b = {best} " in out
     assert f"error {-search.best_score_:.5f}" in out
+    return search.cv_results_["mean_test_score"]
 
 
 def test_tune_of_the_learned_tree_embeds_once_and_scores_as_a_grid_search(
@@ -373,14 +385,11 @@ def test_tune_of_the_learned_tree_embeds_once_and_scores_as_a_grid_search(
     tree refitted per candidate on it) gives the scores of refitting the
     whole partition -- embedder and tree -- for every candidate."""
     from sklearn.base import clone
-    from sklearn.frozen import FrozenEstimator
-    from sklearn.model_selection import GridSearchCV, KFold
 
     from sklearn_betacal._cells import fit_supervised
     from sklearn_betacal.cli import build_parser
-    from sklearn_betacal.cli._fit import TUNE_GRID, build_estimator
+    from sklearn_betacal.cli._fit import build_estimator
     from sklearn_betacal.datasets import load_triviaqa_confidence
-    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
 
     frame = load_triviaqa_confidence().frame.dropna(subset=["answer"]).iloc[:1500]
     frame = frame[["verbal_confidence", "question", "answer", "correct_judge"]]
@@ -399,20 +408,8 @@ def test_tune_of_the_learned_tree_embeds_once_and_scores_as_a_grid_search(
     part = clone(est.partitioner)
     h = X["verbal_confidence"].to_numpy()
     fit_supervised(part, X[["question", "answer"]], y, confidence=h)
-    scorer = make_beta_calibration_error_scorer(
-        FrozenEstimator(part), confidence_column="verbal_confidence",
-        norm="l2_squared", debiased=True,
-    )  # fmt: skip
-    grid = [b for b in TUNE_GRID if 4 * b <= len(X)]
-    search = GridSearchCV(
-        est, {"points_per_bin": grid}, scoring=scorer,
-        cv=KFold(5, shuffle=True, random_state=0), error_score="raise",
-    ).fit(X, y)  # fmt: skip
-    best = search.best_params_["points_per_bin"]
-    assert f"b = {best} " in out
-    assert f"error {-search.best_score_:.5f}" in out
+    scores = _check_tune_is_a_grid_search(out, est, X, y, part, "verbal_confidence")
     # not a tie that any b would pass: the candidates' scores differ
-    scores = search.cv_results_["mean_test_score"]
     assert np.ptp(scores) > 1e-4
 
 

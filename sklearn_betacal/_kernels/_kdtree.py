@@ -831,12 +831,17 @@ def route_kdtree(F, prep):
     return out
 
 
-def principal_axes(X, n_components):
+def principal_axes(X, n_components, sample_weight=None):
     """Mean and top principal directions of the rows of ``X`` (float64).
 
-    Eigen-decomposition of the covariance matrix; components sorted by
-    decreasing variance, each with its largest-magnitude entry made positive
-    so the result does not depend on the solver's sign convention.
+    Eigen-decomposition of the (weighted) covariance matrix; components
+    sorted by decreasing variance, each with its largest-magnitude entry made
+    positive so the result does not depend on the solver's sign convention.
+    ``sample_weight`` (default: all ones) weighs the rows: a zero weight
+    drops a row, an integer weight repeats it. Returns ``(mean, components)``
+    with ``components`` of shape ``(min(n_components, d), d)``. The one
+    weighted PCA of the package: the kd-tree's principal axes and the
+    learned tree's principal components (``n_components``).
 
     The directions do not depend on the scale of ``X``, so it is first
     brought to ``max |X| < 1`` by an exact power of two: at feature scales of
@@ -845,12 +850,19 @@ def principal_axes(X, n_components):
     X = np.asarray(X, dtype=np.float64)
     shift = unit_exponent(X)
     Xs = np.ldexp(X, -shift)
-    mean_s = Xs.mean(axis=0)
+    if sample_weight is None:
+        mean_s = Xs.mean(axis=0)
+        Xc = Xs - mean_s
+        Xw = Xc
+    else:
+        w = np.asarray(sample_weight, dtype=np.float64)
+        mean_s = (w @ Xs) / float(np.sum(w))
+        Xc = Xs - mean_s
+        Xw = Xc * w[:, None]
     mean = np.ldexp(mean_s, shift)
-    Xc = Xs - mean_s
-    cov = Xc.T @ Xc
+    cov = Xw.T @ Xc
     _, vecs = np.linalg.eigh(cov)
-    comps = vecs[:, ::-1][:, :n_components].T.copy()
+    comps = vecs[:, ::-1][:, : min(n_components, X.shape[1])].T.copy()
     sign = np.sign(comps[np.arange(comps.shape[0]), np.argmax(np.abs(comps), axis=1)])
     sign[sign == 0] = 1.0
     return mean, comps * sign[:, None]

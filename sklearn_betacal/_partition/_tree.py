@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._kernels._kdtree import prepare_node_walk, route_kdtree
+from .._kernels._kdtree import prepare_node_walk, principal_axes, route_kdtree
 from .._kernels._scaling import (
     data_logit_eps,
     fit_platt,
@@ -109,30 +109,6 @@ def column_spread(Z, w):
     spread = np.ldexp(np.sqrt((w @ (U - mean) ** 2) / total), e)
     spread[~(np.isfinite(spread) & (spread > 0))] = 1.0
     return spread
-
-
-def principal_directions(X, w, k):
-    """Weighted mean and top ``k`` principal directions of the rows of ``X``.
-
-    Eigenvectors of the weighted covariance ``sum_i w_i (x_i - m)(x_i -
-    m)^T / W`` by decreasing eigenvalue (a zero weight drops a row, an
-    integer weight repeats it), each signed so that its largest-magnitude
-    entry is positive: the same data give the same directions. Returns
-    ``(mean, components)`` with ``components`` of shape ``(min(k, d), d)``.
-    """
-    total = float(np.sum(w))
-    e = unit_exponent(X)  # the directions do not depend on the scale
-    U = np.ldexp(X, -e)
-    mean = (w @ U) / total
-    Uc = U - mean
-    cov = (Uc * w[:, None]).T @ Uc / total
-    mean = np.ldexp(mean, e)
-    values, vectors = np.linalg.eigh(cov)
-    order = np.argsort(values, kind="stable")[::-1][: min(k, X.shape[1])]
-    comps = vectors[:, order].T
-    top = np.argmax(np.abs(comps), axis=1)
-    comps *= np.sign(comps[np.arange(comps.shape[0]), top])[:, None]
-    return mean, np.ascontiguousarray(comps)
 
 
 #: Candidate inverse penalties of the direction fit (on standardised
@@ -662,7 +638,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             parts.append(dirs)
             self.n_directions_ = dirs.shape[0]
         if self.n_components is not None:
-            parts.append(principal_directions(X, w, self.n_components)[1])
+            parts.append(principal_axes(X, self.n_components, w)[1])
         if parts:
             e = unit_exponent(X)
             self.mean_ = np.ldexp((w @ np.ldexp(X, -e)) / total, e)
