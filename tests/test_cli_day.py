@@ -413,6 +413,49 @@ def test_tune_of_the_learned_tree_embeds_once_and_scores_as_a_grid_search(
     assert np.ptp(scores) > 1e-4
 
 
+def test_tune_fold_embedding_gives_the_learned_fit_bit_for_bit():
+    """The fold partitioner of --partition learned --tune (embedding fitted
+    and computed once per fold) gives every candidate exactly the model of
+    refitting embedder and tree, on folds where the tree splits."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold
+
+    from sklearn_betacal.cli import build_parser
+    from sklearn_betacal.cli._fit import _learned_fold_partitions, build_estimator
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+
+    frame = load_triviaqa_confidence().frame.dropna(subset=["answer"]).iloc[:1500]
+    argv = ["fit", "f.csv", "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--text", "question", "answer", "--method", "bb",
+            "--partition", "learned", "--tune", "--output", "m.skops"]  # fmt: skip
+    args = build_parser().parse_args(argv)
+    est, _ = build_estimator(args)
+    X = frame[["verbal_confidence", "question", "answer"]].reset_index(drop=True)
+    y = frame["correct_judge"].to_numpy().astype(float)
+    cv = KFold(5, shuffle=True, random_state=0)
+    folds = _learned_fold_partitions(est, X, cv, args)
+    n_split = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # small cells of fold models
+        for train, test, part in folds[:2]:
+            for b in (10, 50, 10):  # the second b = 10 reuses the embedding
+                fast = clone(est).set_params(points_per_bin=b, partitioner=part)
+                slow = clone(est).set_params(points_per_bin=b)
+                fast.fit(X.iloc[train], y[train])
+                slow.fit(X.iloc[train], y[train])
+                assert_array_equal(
+                    fast.predict_proba(X.iloc[test]), slow.predict_proba(X.iloc[test])
+                )
+                tree = slow.partitioner_[-1]
+                assert (
+                    fast.partitioner_[-1].centers_.tobytes() == tree.centers_.tobytes()
+                )
+                n_split += tree.n_cells_ > 1
+    assert n_split >= 4  # the embedding matters: the trees split
+
+
 # ------------------------------------------------------------------ summary
 def test_summary_names_crossed_cells_and_says_when_the_tree_found_nothing(
     tmp_path, capsys

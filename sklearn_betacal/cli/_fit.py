@@ -354,7 +354,7 @@ def _fold_partitions(est, X, cv, args, progress):
     if est.partitioner is None:
         return None
     if is_supervised(est.partitioner):
-        return _learned_fold_partitions(est, X, cv, args, progress)
+        return _learned_fold_partitions(est, X, cv, args)
     Z = X.drop(columns=[args.confidence])
     folds = []
     splits = list(cv.split(X))
@@ -369,7 +369,7 @@ def _fold_partitions(est, X, cv, args, progress):
     return folds
 
 
-def _learned_fold_partitions(est, X, cv, args, progress):
+def _learned_fold_partitions(est, X, cv, args):
     """``[(train, test, partitioner)]`` of every fold for a learned tree
     after a text embedder (a two-step Pipeline), or None for any other
     supervised partition (a CrossPartitioner with groups: refitted whole).
