@@ -490,8 +490,13 @@ def test_summary_names_crossed_cells_and_says_when_the_tree_found_nothing(
                  "y", "--text", "q", "--partition", "learned", "--method", "bb",
                  "--output", str(tmp_path / "flat.skops")]) == 0  # fmt: skip
     out = capsys.readouterr().out
-    assert model_io.load(tmp_path / "flat.skops").partitioner_[-1].n_cells_ == 1
+    tree = model_io.load(tmp_path / "flat.skops").partitioner_[-1]
+    assert tree.n_cells_ == 1
     assert "the learned tree found nothing to split" in out
+    # the reason agrees with the test's p-value (a rejected test whose merges
+    # joined every cell is not "do not differ")
+    assert ("do not differ" in out) == (tree.split_pvalue_ > tree.split_alpha)
+    assert ("merged back into one" in out) == (tree.split_pvalue_ <= tree.split_alpha)
     assert "| 0 | text[all] | 1500 |" in out
 
 

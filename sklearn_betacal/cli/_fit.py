@@ -612,14 +612,25 @@ def summarize(est, X, args, out):
     tree = _learned_tree(est)
     merge = tree is not None and getattr(tree, "fine_cell_", None) is not None
     if tree is not None and tree.n_cells_ == 1:
-        why = (
-            f"the text's {len(tree.fine_cell_)} fine k-means cells do not differ "
-            f"in their miscalibration (p = {tree.split_pvalue_:.3g})"
-            if merge
-            else "no direction of the text embedding along which the "
-            "miscalibration differs enough for its leaves of at least "
-            f"{tree.min_samples_leaf_} rows"
-        )
+        if not merge:
+            why = (
+                "no direction of the text embedding along which the "
+                "miscalibration differs enough for its leaves of at least "
+                f"{tree.min_samples_leaf_} rows"
+            )
+        elif tree.split_alpha is not None and tree.split_pvalue_ > tree.split_alpha:
+            why = (
+                f"the text's {len(tree.fine_cell_)} fine k-means cells do not differ "
+                f"in their miscalibration (p = {tree.split_pvalue_:.3g} > "
+                f"split_alpha = {tree.split_alpha:g})"
+            )
+        else:
+            why = (
+                f"the text's {len(tree.fine_cell_)} fine k-means cells differ in "
+                f"their miscalibration overall (p = {tree.split_pvalue_:.3g}), but "
+                "no group of them differs from the rest by more than a merge "
+                "costs, so they merged back into one"
+            )
         print(
             f"the learned tree found nothing to split: {why}; it is one cell, "
             "so every row gets the same calibrator, as without --text (more "
