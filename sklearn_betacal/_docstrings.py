@@ -112,6 +112,19 @@ DOCS["arrieta_ibarra"] = """\
 DOCS["metric_inputs"] = "\n".join(
     DOCS[name] for name in ("y_true", "y_prob", "sample_weight")
 )
+# the bins of the binned metrics: over all rows, or within each cell of groups
+DOCS["binning"] = """\
+n_bins : int, default=10
+    Number of bins.
+strategy : {"uniform", "quantile"}, default="uniform"
+    Equal-width or equal-mass bins (see
+    :func:`~sklearn_betacal.metrics.reliability_table`)."""
+DOCS["cell_binning"] = """\
+n_bins : int, default=10
+    Number of bins within each cell.
+strategy : {"uniform", "quantile"}, default="uniform"
+    Equal-width or equal-mass bins within each cell; quantile edges are
+    computed per cell."""
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
 

@@ -60,6 +60,17 @@ def _check_groups(groups, n_rows):
     return codes, int(codes.max()) + 1
 
 
+def _cell_rows(codes, n_cells):
+    """The row indices of each cell ``0 .. n_cells - 1``, each in row order.
+
+    One stable sort of the codes for all cells, instead of a mask per cell.
+    """
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
+    for s in range(n_cells):
+        yield order[bounds[s] : bounds[s + 1]]
+
+
 @fill_doc
 @validate_params(
     {
@@ -99,10 +110,7 @@ def beta_calibration_error(
         or ``apply`` (``-1``, "outside every bounded leaf", is a cell like
         any other here) or any other labels, e.g. topic names.
     %(sample_weight)s
-    n_bins : int, default=10
-        Number of bins within each cell.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Binning within each cell; quantile edges are computed per cell.
+    %(cell_binning)s
     norm : {"l1", "l2", "max", "l2_squared"}, default="l1"
         Per-cell error, as in :func:`expected_calibration_error`;
         ``"l2_squared"`` averages the cells' *squared* l2 errors:
@@ -196,11 +204,8 @@ def beta_calibration_error(
         keep = share > 0  # a cell of zero weight is dropped, like its rows
         return float(np.sum(share[keep] * errors[keep]))
     # quantile edges differ per cell: bin each cell on its own
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
     result = 0.0
-    for s in range(n_cells):
-        rows = order[bounds[s] : bounds[s + 1]]
+    for rows in _cell_rows(codes, n_cells):
         w_s = None if w is None else w[rows]
         total_s = float(rows.shape[0]) if w is None else float(np.sum(w_s))
         if total_s <= 0:
@@ -287,10 +292,7 @@ def cell_calibration_table(
         The cell of each row (integer ids from a partitioner, ``-1``
         included, or names such as topics).
     %(sample_weight)s
-    n_bins : int, default=10
-        Number of bins within each cell.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Binning within each cell, as in :func:`beta_calibration_error`.
+    %(cell_binning)s
     norm : {"l1", "l2", "max"}, default="l1"
         Per-cell error, as in :func:`expected_calibration_error`.
     alpha : float, default=0.05
@@ -379,10 +381,7 @@ def cell_calibration_table(
     }
     count = np.zeros(n_cells, dtype=np.int64)
     sum_y = np.zeros(n_cells)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
-    for s in range(n_cells):
-        rows = order[bounds[s] : bounds[s + 1]]
+    for s, rows in enumerate(_cell_rows(codes, n_cells)):
         w_s = None if w is None else w[rows]
         y_s, p_s = y[rows], p[rows]
         if w_s is not None:
@@ -442,10 +441,7 @@ def _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy):
         idx = _k.uniform_bin_index(p, n_bins)
     else:  # quantile edges are computed per cell, as in beta_calibration_error
         idx = np.empty(p.shape[0], dtype=np.intp)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(n_cells + 1), side="left")
-        for s in range(n_cells):
-            rows = order[bounds[s] : bounds[s + 1]]
+        for rows in _cell_rows(codes, n_cells):
             w_s = None if w is None else w[rows]
             if w_s is not None and not np.sum(w_s) > 0:
                 idx[rows] = 0
@@ -568,10 +564,7 @@ def beta_calibration_noise_floor(
         Cell id per row, as in :func:`beta_calibration_error`; ``None`` is a
         single cell (the floor of :func:`expected_calibration_error`).
     %(sample_weight)s
-    n_bins : int, default=10
-        Bins within each cell.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Binning within each cell.
+    %(cell_binning)s
     norm : {"l1", "l2", "l2_squared"}, default="l1"
         The norm of the beta-CE this floor goes with. With ``conf_sb`` the
         mean confidence of bin ``(s, b)`` and ``X_sb ~ Binomial(W_sb,

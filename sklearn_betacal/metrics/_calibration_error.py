@@ -463,10 +463,7 @@ def maximum_calibration_error(
     Parameters
     ----------
     %(metric_inputs)s
-    n_bins : int, default=10
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Binning, as in :func:`expected_calibration_error`.
+    %(binning)s
 
     Returns
     -------
@@ -517,10 +514,7 @@ def brier_decomposition(
     Parameters
     ----------
     %(metric_inputs)s
-    n_bins : int, default=10
-        Number of bins.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Binning, as in :func:`expected_calibration_error`.
+    %(binning)s
 
     Returns
     -------

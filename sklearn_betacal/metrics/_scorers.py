@@ -29,6 +29,7 @@ from sklearn.utils.metadata_routing import UNUSED
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import HasMethods, _BaseScorer, _num_samples, validate_params
+from .._docstrings import fill_doc
 from .._validation import check_cell_ids, split_confidence_features
 from ._beta_calibration import beta_calibration_error
 from ._calibration_error import (
@@ -197,6 +198,7 @@ def _calibrated_classifier_cells(estimator, X):
 neg_beta_calibration_error_scorer = _BetaCalibrationErrorScorer(None, 0, {})
 
 
+@fill_doc
 @validate_params(
     {
         "partitioner": [HasMethods(["transform"]), None],
@@ -242,10 +244,7 @@ def make_beta_calibration_error_scorer(
         ``X`` as given, for pipelines whose raw input is not a confidence
         column plus features (e.g. text: the carried partitioner is then itself
         a fitted ``Pipeline`` such as embedder + partitioner).
-    n_bins : int, default=10
-        Bins within each cell.
-    strategy : {"uniform", "quantile"}, default="uniform"
-        Binning within each cell.
+    %(cell_binning)s
     norm : {"l1", "l2", "max", "l2_squared"}, default="l1"
         Per-cell error, see :func:`beta_calibration_error`.
     debiased : bool, default=False

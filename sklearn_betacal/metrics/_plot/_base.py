@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""What the three displays share: the matplotlib check and estimator responses.
+"""What the displays share: the matplotlib check, estimator responses, axes.
 
 Modelled on scikit-learn's ``_BinaryClassifierCurveDisplayMixin``
 (``sklearn/utils/_plotting.py``): ``from_estimator`` and ``from_predictions``
@@ -152,8 +152,40 @@ class _DisplayMixin:
             return text or None
         return f"{name} ({text})" if text else name
 
-    @staticmethod
-    def _new_axes(**subplots_kw):
-        import matplotlib.pyplot as plt
+    def _validate_plot_params(self, *, ax, name, **subplots_kw):
+        """The axes to draw into and the legend name, as ``plot`` resolves them.
 
-        return plt.subplots(**subplots_kw)
+        scikit-learn's ``_BinaryClassifierCurveDisplayMixin`` helper of the
+        same name: ``ax=None`` draws into a new figure
+        ``plt.subplots(**subplots_kw)`` (one Axes, or the array of them when
+        ``subplots_kw`` asks for several), ``name=None`` is the name given at
+        construction. Returns ``(ax, name)``.
+        """
+        if ax is None:
+            check_matplotlib_support(f"{type(self).__name__}.plot")
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(**subplots_kw)
+        return ax, self.name if name is None else name
+
+
+def _unit_axes(ax, **labels):
+    """Both axes over ``[0, 1]`` (confidences, accuracies, shares), labelled."""
+    ax.set(xlim=(0, 1), ylim=(0, 1), **labels)
+
+
+def _legend_below(ax, *, offset, fontsize="small", **legend_kw):
+    """The legend under the x label, two entries a row, without a frame.
+
+    Inside the axes, any corner (or ``loc="best"``) sits on a curve or on
+    the lowest rows once several confidences share the axes. ``offset`` is
+    how far below the axes its top is, in axes units.
+    """
+    return ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -offset),
+        ncols=2,
+        fontsize=fontsize,
+        frameon=False,
+        **legend_kw,
+    )

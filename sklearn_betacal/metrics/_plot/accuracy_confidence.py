@@ -9,16 +9,10 @@ from .._selective import (
     area_under_accuracy_confidence,
     risk_coverage_curve,
 )
-from ._base import _DisplayMixin
+from ._base import _DisplayMixin, _legend_below, _unit_axes
 
-#: Legend placement under the x label, two entries per row.
-_LEGEND_BELOW = {
-    "loc": "upper center",
-    "bbox_to_anchor": (0.5, -0.16),
-    "ncols": 2,
-    "fontsize": "small",
-    "frameon": False,
-}
+#: How far below the axes the legends start (under the x label).
+_LEGEND_OFFSET = 0.16
 
 
 class AccuracyConfidenceDisplay(_DisplayMixin):
@@ -114,13 +108,13 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
         -------
         display : AccuracyConfidenceDisplay
         """
-        if ax is None:
-            _, ax = self._new_axes(ncols=2, figsize=(9, 4), layout="constrained")
+        ax, name = self._validate_plot_params(
+            ax=ax, name=name, ncols=2, figsize=(9, 4), layout="constrained"
+        )
         axes = list(np.ravel(ax))
         self.ax_ = axes[0]
         self.rc_ax_ = axes[1] if len(axes) > 1 else None
         self.figure_ = self.ax_.figure
-        name = self.name if name is None else name
         label = self._legend_label(
             name, [] if self.auac is None else [f"AUAC = {self.auac:.3f}"]
         )
@@ -131,16 +125,13 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
         (self.coverage_line_,) = self.ax_.plot(
             self.thresholds, self.coverage, ls="--", lw=1, color=color, clip_on=False
         )
-        self.ax_.set(
-            xlim=(0, 1),
-            ylim=(0, 1),
+        _unit_axes(
+            self.ax_,
             xlabel="confidence threshold",
             ylabel="accuracy of the answers kept",
             title="accuracy-confidence (dashed: share kept)",
         )
-        # below the axes: inside, any corner (or loc="best") sits on one of
-        # the curves once several confidences share the axes
-        self.ax_.legend(**_LEGEND_BELOW)
+        _legend_below(self.ax_, offset=_LEGEND_OFFSET)
         self.rc_line_ = None
         if self.rc_ax_ is not None:
             rc_kwargs = {"color": color, **kwargs}
@@ -151,15 +142,14 @@ class AccuracyConfidenceDisplay(_DisplayMixin):
                 clip_on=False,
                 **rc_kwargs,
             )
-            self.rc_ax_.set(
-                xlim=(0, 1),
-                ylim=(0, 1),
+            _unit_axes(
+                self.rc_ax_,
                 xlabel="coverage (share answered)",
                 ylabel="risk (error rate of the answers kept)",
                 title="risk-coverage",
             )
             if name is not None:
-                self.rc_ax_.legend(**_LEGEND_BELOW)
+                _legend_below(self.rc_ax_, offset=_LEGEND_OFFSET)
         return self
 
     @fill_doc

@@ -13,7 +13,7 @@ from ...bounds import points_per_bin_for_epsilon
 from .._beta_calibration import beta_calibration_error, cell_calibration_table
 from .._calibration_error import reliability_table
 from .._calibration_tests import calibration_test
-from ._base import _DisplayMixin
+from ._base import _DisplayMixin, _legend_below
 from .reliability import ReliabilityDisplay
 
 #: Thm 3.1 target behind ``min_count="auto"``: a cell is shown when one bin
@@ -485,14 +485,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             shown += f"; {len(self.excluded_cells_)} smaller cells not shown"
         ax.set_title(("" if name is None else f"{name}\n") + shown, fontsize="small")
         if legend:
-            # below the axes: inside it would hide the lowest cells
-            ax.legend(
-                loc="upper center",
-                bbox_to_anchor=(0.5, -0.09),
-                fontsize="x-small",
-                ncols=2,
-                frameon=False,
-            )
+            _legend_below(ax, offset=0.09, fontsize="x-small")
 
     @fill_doc
     @classmethod
@@ -531,10 +524,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         groups : array-like of shape (n_samples,)
             The cell of each row: cell ids of a partitioner or names.
         %(sample_weight)s
-        n_bins : int, default=10
-            Bins within each cell.
-        strategy : {"uniform", "quantile"}, default="uniform"
-            Binning within each cell.
+        %(cell_binning)s
         alpha : float, default=0.05
             Miscoverage of the intervals.
         min_count : int or "auto", default="auto"

@@ -134,10 +134,8 @@ class CumulativeCalibrationDisplay(_DisplayMixin):
         -------
         display : CumulativeCalibrationDisplay
         """
-        if ax is None:
-            _, ax = self._new_axes(figsize=(5.5, 4))
+        ax, name = self._validate_plot_params(ax=ax, name=name, figsize=(5.5, 4))
         self.ax_, self.figure_ = ax, ax.figure
-        name = self.name if name is None else name
         parts = []
         if self.ecce is not None:
             parts.append(f"ECCE = {self.ecce:.3f}")

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..._docstrings import fill_doc
 from .._calibration_error import expected_calibration_error, reliability_table
-from ._base import _DisplayMixin
+from ._base import _DisplayMixin, _unit_axes
 
 _REF_LABEL = "perfect calibration"
 
@@ -112,15 +112,17 @@ class ReliabilityDisplay(_DisplayMixin):
         -------
         display : ReliabilityDisplay
         """
-        if ax is None:
-            fig, (ax, hist_ax) = self._new_axes(
-                nrows=2,
-                sharex=True,
-                figsize=(5, 5.6),
-                gridspec_kw={"height_ratios": [3, 1]},
-            )
+        axes, name = self._validate_plot_params(
+            ax=ax,
+            name=name,
+            nrows=2,
+            sharex=True,
+            figsize=(5, 5.6),
+            gridspec_kw={"height_ratios": [3, 1]},
+        )
+        if ax is None:  # the diagram above its count histogram
+            ax, hist_ax = axes
         self.ax_, self.hist_ax_, self.figure_ = ax, hist_ax, ax.figure
-        name = self.name if name is None else name
         label = self._legend_label(
             name, [] if self.ece is None else [f"ECE = {self.ece:.3f}"]
         )
@@ -169,7 +171,7 @@ class ReliabilityDisplay(_DisplayMixin):
                 zorder=3,
                 clip_on=False,
             )
-        ax.set(xlim=(0, 1), ylim=(0, 1), ylabel="accuracy")
+        _unit_axes(ax, ylabel="accuracy")
         ax.set_aspect("equal" if hist_ax is None else "auto")
         title = f"bars: {100 * (1 - self.alpha):g}% Clopper-Pearson interval"
         if hist_ax is None:
@@ -227,11 +229,7 @@ class ReliabilityDisplay(_DisplayMixin):
         %(display_y_true)s
         %(y_prob)s
         %(sample_weight)s
-        n_bins : int, default=10
-            Number of bins.
-        strategy : {"uniform", "quantile"}, default="uniform"
-            Equal-width or equal-mass bins (see
-            :func:`~sklearn_betacal.metrics.reliability_table`).
+        %(binning)s
         alpha : float, default=0.05
             Miscoverage of the Clopper-Pearson intervals.
         %(display_pos_label)s
