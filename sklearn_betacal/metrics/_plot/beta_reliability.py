@@ -10,7 +10,12 @@ import numpy as np
 
 from ..._docstrings import fill_doc
 from ...bounds import points_per_bin_for_epsilon
-from .._beta_calibration import beta_calibration_error, cell_calibration_table
+from .._beta_calibration import (
+    _cell_rows,
+    _check_groups,
+    beta_calibration_error,
+    cell_calibration_table,
+)
 from .._calibration_error import reliability_table
 from .._calibration_tests import calibration_test
 from ._base import _DisplayMixin, _legend_below
@@ -621,12 +626,17 @@ class BetaCalibrationDisplay(_DisplayMixin):
                 )
             min_count = _data_min_count(table["count"].to_numpy())
         _warn_hidden(table["count"].to_numpy(), min_count)
-        g = np.asarray(groups).reshape(-1)
         y_arr, p_arr = np.asarray(y_true), np.asarray(y_prob)
         w_arr = None if o.sample_weight is None else np.asarray(o.sample_weight)
+        # the table's rows are the cells in code order, as _cell_rows yields them
+        codes, n_cells = _check_groups(groups, p_arr.shape[0])
+        drawn = table["count"].to_numpy() >= min_count
         tables = {}
-        for cell in table.index[table["count"].to_numpy() >= min_count]:
-            rows = g == cell
+        for cell, draw, rows in zip(
+            table.index, drawn, _cell_rows(codes, n_cells), strict=True
+        ):
+            if not draw:
+                continue
             tables[cell] = reliability_table(
                 y_arr[rows],
                 p_arr[rows],
