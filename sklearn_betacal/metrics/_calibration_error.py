@@ -37,13 +37,14 @@ _NORMS = StrOptions({"l1", "l2", "max"})
 # debiased estimator is unbiased for.
 _BETA_NORMS = StrOptions({"l1", "l2", "max", "l2_squared"})
 _N_BINS = Interval(Integral, 1, None, closed="left")
-_COMMON = {
+#: the constraints of the inputs of every metric of (correctness, confidence)
+_INPUTS = {
     "y_true": ["array-like"],
     "y_prob": ["array-like"],
     "sample_weight": ["array-like", None],
-    "n_bins": [_N_BINS],
-    "strategy": [_STRATEGIES],
 }
+#: ... and of the binned metrics
+_COMMON = {**_INPUTS, "n_bins": [_N_BINS], "strategy": [_STRATEGIES]}
 
 BrierDecomposition = namedtuple(
     "BrierDecomposition", ["brier", "calibration", "refinement"]

@@ -22,14 +22,9 @@ from .._docstrings import fill_doc
 from .._kernels import _cumulative as _k
 from .._kernels import _smooth
 from ._beta_calibration import _check_groups
-from ._calibration_error import _check_inputs
+from ._calibration_error import _INPUTS, _check_inputs
 
 _WEIGHT_TYPES = StrOptions({"frequency", "sampling"})
-_COMMON = {
-    "y_true": ["array-like"],
-    "y_prob": ["array-like"],
-    "sample_weight": ["array-like", None],
-}
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ def _sigma(p, w, total, weight_type):
 
 
 @fill_doc
-@validate_params(_COMMON, prefer_skip_nested_validation=True)
+@validate_params(_INPUTS, prefer_skip_nested_validation=True)
 def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None):
     """Estimated cumulative calibration error (ECCE): the Kuiper statistic.
 
@@ -213,7 +208,7 @@ def _cell_table(y, p, w, order, groups, method, alpha, weight_type, crit):
 @fill_doc
 @validate_params(
     {
-        **_COMMON,
+        **_INPUTS,
         "groups": ["array-like", None],
         "method": [StrOptions({"holm", "fdr_bh"})],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
@@ -343,7 +338,7 @@ def calibration_test(
 
 
 @fill_doc
-@validate_params(_COMMON, prefer_skip_nested_validation=True)
+@validate_params(_INPUTS, prefer_skip_nested_validation=True)
 def smooth_calibration_error(y_true, y_prob, *, sample_weight=None):
     """Smooth ECE (smECE): kernel-smoothed calibration error, no bins.
 
@@ -510,7 +505,7 @@ def _check_features(features, n_rows, categorical_features):
 @fill_doc
 @validate_params(
     {
-        **_COMMON,
+        **_INPUTS,
         "features": ["array-like"],
         "categorical_features": [StrOptions({"auto"}), "array-like"],
         "max_depth": [Interval(Integral, 0, None, closed="left")],

@@ -13,7 +13,7 @@ import numpy as np
 from .._compat import Interval, validate_params
 from .._docstrings import fill_doc
 from .._validation import check_n_bins, native
-from ._calibration_error import _check_inputs
+from ._calibration_error import _INPUTS, _check_inputs
 
 
 def _check_grid(grid, n_rows):
@@ -54,16 +54,11 @@ def _accuracy_above(y, p, w, thresholds):
     return heights, kept_w
 
 
-_CURVE_PARAMS = {
-    "y_true": ["array-like"],
-    "y_prob": ["array-like"],
-    "sample_weight": ["array-like", None],
-}
 _GRID = [Interval(Integral, 2, None, closed="left"), "array-like"]
 
 
 @fill_doc
-@validate_params({**_CURVE_PARAMS, "grid": _GRID}, prefer_skip_nested_validation=True)
+@validate_params({**_INPUTS, "grid": _GRID}, prefer_skip_nested_validation=True)
 def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
     """Accuracy-confidence curve: accuracy of the answers kept at each threshold.
 
@@ -110,7 +105,7 @@ def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
 
 
 @fill_doc
-@validate_params(_CURVE_PARAMS, prefer_skip_nested_validation=True)
+@validate_params(_INPUTS, prefer_skip_nested_validation=True)
 def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
     """Risk-coverage curve: error rate of the answers kept, against coverage.
 
