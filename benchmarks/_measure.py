@@ -8,8 +8,9 @@
   :func:`peak_rss_mb` (the process's high-water mark);
 - the run header: :func:`header` (date, machine, load, versions, commit) and
   :func:`load_average`;
-- the result tables: :func:`markdown_table` (a Markdown table's lines) and
-  :func:`markdown_row` (one row, for rows printed as they are measured);
+- the result tables: :func:`markdown_table` (a Markdown table's lines),
+  :func:`markdown_row` (one row, for rows printed as they are measured) and
+  :func:`markdown_frame` (a pandas frame's table);
 - the data: :func:`data_dir` (``--data`` or ``$BETACAL_SHARED_DATA``),
   :func:`load_influences` through the package's public
   :func:`sklearn_betacal.datasets.fetch_influences`, :func:`cifar_records`.
@@ -261,6 +262,24 @@ def markdown_table(head, rows=(), *, align=""):
 def markdown_row(cells):
     """One line of a Markdown table, ``| a | b |``."""
     return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def markdown_frame(frame, *, floatfmt=".4f"):
+    """:func:`markdown_table` of a pandas frame: its index (named by
+    ``frame.index.name``) then its columns, floats written with ``floatfmt``,
+    numeric columns right-aligned."""
+    cols = list(frame.columns)
+    head = [str(frame.index.name or ""), *map(str, cols)]
+    align = "l" + "".join("r" if frame[c].dtype.kind in "iuf" else "l" for c in cols)
+
+    def cell(v):
+        return format(v, floatfmt) if isinstance(v, float) else str(v)
+
+    rows = (
+        [key, *map(cell, row)]
+        for key, row in zip(frame.index, frame.itertuples(index=False), strict=True)
+    )
+    return markdown_table(head, rows, align=align)
 
 
 def write_result(path, lines, *, echo=True):

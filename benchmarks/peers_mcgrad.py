@@ -295,10 +295,27 @@ def scores(y, p, g, truth=None):
     return out
 
 
-def run_set(study, name, seed, data, MCGrad, turn, only=None, needs=False):
-    """All methods on one (set, seed); ``data`` = (train, test) tuples."""
+def run_set(
+    study,
+    name,
+    seed,
+    data,
+    MCGrad,
+    turn,
+    only=None,
+    needs=False,
+    make=methods,
+    score=None,
+):
+    """All methods on one (set, seed); ``data`` = (train, test) tuples.
+
+    ``make(seed, MCGrad, needs)`` builds the methods and ``score(y, p, g,
+    truth)`` scores them (default :func:`methods` and :func:`scores`; a study
+    passes its own, e.g. ``studies/feature_scaler.py``).
+    """
+    score = scores if score is None else score
     (h, Z, g, y, qid), (ht, Zt, gt, yt, truth) = data
-    ms = methods(seed, MCGrad, needs)
+    ms = make(seed, MCGrad, needs)
     if only:
         ms = {k: v for k, v in ms.items() if k in only}
     names = list(ms)
@@ -320,7 +337,7 @@ def run_set(study, name, seed, data, MCGrad, turn, only=None, needs=False):
                 "set": name,
                 "seed": seed,
                 "method": mname,
-                **scores(yt, p, gt, truth),
+                **score(yt, p, gt, truth),
                 "cells": m.cells(),
                 "fit_s": t1 - t0,
                 "predict_s": t2 - t1,
@@ -580,12 +597,9 @@ def _versions(MCGrad):
     return ", ".join(v)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n".join(__doc__.splitlines()[1:]),
-    )
+def add_set_arguments(parser):
+    """``--studies``, ``--seeds``, ``--models`` and ``--combine``: the sets
+    of this script, also run by ``studies/feature_scaler.py``."""
     parser.add_argument(
         "--studies",
         nargs="+",
@@ -596,6 +610,22 @@ def main(argv=None):
     parser.add_argument(
         "--models", nargs="*", default=None, help="influences: answering models"
     )
+    parser.add_argument(
+        "--combine",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="only write the report from the CSVs of earlier runs",
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
+    add_set_arguments(parser)
     parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument(
         "--methods", nargs="*", default=None, help="only these methods (UMD is kept)"
@@ -608,13 +638,6 @@ def main(argv=None):
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="report (.md; a .csv beside it)"
-    )
-    parser.add_argument(
-        "--combine",
-        nargs="+",
-        type=Path,
-        default=None,
-        help="only write the report from the CSVs of earlier runs",
     )
     parser.add_argument(
         "--mcgrad-needs",

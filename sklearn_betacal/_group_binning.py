@@ -520,14 +520,26 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         """
         return h
 
+    def _row_predictor(self):
+        """``(h, Z, cells) -> calibrated values`` of one block (Alg. 2).
+
+        The tables at the binned score; a subclass that averages several
+        fitted binnings overrides this.
+        """
+        predict = self._binning_predictor()
+
+        def rows(h, Z, cells):
+            return predict(self._binned_score(h, Z, cells), cells)
+
+        return rows
+
     def _calibrated(self, X):
         """Alg. 2: the cell's UMD (root for -1 / unseen cells) at each row."""
 
-        predict = self._binning_predictor()
+        predict = self._row_predictor()
 
         def write(h, Z, out):
-            cells = self._cells(Z)
-            out[:] = predict(self._binned_score(h, Z, cells), cells)
+            out[:] = predict(h, Z, self._cells(Z))
 
         return self._blockwise(X, (), np.float64, write)
 
@@ -542,11 +554,10 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         pos = positive_index(self)
-        predict = self._binning_predictor()
+        predict = self._row_predictor()
 
         def write(h, Z, out):
-            cells = self._cells(Z)
-            out[:, pos] = predict(self._binned_score(h, Z, cells), cells)
+            out[:, pos] = predict(h, Z, self._cells(Z))
             np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
 
         return self._blockwise(X, (2,), np.float64, write)
@@ -560,12 +571,9 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             Elements of ``classes_``.
         """
         check_is_fitted(self)
-        predict = self._binning_predictor()
+        predict = self._row_predictor()
 
         def write(h, Z, out):
-            cells = self._cells(Z)
-            out[:] = binary_predict(
-                self, predict(self._binned_score(h, Z, cells), cells)
-            )
+            out[:] = binary_predict(self, predict(h, Z, self._cells(Z)))
 
         return self._blockwise(X, (), self.classes_.dtype, write)

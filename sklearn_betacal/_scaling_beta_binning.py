@@ -236,6 +236,10 @@ def check_boosted_state(state):
     return {**state, "logit_eps": eps, "n_features": d, "trees": checked}
 
 
+#: What the template ``fit`` sets before ``_fit``: the members of ``cv=k``
+#: share it (the partitioner is fitted once, on all rows)
+_TEMPLATE_STATE = ("classes_", "n_features_in_", "feature_names_in_", "partitioner_")
+
 #: Rows (total weight) per bin of the per-cell estimate of ``nu``
 #: (``scaler="features"``); a lighter cell is not measured.
 NU_CELL_BIN_WEIGHT = 100
@@ -341,6 +345,16 @@ default="hierarchical"
         raw confidence as in Eq. 5, or its logit clipped at a data-aware
         level (see :class:`PlattScaler`), which can follow an accuracy curve
         that is flat and then steep. Ignored for an estimator ``scaler``.
+    cv : int >= 2 or None, default=None
+        ``None``: one split into D1 and D2 (``scaler_fraction``), Alg. 3 as
+        written. An int ``k``: cross-fitting. The rows are drawn into ``k``
+        folds (one permutation from ``random_state``); for each fold Alg. 3
+        runs with D1 = the other ``k - 1`` folds and D2 = the fold (a
+        calibrator in ``estimators_``), so every row is binned once, by a
+        scaler that did not see it, and each scaler sees ``(k - 1) / k`` of
+        the rows; the prediction is the mean of the ``k`` binned
+        predictions. ``scaler_fraction`` is then not used. The guarantee
+        changes: see Notes.
     %(pos_label)s
 
     Attributes
@@ -357,6 +371,14 @@ default="hierarchical"
         The misspecification used: ``nu``, or its estimate for ``"auto"``.
     scaling_indices_, binning_indices_ : ndarray of int64
         Row positions (in the rows with positive weight) of D1 and D2.
+        Not set with ``cv`` (each of ``estimators_`` has its own).
+    estimators_ : list of ScalingBetaBinningCalibrator
+        Only with ``cv=k``: the ``k`` fitted calibrators, fold ``j``'s
+        binned on fold ``j`` (``cv=None``, the partitioner fitted on all
+        rows shared); each has the attributes above, its own ``epsilon_``
+        among them. ``nu_`` and ``points_per_bin_`` are then the largest of
+        theirs, and the binning attributes (``root_``, ``cell_tables_``,
+        ``epsilon_``, ...) exist only on the members.
     partitioner_, points_per_bin_, root_, cell_tables_, fallback_cells_, \
 n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         As in :class:`BetaBinningCalibrator` (the binning ones refer to D2).
@@ -387,6 +409,23 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
     unknown; :func:`estimate_misspecification` estimates it on a labelled
     hold-out set, and ``points_per_bin="auto"`` with ``nu`` then picks ``b``
     (Sec. 3.3, "Applying Theorem 3.1").
+
+    **Guarantee with** ``cv=k``. Each member ``estimators_[j]`` is Alg. 3
+    with its scaler fitted apart from the rows it bins, so Thm 3.1 holds
+    for it cell by cell exactly as above, with ``N`` = the weight of fold
+    ``j`` (about ``1 / k`` of the rows, so its bins hold ``b`` rows as
+    before but there are fewer of them) and its own ``nu_``: its
+    ``epsilon_`` bounds each of its cells with probability at least ``1 -
+    alpha``, and all ``k`` members' bounds hold together with probability
+    at least ``1 - k alpha`` (a union bound). The averaged prediction that
+    ``predict_proba`` returns is **not** covered: it is not a binned
+    function of one score (it takes sums of the members' bin values), and
+    an average of calibrated predictors need not be calibrated (the
+    constant ``0.5`` and the true probability in ``{0, 1}`` are both
+    calibrated; their average, ``0.25`` or ``0.75``, is off by ``0.25``
+    everywhere). Use ``cv`` for resolution (Brier, log loss, AUROC: each
+    scaler sees more rows and the average is finer than one binning), and
+    ``cv=None`` or one member where the per-cell bound is what you need.
 
     **Sample weights** are frequency weights: zero-weight rows are removed
     first (exactly like dropping them), and the remaining weights go to the
@@ -430,6 +469,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         "scaler_fraction": [Interval(Real, 0, 1, closed="neither")],
         "nu": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "covariate": [StrOptions({"confidence", "logit"})],
+        "cv": [Interval(Integral, 2, None, closed="left"), None],
     }
 
     def __init__(
@@ -446,6 +486,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         scaler_fraction=0.5,
         nu="auto",
         covariate="confidence",
+        cv=None,
         pos_label=None,
     ):
         super().__init__(
@@ -462,6 +503,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.scaler_fraction = scaler_fraction
         self.nu = nu
         self.covariate = covariate
+        self.cv = cv
 
     def _planned_points_per_bin(self, n_rows, sample_weight):
         """``"auto"`` resolved before the partitioner is fitted, on the weight
@@ -474,7 +516,10 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         if self.points_per_bin != "auto":
             return int(self.points_per_bin)
         total = float(n_rows) if sample_weight is None else float(sample_weight.sum())
-        d2 = total - round(self.scaler_fraction * total)
+        if self.cv is None:
+            d2 = total - round(self.scaler_fraction * total)
+        else:  # the lightest fold's share, as its rows are drawn
+            d2 = float(total // int(self.cv))
         if d2 < 2:
             return None  # _fit reports the split that is too small
         nu = 0.0 if self.nu == "auto" else float(self.nu)
@@ -483,24 +528,9 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
     def _fit_scaler(self, X, h, Z, y, sw, cells, d1, d2):
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
-        if self.scaler == "features":
-            # Eq. 5 on the cells, then boosting on the features from its logit
-            who = type(self).__name__
-            base = hierarchical_scaler(self.covariate)
-            seed_inner(base, self.random_state, name="scaler")
-            X1 = np.column_stack([h[d1], cells[d1]])
-            if w1 is None:
-                base.fit(X1, y[d1])
-            else:
-                base.fit(X1, y[d1], sample_weight=w1)
-            q1 = _positive_proba(base, X1)
-            q2 = _positive_proba(base, np.column_stack([h[d2], cells[d2]]))
-            state = fit_boosted_scaler(
-                q1, take_rows(Z, d1), y[d1], w1, self._scaler_seed, who
-            )
-            self.scaler_ = {"hierarchical": base, **state}
-            return boosted_proba(self.scaler_, q2, take_rows(Z, d2), who)
-        if self.scaler == "hierarchical":
+        features = self.scaler == "features"
+        if features or self.scaler == "hierarchical":
+            # Eq. 5 on the cells (``"features"`` then boosts from its logit)
             scaler = hierarchical_scaler(self.covariate)
             X1 = np.column_stack([h[d1], cells[d1]])
             X2 = np.column_stack([h[d2], cells[d2]])
@@ -519,20 +549,29 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             scaler.fit(X1, y1)
         else:
             scaler.fit(X1, y1, sample_weight=w1)
-        self.scaler_ = scaler
         t2 = _positive_proba(scaler, X2)
         if not np.all(np.isfinite(t2)) or np.any((t2 < 0) | (t2 > 1)):
             raise ValueError(
                 f"The scaler {type(scaler).__name__} returned probabilities "
                 "outside [0, 1] or non-finite; proxies must be probabilities."
             )
-        return t2
+        if not features:
+            self.scaler_ = scaler
+            return t2
+        # the boosting on [logit q, features], q: Eq. 5's fitted values
+        who = type(self).__name__
+        q1 = _positive_proba(scaler, X1)
+        state = fit_boosted_scaler(q1, take_rows(Z, d1), y1, w1, self._scaler_seed, who)
+        self.scaler_ = {"hierarchical": scaler, **state}
+        return boosted_proba(self.scaler_, t2, take_rows(Z, d2), who)
 
     def _fit(self, X, h, y, sample_weight, cells):
         """Alg. 3 on the rows the template ``fit`` kept: split, fit the
-        scaler on D1, beta-bin D2 on the scaler's proxies."""
-        sw = sample_weight
+        scaler on D1, beta-bin D2 on the scaler's proxies; with ``cv``, once
+        per fold (:meth:`_fit_folds`)."""
         n = h.shape[0]
+        if self.cv is not None:
+            return self._fit_folds(X, h, y, sample_weight, cells)
         n1 = int(round(self.scaler_fraction * n))
         if n1 < 1 or n - n1 < 2:
             raise ValueError(
@@ -541,9 +580,47 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
                 f"{self.scaler_fraction} there "
                 f"are {n1} and {n - n1}. Pass more rows or change scaler_fraction."
             )
+        vars(self).pop("estimators_", None)  # of an earlier fit with cv
         rng = check_random_state(self.random_state)
         perm = rng.permutation(n)
         d1, d2 = np.sort(perm[:n1]), np.sort(perm[n1:])
+        return self._fit_split(X, h, y, sample_weight, cells, d1, d2, rng)
+
+    def _fit_folds(self, X, h, y, sample_weight, cells):
+        """``cv=k``: one Alg. 3 per fold, its scaler on the other ``k - 1``
+        folds and its binning on the fold (``estimators_``); every row is
+        binned exactly once, by a scaler that did not see it."""
+        n, k = h.shape[0], int(self.cv)
+        if n < 2 * k:
+            raise ValueError(
+                f"{type(self).__name__}(cv={k}) needs at least two rows per "
+                f"fold; got {n} calibration rows. Pass more rows or a smaller cv."
+            )
+        rng = check_random_state(self.random_state)
+        folds = np.array_split(rng.permutation(n), k)
+        # the template fit's state: every fold shares the partitioner
+        shared = {key: v for key, v in vars(self).items() if key in _TEMPLATE_STATE}
+        members = []
+        for j in range(k):
+            member = clone(self).set_params(cv=None)
+            member.__dict__.update(shared)
+            d1 = np.sort(np.concatenate(folds[:j] + folds[j + 1 :]))
+            d2 = np.sort(folds[j])
+            members.append(
+                member._fit_split(X, h, y, sample_weight, cells, d1, d2, rng)
+            )
+        params = self.get_params(deep=False)
+        for key in set(vars(members[0])) - set(params) - set(_TEMPLATE_STATE):
+            vars(self).pop(key, None)  # a one-split state of an earlier fit
+        self.estimators_ = members
+        self.nu_ = max(m.nu_ for m in members)
+        self.points_per_bin_ = max(m.points_per_bin_ for m in members)
+        return self
+
+    def _fit_split(self, X, h, y, sample_weight, cells, d1, d2, rng):
+        """Alg. 3 on the split ``d1`` (scaler) / ``d2`` (binning); ``rng``
+        has drawn the split and draws the rest (boosting seed, nudges)."""
+        sw = sample_weight
         self.scaling_indices_, self.binning_indices_ = d1, d2
 
         features = self.scaler == "features"
@@ -588,6 +665,20 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         q = _positive_proba(base, np.column_stack([h, cells]))
         return boosted_proba(self.scaler_, q, Z, type(self).__name__, self._forest())
 
+    def _row_predictor(self):
+        """Alg. 2; with ``cv``, the mean of the folds' binned predictions."""
+        if self.cv is None:
+            return super()._row_predictor()
+        parts = [member._row_predictor() for member in self.estimators_]
+
+        def rows(h, Z, cells):
+            out = parts[0](h, Z, cells)
+            for predict in parts[1:]:
+                out = out + predict(h, Z, cells)
+            return out / len(parts)
+
+        return rows
+
     def _forest(self):
         """The boosted trees' walks, prepared once per fitted state."""
         cached = _FORESTS.get(self)
@@ -617,6 +708,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         proxy : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if self.cv is not None:
+            return np.mean([m.proxy_proba(X) for m in self.estimators_], axis=0)
         if self.scaler not in ("hierarchical", "pooled", "features"):
             return _positive_proba(self.scaler_, X)
         h, Z = self._split_X(X, reset=False)

@@ -538,3 +538,93 @@ def test_sbb_features_small_d1_boosts_a_few_rounds_without_early_stopping():
         random_state=0,
     ).fit(X, y)
     assert len(sbb.scaler_["trees"]) == BOOSTING_FEW_ROUNDS
+
+
+# ------------------------------------------- cv=k: cross-fitting (issue 21, 4)
+def test_sbb_cv_members_are_one_split_fits_on_the_folds():
+    """cv=k: fold j is binned by a scaler fitted on the other folds; every
+    row is binned once; the prediction is the members' mean."""
+    X, y, _ = _feature_miscalibrated(0, 3000)
+    Xt, _, _ = _feature_miscalibrated(1, 500)
+    for scaler in ("hierarchical", "features"):
+        sbb = ScalingBetaBinningCalibrator(
+            KDTreePartitioner(max_depth=2), scaler=scaler, cv=3, random_state=0
+        ).fit(X, y)
+        assert len(sbb.estimators_) == 3
+        assert not hasattr(sbb, "binning_indices_")
+        binned = np.concatenate([m.binning_indices_ for m in sbb.estimators_])
+        assert_array_equal(np.sort(binned), np.arange(3000))
+        for m in sbb.estimators_:
+            assert m.cv is None and m.partitioner_ is sbb.partitioner_
+            assert_array_equal(
+                np.union1d(m.scaling_indices_, m.binning_indices_), np.arange(3000)
+            )
+            assert np.intersect1d(m.scaling_indices_, m.binning_indices_).size == 0
+            assert np.all(np.isfinite(m.epsilon_))
+        mean = np.mean([m.predict_proba(Xt) for m in sbb.estimators_], axis=0)
+        assert_allclose(sbb.predict_proba(Xt), mean, rtol=0, atol=1e-15)
+        assert_array_equal(sbb.predict(Xt), np.where(mean[:, 1] > 0.5, 1, 0))
+        proxy = np.mean([m.proxy_proba(Xt) for m in sbb.estimators_], axis=0)
+        assert_allclose(sbb.proxy_proba(Xt), proxy, rtol=0, atol=1e-15)
+        assert sbb.nu_ == max(m.nu_ for m in sbb.estimators_)
+
+
+def test_sbb_cv_member_is_the_one_split_fit_of_its_fold():
+    """A member equals a one-split fit on its own rows: the scaler (the
+    pooled fit: Platt scaling of h as a score, as in the one-split test) on
+    the other folds and the UMD binning of h on the fold with its proxies,
+    drawn from one random stream (the folds, then each member's nudges)."""
+    X, y = _grouped_data(0, n=2000)
+    X[:, 1] = 0  # a single cell
+    b, delta, seed = 40, 1e-6, 3
+    sbb = ScalingBetaBinningCalibrator(
+        GroupColumnPartitioner(),
+        scaler="pooled",
+        cv=2,
+        points_per_bin=b,
+        delta=delta,
+        random_state=seed,
+    ).fit(X, y)
+    rng = np.random.RandomState(seed)
+    folds = np.array_split(rng.permutation(2000), 2)
+    ht = np.linspace(0, 1, 101)
+    Xt = np.column_stack([ht, np.zeros(101)])
+    expected = []
+    for j, member in enumerate(sbb.estimators_):
+        d2 = np.sort(folds[j])
+        d1 = np.sort(folds[1 - j])
+        assert_array_equal(member.binning_indices_, d2)
+        platt = PlattScaler(input="logit").fit(X[d1, 0], y[d1])
+        proxy = platt.predict_proba(X[d2, 0])[:, 1]
+        table = umd_fit(
+            tie_break(X[d2, 0], delta, rng), proxy, None, len(d2) // b, delta=delta
+        )
+        expected.append(umd_predict(table, ht))
+    got = sbb.predict_proba(Xt)[:, 1]
+    assert_allclose(got, (expected[0] + expected[1]) / 2, rtol=0, atol=0)
+
+
+def test_sbb_cv_is_deterministic_and_refits_cleanly():
+    X, y, _ = _feature_miscalibrated(0, 2000)
+    kw = {"partitioner": KDTreePartitioner(max_depth=1), "scaler": "features"}
+    a = ScalingBetaBinningCalibrator(cv=2, random_state=5, **kw).fit(X, y)
+    b = ScalingBetaBinningCalibrator(cv=2, random_state=5, **kw).fit(X, y)
+    assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    one = ScalingBetaBinningCalibrator(random_state=5, **kw).fit(X, y)
+    # refitting switches the mode and leaves no state of the other behind
+    a.set_params(cv=None).fit(X, y)
+    assert not hasattr(a, "estimators_")
+    assert_array_equal(a.predict_proba(X), one.predict_proba(X))
+    a.set_params(cv=2).fit(X, y)
+    assert not hasattr(a, "scaler_") and not hasattr(a, "binning_indices_")
+    assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_sbb_cv_rejects_bad_values_and_too_few_rows():
+    X, y, _ = _feature_miscalibrated(0, 200)
+    with pytest.raises(ValueError, match="cv"):
+        ScalingBetaBinningCalibrator(cv=1).fit(X, y)
+    with pytest.raises(ValueError, match=r"cv=5\) needs at least two rows per fold"):
+        ScalingBetaBinningCalibrator(
+            GroupColumnPartitioner(), cv=5, points_per_bin=2
+        ).fit(X[:9, :2].round(), y[:9])

@@ -17,11 +17,13 @@ with its proxies (``S-BB features``, Alg. 3; the library's own, on its own
 D1/D2 split, its boosting also seeing the cell code as a feature) or with
 D2's own labels (``BB`` of the score: Thm 3.1 with ``nu = 0``).
 
-Sets and cells as in ``feature_scaler.py`` (planted groups, KMeans(16);
-the influences study with the dataset hidden, KMeans(8) on the partition
-split). Run: ``OMP_NUM_THREADS=1 python benchmarks/feature_scaler_candidates.py``
-(the influences folder from ``BETACAL_INFLUENCES`` if set); results in
-``results/feature_scaler_candidates.md``.
+Sets and cells: planted groups (16 blobs in 32-d, KMeans(16)); the
+influences study with the dataset hidden (20:60:10:10 split per model and
+confidence kind, a 32-d TF-IDF+SVD embedding and KMeans(8) cells fitted on
+the partition split). Scored by ``feature_scaler.scores`` (the scoring of
+the feature-scaler study). Run: ``OMP_NUM_THREADS=1 python
+benchmarks/studies/feature_scaler_candidates.py --data FOLDER`` (default
+``$BETACAL_SHARED_DATA``); results in ``results/feature_scaler_candidates.md``.
 """
 
 import argparse
@@ -29,21 +31,31 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
-import numpy as np
-import pandas as pd
-from scipy.special import expit
-from sklearn.cluster import KMeans
-from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.frozen import FrozenEstimator
-from sklearn.linear_model import LogisticRegressionCV
-from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
-
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(
+    0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)  # the harness
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the studies
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULTS,
+    add_data_argument,
+    data_dir,
+    header,
+    load_influences,
+    markdown_frame,
+    write_result,
+)
 from _planted import planted_groups  # noqa: E402
-from feature_scaler import DATA, HERE, _markdown, load, scores  # noqa: E402
+from feature_scaler import scores  # noqa: E402
+from scipy.special import expit  # noqa: E402
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: E402
+from sklearn.frozen import FrozenEstimator  # noqa: E402
+from sklearn.linear_model import LogisticRegressionCV  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_betacal import (  # noqa: E402
     BetaBinningCalibrator,
@@ -114,7 +126,10 @@ def candidates(h, Z, c, y, cal, test, g, key, p=None, b=50):
 
 
 def main(argv=None):
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_argument(ap)
+    args = ap.parse_args(argv)
+    folder = data_dir(args.data)
     t0 = time.perf_counter()
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = []
@@ -135,7 +150,7 @@ def main(argv=None):
             rows += candidates(
                 H, Z, c, Y, np.arange(n), test, gt, {"set": "planted"}, pt
             )
-        A = load(Path(os.environ.get("BETACAL_INFLUENCES", DATA)))
+        A = load_influences(folder)
         for kind in ("verbal", "token"):
             col = CONFIDENCE_COLUMNS[kind]
             for model in sorted(A.model.unique()):
@@ -163,28 +178,24 @@ def main(argv=None):
                     b=40,
                 )
     D = pd.DataFrame(rows)
-    cols = ["brier", "log_loss", "auroc", "beta_ce", "debiased_x100", "resolution"]
-    load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    cols = ["brier", "log_loss", "auroc", "beta_ce", "beta_ce_debiased", "resolution"]
     lines = [
         "# Feature-aware scaler candidates (issue 21, item 4)",
         "",
-        f"`benchmarks/feature_scaler_candidates.py`; one thread; "
+        header(prefix=""),
+        "",
+        f"`benchmarks/studies/feature_scaler_candidates.py`; one thread; "
         f"{time.perf_counter() - t0:.0f} s; load average before/after: "
-        f"{load_before} / {load_after}. Planted: 2 seeds; influences: 12 "
-        "models, seed 0. Scalers fitted on D1 (half the calibration rows).",
+        f"{load_before} / {' '.join(f'{x:.2f}' for x in os.getloadavg())}. "
+        "Planted: 2 seeds; influences: 12 models, seed 0. Scalers fitted on D1 "
+        "(half the calibration rows).",
         "",
     ]
     for name, S in D.groupby("set", sort=False):
         use = cols + (["true_ce"] if S["true_ce"].notna().any() else [])
-        lines += [
-            f"## {name}",
-            "",
-            _markdown(S.groupby("method", sort=False)[use].mean()),
-            "",
-        ]
-    out = HERE / "results" / "feature_scaler_candidates.md"
-    out.write_text("\n".join(lines) + "\n")
-    print(out.read_text())
+        table = S.groupby("method", sort=False)[use].mean()
+        lines += [f"## {name}", "", *markdown_frame(table), ""]
+    write_result(RESULTS / "feature_scaler_candidates.md", lines)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,258 @@
+# SPDX-License-Identifier: MIT
+"""Keep resolution: S-BB with the feature-aware scaler, cross-fitted (issue 21, item 4).
+
+``ScalingBetaBinningCalibrator(scaler="features")`` fits the hierarchical
+scaler (Eq. 5) and a boosted recalibration on ``[logit q, features]`` on D1
+and beta-bins *its output* on D2 (proxies = its fitted values, Alg. 3).
+With ``cv=k`` it does so once per fold (scaler on the other ``k - 1`` folds,
+binning on the fold) and averages the ``k`` binned predictions. Side by side
+in one process, on the rows, sets and cells of ``peers_mcgrad.py`` (its
+loaders, its scores, its per-set loop with the order rotated):
+
+- ``UMD`` (b = 50, the reference of the CE ratios); ``BB tree()``: the
+  one-liner ``BetaBinningCalibrator(CalibrationTreePartitioner())``;
+  ``HS-BB tree()``: the hierarchical scaler, binning ``h``;
+  ``S-BB features tree()``: the feature-aware scaler, one split (50/50);
+  ``... cv=2`` (the two halves swapped) and ``... cv=5``; ``features scaler
+  alone``: the one-split model's scaler without its binning
+  (``proxy_proba``): what the binning costs; ``MCGrad`` on the same features.
+- Studies (``peers_mcgrad.py``): the influences study with the QA dataset
+  hidden (verbal and token confidences, 12 models, question-level 30 %
+  holdout), planted groups of known truth (16 blobs in 32-d), CIFAR
+  top-label (six record sets, beta = the predicted class).
+
+Scores on the test rows: plug-in beta-CE (l1, 10 bins per cell), debiased
+squared beta-CE, ECE, Brier, log loss, AUROC, the resolution term of the
+Brier decomposition (uncertainty - refinement, 20 equal-mass bins), fit
+seconds; ratios as in ``peers_mcgrad.py`` (CE / UMD: geometric mean;
+debiased / UMD: median; fit / MCGrad: geometric mean of the same-process
+ratio). MCGrad runs where ``mcgrad`` is importable (a benchmark peer).
+
+Run: ``OMP_NUM_THREADS=1 python benchmarks/studies/feature_scaler.py --data
+FOLDER`` (``--studies``, ``--seeds``, ``--models``; the data folder from
+``$BETACAL_SHARED_DATA`` if not given); results in
+``results/feature_scaler.md`` and a CSV beside it.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(
+    0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)  # the harness
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULTS,
+    add_data_argument,
+    data_dir,
+    header,
+    markdown_frame,
+    write_result,
+)
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from sklearn_betacal import (  # noqa: E402
+    BetaBinningCalibrator,
+    CalibrationTreePartitioner,
+    ScalingBetaBinningCalibrator,
+    UMDBinner,
+)
+from sklearn_betacal.metrics import brier_decomposition  # noqa: E402
+
+B = 50
+SCORES = [
+    "beta_ce",
+    "beta_ce_debiased",
+    "ece",
+    "brier",
+    "log_loss",
+    "auroc",
+    "resolution",
+]
+
+
+def resolution(y, f):
+    """The Brier decomposition's resolution: uncertainty - refinement."""
+    d = brier_decomposition(y, f, n_bins=20, strategy="quantile")
+    m = float(np.mean(y))
+    return m * (1 - m) - d.refinement
+
+
+def scores(y, f, g, truth=None):
+    """``peers_mcgrad.scores`` plus the resolution term: one scoring function
+    for both studies of the feature-aware scaler."""
+    from peers_mcgrad import scores as peer_scores
+
+    return {
+        **peer_scores(y, f, g, truth),
+        "resolution": resolution(y, np.clip(f, 0, 1)),
+    }
+
+
+def methods(seed, MCGrad, needs=False):
+    """The contenders of one (set, seed)."""
+    from peers_mcgrad import Ours, Peer
+
+    class Alone(Ours):
+        """The feature-aware scaler's own probabilities, without the binning."""
+
+        def predict(self, h, Z, g):
+            return self.model.proxy_proba(self._X(h, Z, g))
+
+    def sbb(scaler, cv=None):
+        return lambda: ScalingBetaBinningCalibrator(
+            CalibrationTreePartitioner(),
+            scaler=scaler,
+            cv=cv,
+            points_per_bin=B,
+            random_state=seed,
+        )
+
+    out = {
+        "UMD": Ours(lambda: UMDBinner(points_per_bin=B, random_state=seed), "h"),
+        "BB tree()": Ours(
+            lambda: BetaBinningCalibrator(
+                CalibrationTreePartitioner(), points_per_bin=B, random_state=seed
+            ),
+            "hZ",
+        ),
+        "HS-BB tree()": Ours(sbb("hierarchical"), "hZ"),
+        "S-BB features tree()": Ours(sbb("features"), "hZ"),
+        "S-BB features tree() cv=2": Ours(sbb("features", 2), "hZ"),
+        "S-BB features tree() cv=5": Ours(sbb("features", 5), "hZ"),
+        "features scaler alone": Alone(sbb("features"), "hZ"),
+    }
+    if MCGrad is not None:
+        out["MCGrad"] = Peer(MCGrad, seed)
+    return out
+
+
+def _geo(x):
+    x = np.asarray(x, dtype=float)
+    return float(np.exp(np.mean(np.log(x))))
+
+
+def summary(R):
+    """One frame per reported group: means, CE ratios, fit ratio to MCGrad."""
+    from peers_mcgrad import _groups
+
+    out = []
+    order = list(methods(0, object))
+    for label, G in _groups(R):
+        key = ["set", "seed"]
+        umd = G[G.method == "UMD"].set_index(key)
+        mc = (
+            G[G.method == "MCGrad"].set_index(key)
+            if (G.method == "MCGrad").any()
+            else None
+        )
+        rows = {}
+        for method in sorted(G.method.unique(), key=order.index):
+            m = G[G.method == method].set_index(key)
+            u = umd.loc[m.index]
+            row = {
+                "CE / UMD": _geo(m.beta_ce / u.beta_ce),
+                "debiased / UMD": float(
+                    np.median(m.beta_ce_debiased / u.beta_ce_debiased)
+                ),
+                **{c: float(m[c].mean()) for c in SCORES},
+                "fit s": float(m.fit_s.mean()),
+            }
+            row["beta_ce_debiased"] *= 100
+            if "true_ce" in m and m.true_ce.notna().all():
+                row["true CE"] = float(m.true_ce.mean())
+            if mc is not None:
+                row["fit / MCGrad"] = _geo(m.fit_s / mc.loc[m.index].fit_s)
+            rows[method] = row
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame = frame.rename(columns={"beta_ce_debiased": "debiased x100"})
+        frame.index.name = "method"
+        out.append(
+            (f"{label} ({G.set.nunique()} sets x {G.seed.nunique()} seeds)", frame)
+        )
+    return out
+
+
+def report(R, elapsed, load0, load1):
+    lines = [
+        "# Keep resolution: S-BB with the feature-aware scaler, cross-fitted "
+        "(issue 21, item 4)",
+        "",
+        header("mcgrad", "lightgbm", prefix=""),
+        "",
+        f"`benchmarks/studies/feature_scaler.py`; {elapsed:.0f} s; one BLAS/OpenMP "
+        f"thread; load average (1, 5, 15 min) at start {load0}, at end {load1}; "
+        f"per-(set, seed) 1-min load in the CSV (mean {R.load.mean():.2f}, max "
+        f"{R.load.max():.2f}).",
+        "",
+        "Means over (set, seed); `CE / UMD`: geometric mean of the plug-in "
+        "beta-CE ratio to UMD (b = 50); `debiased / UMD`: median ratio of the "
+        "debiased squared beta-CE; `resolution`: uncertainty - refinement of the "
+        "Brier decomposition (20 equal-mass bins); `fit / MCGrad`: geometric mean "
+        "of the same-process time ratio. `features scaler alone`: the scaler of "
+        "`S-BB features tree()` without its binning (what binning costs).",
+        "",
+    ]
+    for label, frame in summary(R):
+        lines += [f"## {label}", "", *markdown_frame(frame), ""]
+    return lines
+
+
+def main(argv=None):
+    from peers_mcgrad import (
+        _mcgrad,
+        add_set_arguments,
+        cifar_sets,
+        influences_sets,
+        planted_sets,
+        run_set,
+    )
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_argument(ap)
+    add_set_arguments(ap)
+    ap.add_argument("--out", type=Path, default=RESULTS / "feature_scaler.md")
+    args = ap.parse_args(argv)
+
+    if args.combine:
+        R = pd.concat([pd.read_csv(f) for f in args.combine], ignore_index=True)
+        write_result(args.out, report(R, float("nan"), "?", "?"))
+        return
+    folder = data_dir(args.data, required="planted" not in args.studies)
+    MCGrad = _mcgrad()
+    load0 = tuple(round(v, 2) for v in os.getloadavg())
+    start = time.perf_counter()
+    sets = []
+    if "influences" in args.studies:
+        sets.append(("influences", influences_sets(folder, args.seeds, args.models)))
+    if "planted" in args.studies:
+        sets.append(("planted", planted_sets(args.seeds)))
+    if "cifar" in args.studies:
+        sets.append(("cifar", cifar_sets(folder, args.seeds)))
+    records, turn = [], 0
+    with threadpool_limits(limits=1):
+        for study, gen in sets:
+            for name, seed, data in gen:
+                records += run_set(
+                    study, name, seed, data, MCGrad, turn, make=methods, score=scores
+                )
+                turn += 1
+                print(
+                    f"{study} {name} seed {seed} "
+                    f"({time.perf_counter() - start:.0f} s, "
+                    f"load {os.getloadavg()[0]:.2f})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    R = pd.DataFrame(records)
+    R.to_csv(args.out.with_suffix(".csv"), index=False, float_format="%.6g")
+    load1 = tuple(round(v, 2) for v in os.getloadavg())
+    write_result(args.out, report(R, time.perf_counter() - start, load0, load1))
+
+
+if __name__ == "__main__":
+    main()
