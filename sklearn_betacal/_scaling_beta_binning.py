@@ -400,9 +400,11 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
     **Resolution.** Binning loses refinement within a cell (rows in a bin
     share one value). Binning ``h`` keeps only what the cell and ``h`` tell;
     ``scaler="features"`` bins a score that has already used the features, so
-    the binning costs little AUROC or Brier resolution (measured in the
-    :ref:`User Guide <scaling_beta_binning>`). Its fit is a boosting run on
-    D1 (the features must be numeric and finite).
+    the binning costs little AUROC or Brier resolution; ``cv=2`` gives every
+    row to a binning and averages two, which lowered the Brier score by
+    0.003-0.006 and raised the AUROC by 0.012-0.016 on the real sets
+    (measured in the :ref:`User Guide <scaling_beta_binning>`). Its fit is
+    a boosting run on D1 (the features must be numeric and finite).
 
     **Guarantee.** Thm 3.1 applies to the binning on D2 with ``N = |D2|``
     and the misspecification ``nu`` of the scaler's fitted values, which is
