@@ -628,3 +628,24 @@ def test_sbb_cv_rejects_bad_values_and_too_few_rows():
         ScalingBetaBinningCalibrator(
             GroupColumnPartitioner(), cv=5, points_per_bin=2
         ).fit(X[:9, :2].round(), y[:9])
+
+
+def test_sbb_cv_auto_points_per_bin_is_resolved_on_each_fold():
+    """points_per_bin="auto" with cv: Thm 3.1 inverted on each member's own
+    fold (N = its rows), and the fit plan lends the lightest fold's b."""
+    X, y, _ = _feature_miscalibrated(0, 3001)
+    sbb = ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=1),
+        points_per_bin="auto",
+        epsilon=0.2,
+        nu=0.0,
+        cv=3,
+        random_state=0,
+    ).fit(X, y)
+    sizes = [m.binning_indices_.shape[0] for m in sbb.estimators_]
+    assert sorted(sizes) == [1000, 1000, 1001]
+    for m, n2 in zip(sbb.estimators_, sizes, strict=True):
+        assert m.points_per_bin_ == points_per_bin_for_epsilon(0.2, n2, alpha=0.1)
+    assert sbb._planned_points_per_bin(3001, None) == points_per_bin_for_epsilon(
+        0.2, 1000, alpha=0.1
+    )
