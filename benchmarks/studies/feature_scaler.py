@@ -222,7 +222,9 @@ def main(argv=None):
         R = pd.concat([pd.read_csv(f) for f in args.combine], ignore_index=True)
         write_result(args.out, report(R, float("nan"), "?", "?"))
         return
-    folder = data_dir(args.data, required="planted" not in args.studies)
+    folder = data_dir(
+        args.data, required=bool({"influences", "cifar"} & set(args.studies))
+    )
     MCGrad = _mcgrad()
     load0 = tuple(round(v, 2) for v in os.getloadavg())
     start = time.perf_counter()
