@@ -188,12 +188,16 @@ def main(argv=None):
         f"{time.perf_counter() - t0:.0f} s; load average before/after: "
         f"{load_before} / {' '.join(f'{x:.2f}' for x in os.getloadavg())}. "
         "Planted: 2 seeds; influences: 12 models, seed 0. Scalers fitted on D1 "
-        "(half the calibration rows).",
+        "(half the calibration rows). Log loss of the probabilities as given "
+        "(clipped to [0, 1] only, as in `peers_mcgrad.py`): a binning on labels "
+        "that predicts 0 or 1 pays for it.",
         "",
     ]
     for name, S in D.groupby("set", sort=False):
         use = cols + (["true_ce"] if S["true_ce"].notna().any() else [])
         table = S.groupby("method", sort=False)[use].mean()
+        table["beta_ce_debiased"] *= 100
+        table = table.rename(columns={"beta_ce_debiased": "debiased x100"})
         lines += [f"## {name}", "", *markdown_frame(table), ""]
     write_result(RESULTS / "feature_scaler_candidates.md", lines)
 
