@@ -634,14 +634,9 @@ def test_sbb_cv_auto_points_per_bin_is_resolved_on_each_fold():
     """points_per_bin="auto" with cv: Thm 3.1 inverted on each member's own
     fold (N = its rows), and the fit plan lends the lightest fold's b."""
     X, y, _ = _feature_miscalibrated(0, 3001)
-    sbb = ScalingBetaBinningCalibrator(
-        KDTreePartitioner(max_depth=1),
-        points_per_bin="auto",
-        epsilon=0.2,
-        nu=0.0,
-        cv=3,
-        random_state=0,
-    ).fit(X, y)
+    auto = {"points_per_bin": "auto", "epsilon": 0.2, "nu": 0.0, "random_state": 0}
+    sbb = ScalingBetaBinningCalibrator(KDTreePartitioner(max_depth=1), cv=3, **auto)
+    sbb.fit(X, y)
     sizes = [m.binning_indices_.shape[0] for m in sbb.estimators_]
     assert sorted(sizes) == [1000, 1000, 1001]
     for m, n2 in zip(sbb.estimators_, sizes, strict=True):
