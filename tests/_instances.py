@@ -121,6 +121,14 @@ INSTANCES = [
         scaler="features",
         random_state=0,
     ),
+    # cross-fitted: one such calibrator per fold, their predictions averaged
+    ScalingBetaBinningCalibrator(
+        KDTreePartitioner(max_depth=1),
+        points_per_bin=5,
+        scaler="features",
+        cv=2,
+        random_state=0,
+    ),
     KDTreePartitioner(),
     KDTreePartitioner(3, split_axis="max_spread", min_samples_leaf=2),
     KDTreePartitioner(split_axis="pca", random_state=0),
