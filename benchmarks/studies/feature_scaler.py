@@ -13,9 +13,9 @@ loaders, its scores, its per-set loop with the order rotated):
   one-liner ``BetaBinningCalibrator(CalibrationTreePartitioner())``;
   ``HS-BB tree()``: the hierarchical scaler, binning ``h``;
   ``S-BB features tree()``: the feature-aware scaler, one split (50/50);
-  ``... cv=2`` (the two halves swapped) and ``... cv=5``; ``features scaler
-  alone``: the one-split model's scaler without its binning
-  (``proxy_proba``): what the binning costs; ``MCGrad`` on the same features.
+  ``... cv=2`` (the two halves swapped), ``... cv=3`` and ``... cv=5``;
+  ``features scaler alone``: the one-split model's scaler without its
+  binning (``proxy_proba``): what the binning costs; ``MCGrad`` on the same features.
 - Studies (``peers_mcgrad.py``): the influences study with the QA dataset
   hidden (verbal and token confidences, 12 models, question-level 30 %
   holdout), planted groups of known truth (16 blobs in 32-d), CIFAR
@@ -123,6 +123,7 @@ def methods(seed, MCGrad, needs=False):
         "HS-BB tree()": Ours(sbb("hierarchical"), "hZ"),
         "S-BB features tree()": Ours(sbb("features"), "hZ"),
         "S-BB features tree() cv=2": Ours(sbb("features", 2), "hZ"),
+        "S-BB features tree() cv=3": Ours(sbb("features", 3), "hZ"),
         "S-BB features tree() cv=5": Ours(sbb("features", 5), "hZ"),
         "features scaler alone": Alone(sbb("features"), "hZ"),
     }
