@@ -114,6 +114,37 @@ def test_merge_cells_by_hand():
     assert_array_equal(fine, [0, 0, 1, 1, 0])
 
 
+def test_merge_stop_is_the_unadjusted_chi2_quantile():
+    """After the stop every pair of cells would lose more than the ``1 -
+    split_alpha`` quantile of ``sigma^2 chi^2_2`` (recomputed here from the
+    cells' scores); some pair loses less than the ``1 - split_alpha / K``
+    quantile the stop used before, which would have merged it away."""
+    from scipy.stats import chi2
+
+    from sklearn_betacal._partition._tree import (
+        _score_variance,
+        recalibration_scores,
+    )
+
+    h, Z, _, _, y = _blobs(2, n_groups=12, size=800)
+    w = np.ones(h.size)
+    part = CalibrationTreePartitioner(random_state=0)
+    part.fit(Z, y, confidence=h, points_per_bin=25)
+    G = recalibration_scores(h, y, w)
+    cells = part.apply(Z)
+    S = np.zeros((part.n_cells_, 2))
+    np.add.at(S, cells, G)
+    W = np.bincount(cells, minlength=part.n_cells_).astype(float)
+    m = S / W[:, None]
+    a, b = np.triu_indices(part.n_cells_, 1)
+    cost = W[a] * W[b] / (W[a] + W[b]) * np.sum((m[a] - m[b]) ** 2, axis=1)
+    sigma2 = _score_variance(G, w)
+    assert part.n_cells_ > 2
+    assert cost.min() > sigma2 * chi2.isf(0.05, 2)
+    n_fine = part.centers_.shape[0]
+    assert cost.min() < sigma2 * chi2.isf(0.05 / n_fine, 2)
+
+
 def test_merge_state_is_plain_validated_arrays():
     h, Z, _, _, y = _blobs(0, n_groups=4)
     part = CalibrationTreePartitioner(random_state=0).fit(Z, y, confidence=h)

@@ -21,9 +21,11 @@ W_C`` is the score statistic of giving ``C`` its own intercept and slope, so
 - merging two cells ``a, b`` loses ``W_a W_b / (W_a + W_b) ||S_a / W_a - S_b
   / W_b||^2`` of the statistic (Ward's criterion on the score means), about
   ``sigma^2 chi^2_2`` when their recalibrations are the same. The cheapest
-  pair is merged until every merge would lose more than a
-  ``1 - alpha / K`` quantile (a cell below the leaf minimum is always
-  merged, with its cheapest partner).
+  pair is merged until every merge would lose more than its ``1 - alpha``
+  quantile (a cell below the leaf minimum is always merged, with its
+  cheapest partner). The stop is not corrected for the ``K`` cells: the
+  test above already keeps a calibrated sample one cell, and a stop at
+  ``alpha / K`` merged real groups away (``benchmarks/results/merge_stop.md``).
 
 The merges that follow the stop, up to one cell, give the cells a hierarchy:
 a cell with too few calibration rows falls back to the nearest merge above
