@@ -131,27 +131,39 @@ def run_mcgrad(h, E, y, ht, Et, gt, pt, yt):
     return {"MCGrad": scores(f, pt, gt, yt) + (float("nan"), t1 - t0, t2 - t1)}
 
 
-def null_split_rate():
-    split = dict.fromkeys(
-        (
-            "tree()",
-            "tree(stop off)",
-            "tree(strategy=tree)",
-            "tree(strategy=tree, stop off)",
-        ),
-        0,
-    )
-    for r in range(N_NULL):
+#: the partitions whose calibrated-null split rate the report gives
+NULL_NAMES = (
+    "tree()",
+    "tree(stop off)",
+    "tree(strategy=tree)",
+    "tree(strategy=tree, stop off)",
+)
+
+
+def null_split_rate(makers=None, n_null=None):
+    """Share of calibrated samples on which each partition keeps > 1 cell.
+
+    ``makers``: name -> callable of the sample index returning an unfitted
+    partitioner (default: :data:`NULL_NAMES` of :func:`partitions`);
+    ``n_null``: number of samples (default ``PLANTED_N_NULL``).
+    """
+    if makers is None:
+        makers = {
+            name: (lambda r, name=name: partitions()[name]()) for name in NULL_NAMES
+        }
+    n_null = N_NULL if n_null is None else n_null
+    split = dict.fromkeys(makers, 0)
+    for r in range(n_null):
         h, E, g, p, y, _ = planted_groups(
             16, size_range=(20 * B, 5000), null=True, random_state=500 + r
         )
         X = np.column_stack([h, E])
-        for name in split:
-            bb = BetaBinningCalibrator(
-                partitions()[name](), points_per_bin=B, random_state=r
-            ).fit(X, y)
+        for name, make in makers.items():
+            bb = BetaBinningCalibrator(make(r), points_per_bin=B, random_state=r).fit(
+                X, y
+            )
             split[name] += len(bb.cells_) > 1
-    return {k: v / N_NULL for k, v in split.items()}
+    return {k: v / n_null for k, v in split.items()}
 
 
 def main(argv=None):
