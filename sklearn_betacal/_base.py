@@ -312,9 +312,6 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     _calibrator_input = "group"  # see calibrator_input
     #: ``max_total`` passed to :func:`check_weights` (binning counts copies).
     _weights_max_total = None
-    #: ``dtype`` of ``validate_data`` for a 2-D array ``X`` (a DataFrame
-    #: always keeps its columns' dtypes): ``None`` keeps the array's dtype.
-    _array_dtype = None
 
     # ------------------------------------------------------------------ input
     def _split_X(self, X, y=None, *, reset):
@@ -338,12 +335,15 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         return (h, Z) if y is None else (h, Z, y)
 
     def _validate_X(self, X, y=None, *, reset):
-        """``validate_data`` of ``X`` (and ``y``), any dtype, >= 2 columns."""
-        dtype = None if is_dataframe(X) else self._array_dtype
+        """``validate_data`` of ``X`` (and ``y``), any dtype, >= 2 columns.
+
+        The dtypes are kept (an object column reaches :func:`check_confidence`
+        as it is, where numpy's conversion would read ``True`` as 1.0).
+        """
         idx = self._frame_confidence_index(X) if is_dataframe(X) else None
         if idx is not None:
             check_frame_columns(X, idx)
-        kwargs = {"reset": reset, "dtype": dtype, "ensure_min_features": 1}
+        kwargs = {"reset": reset, "dtype": None, "ensure_min_features": 1}
         if y is None:
             X_arr = validate_data(self, X, **kwargs)
         else:
@@ -372,7 +372,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             # read by name, a partitioner fitted on a DataFrame), for pandas
             # and polars alike
             Z = other_columns(X if whole else take_rows(X, slice(lo, hi)), rows, idx)
-        return self._check_confidence(h), Z
+        return self._check_confidence(h, frame=is_dataframe(X)), Z
 
     def _frame_confidence_index(self, X):
         """Position of the confidence column in the DataFrame ``X`` (``None``
@@ -389,21 +389,17 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             self.confidence_column, getattr(self, "feature_names_in_", None)
         )
 
-    def _check_confidence(self, h):
+    def _check_confidence(self, h, *, frame=False):
         """The confidence column as float64: probabilities in ``[0, 1]``, or
-        any finite score when the estimator's ``input`` is ``"logit"``."""
-        if h.dtype.kind == "O":
-            try:
-                # A non-number object (e.g. a dict) raises numpy's TypeError.
-                h = h.astype(np.float64)
-            except ValueError:
-                raise ValueError(
-                    f"The confidence column (confidence_column="
-                    f"{self.confidence_column!r}) must be numeric; got values "
-                    f"such as {h[:3].tolist()}."
-                ) from None
+        any finite score when the estimator's ``input`` is ``"logit"``
+        (``frame``: ``X`` is a DataFrame, whose column is named in errors)."""
+        names = getattr(self, "feature_names_in_", None) if frame else None
+        if names is not None:
+            name = f"X column {names[self._confidence_index()]!r}"
+        else:
+            name = f"confidence column (confidence_column={self.confidence_column!r})"
         kind = getattr(self, "input", "probability")
-        return check_confidence(h, input=kind, name="confidence column")
+        return check_confidence(h, input=kind, name=name)
 
     # -------------------------------------------------------------- partition
     def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None):

@@ -47,9 +47,16 @@ from ._compat import (
     _safe_indexing,
 )
 from ._defaults import default_calibrator
+from ._docstrings import fill_doc
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._random import seed_inner
-from ._validation import is_dataframe, join_confidence_features
+from ._validation import (
+    check_confidence_kind,
+    check_finite,
+    check_unit_interval,
+    is_dataframe,
+    join_confidence_features,
+)
 
 _MULTICLASS = ("auto", "top-label", "top-label-by-class", "one-vs-rest", "native")
 
@@ -150,7 +157,19 @@ def _check_scores(out, clf, n, k, *, proba):
     inner = clf.estimator if isinstance(clf, FrozenEstimator) else clf
     who = f"{type(inner).__name__}.{method}"
     try:
-        a = np.asarray(out, dtype=np.float64)
+        raw = np.asarray(out)
+    except (TypeError, ValueError):  # ragged
+        raw = out
+    else:
+        # the library's one check of what a confidence is: booleans would
+        # become 1.0 / 0.0 and timestamps counts of time units, silently
+        check_confidence_kind(
+            raw,
+            f"{who}'s output",
+            fix="CalibratedClassifier needs one numeric score per class and row.",
+        )
+    try:
+        a = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(
             f"{who} returned non-numeric output (type {type(out).__name__}); "
@@ -164,21 +183,18 @@ def _check_scores(out, clf, n, k, *, proba):
             f"{k} classes of classes_. Check that the classifier's "
             f"{method} follows scikit-learn's convention."
         )
-    n_bad = int(np.count_nonzero(~np.isfinite(a)))
-    if n_bad:
-        raise ValueError(
-            f"{who} returned {n_bad} NaN or infinite value(s); every score must "
-            "be finite (check the classifier and its input rows)."
-        )
+    check_finite(
+        a,
+        f"{who}'s output",
+        "every score must be finite (check the classifier and its input rows).",
+    )
     if proba and a.size:
-        n_out = int(np.count_nonzero((a < 0) | (a > 1)))
-        if n_out:
-            raise ValueError(
-                f"{who} returned {n_out} value(s) outside [0, 1] (min "
-                f"{a.min():.6g}, max {a.max():.6g}); probabilities are "
-                "expected. Wrap a scorer's output in a classifier whose "
-                "decision_function returns it instead."
-            )
+        check_unit_interval(
+            a,
+            f"{who}'s output",
+            "probabilities are expected. Wrap a scorer's output in a "
+            "classifier whose decision_function returns it instead.",
+        )
         off = np.abs(a.sum(axis=1) - 1.0)
         n_off = int(np.count_nonzero(off > PROBA_SUM_TOL))
         if n_off:
@@ -754,16 +770,11 @@ default=None
                     ]
         return _rescale_top_label(P, top, conf)
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated class probabilities.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input of the classifier.
-
-        Returns
-        -------
+        %(classifier_X)s
         proba : ndarray of shape (n_samples, n_classes)
             Column ``k`` is the calibrated probability of ``classes_[k]``,
             averaged over the folds' pairs; rows sum to 1.
@@ -776,16 +787,11 @@ default=None
         proba /= len(self.calibrated_classifiers_)
         return np.clip(proba, 0.0, 1.0)
 
+    @fill_doc
     def predict(self, X):
         """The class with the highest calibrated probability.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input of the classifier.
-
-        Returns
-        -------
+        %(classifier_X)s
         y_pred : ndarray of shape (n_samples,)
             Elements of ``classes_``.
         """
@@ -797,6 +803,7 @@ default=None
         return smooth_proba(self._get_calibrator())
 
     @available_if(_outputs_scores)
+    @fill_doc  # below: available_if reads the docstring when it wraps
     def decision_function(self, X):
         """Log-odds of the calibrated probabilities (scaling calibrators only).
 
@@ -805,13 +812,7 @@ default=None
         probabilities are piecewise constant and often exactly 0 or 1, so
         their log-odds would be infinite; use :meth:`predict_proba` there.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input of the classifier.
-
-        Returns
-        -------
+        %(classifier_X)s
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             Binary: ``log(p_1 / p_0)``, positive for ``classes_[1]``.
             Multiclass: ``log(p_k)``, whose argmax is :meth:`predict`.

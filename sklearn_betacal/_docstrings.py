@@ -67,6 +67,26 @@ X : array-like of shape (n_samples, n_features)
 Returns
 -------"""
 
+# the bounds of sklearn_betacal.bounds and their inverses
+DOCS["bound_level"] = """\
+alpha : float, default=0.1
+    Failure probability: the guarantee holds with probability at least
+    ``1 - alpha``. See the module notes for the paper's Figure 2 alpha.
+nu : float, default=0.0
+    Label misspecification (Def. 3.2); 0 for true labels."""
+DOCS["bound_target"] = """\
+epsilon : float
+    Target bound, ``> nu``.
+n_samples : int
+    ``N``, the number of calibration points."""
+
+# the partitioners' record of their input (Attributes)
+DOCS["partition_features_in_"] = """\
+n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit, when ``X`` has string column names."""
+
 # predict_proba / predict / apply of the calibrators, up to their Returns entry
 DOCS["calibrator_X"] = """\
 Parameters
@@ -81,6 +101,36 @@ Parameters
 ----------
 X : array-like of shape (n_samples, 1 + n_partition_features)
     Same columns as in ``fit``.
+
+Returns
+-------"""
+
+# predict_proba / predict / decision_function of CalibratedClassifier
+DOCS["classifier_X"] = """\
+Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+    Input of the classifier.
+
+Returns
+-------"""
+# predict_proba / predict of TemperatureScaler (binary or multiclass input)
+DOCS["temperature_X"] = """\
+Parameters
+----------
+X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, K)
+    The same kind of input as in :meth:`fit`.
+
+Returns
+-------"""
+# fit / fit_transform of TextEmbedder
+DOCS["text_fit"] = """\
+Parameters
+----------
+X : DataFrame, array-like of str of shape (n,) or (n, k)
+    Text, one row per question(-answer pair).
+y : None
+    Ignored.
 
 Returns
 -------"""

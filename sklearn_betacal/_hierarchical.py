@@ -221,9 +221,6 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         "random_state": ["random_state"],
     }
 
-    # a 2-D array is validated as numbers (a DataFrame keeps its dtypes)
-    _array_dtype = "numeric"
-
     def __init__(
         self,
         partitioner=None,
@@ -471,15 +468,11 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         self.converged_ = converged
         self.n_iter_ = 0
 
+    @fill_doc
     def decision_function(self, X):
         """Linear predictor ``B0 + U_s + (B1 + V_s) x``: log-odds of ``classes_[1]``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-
-        Returns
-        -------
+        %(group_X)s
         eta : ndarray of shape (n_samples,)
             The log-odds of the positive class (``pos_label``), negated when
             that is ``classes_[0]`` (positive values mean ``classes_[1]``, as
@@ -500,29 +493,21 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         pos = cell_positions(ids, self.cells_)
         return coef[pos, 0] + coef[pos, 1] * x
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated probability of each class.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-
-        Returns
-        -------
+        %(group_X)s
         proba : ndarray of shape (n_samples, 2)
             Columns in the order of ``classes_``.
         """
         return binary_proba(self, expit(self._log_odds(X)))
 
+    @fill_doc
     def predict(self, X):
         """Predict the positive class where its probability exceeds 0.5.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, 1 + n_partition_features)
-
-        Returns
-        -------
+        %(group_X)s
         y_pred : ndarray of shape (n_samples,)
             Elements of ``classes_``.
         """

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import binary_predict, binary_proba, positive_index
 from ._compat import StrOptions, _fit_context
+from ._docstrings import fill_doc
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._validation import (
@@ -392,16 +393,11 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             return
         warnings.warn(msg, ConvergenceWarning, stacklevel=3)
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated probabilities ``sigma(s / tau)`` or ``softmax(z / tau)``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, K)
-            The same kind of input as in :meth:`fit`.
-
-        Returns
-        -------
+        %(temperature_X)s
         proba : ndarray of shape (n_samples, 2) or (n_samples, K)
             Column ``k`` is the probability of ``classes_[k]``; for binary
             input the column of ``pos_label`` is the calibrated confidence.
@@ -413,16 +409,11 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             return binary_proba(self, _scaling.sigmoid_scaled(s, beta))
         return _scaling.softmax_scaled(s, beta, before.argmax(axis=1))
 
+    @fill_doc
     def predict(self, X):
         """Predicted class: ``1`` where ``p > 0.5`` (binary), else the argmax.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, K)
-            The same kind of input as in :meth:`fit`.
-
-        Returns
-        -------
+        %(temperature_X)s
         y_pred : ndarray of shape (n_samples,)
             Elements of ``classes_``; by the invariance theorem these are the
             uncalibrated model's own decisions.

@@ -27,6 +27,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import Interval, StrOptions, _fit_context
+from ._docstrings import fill_doc
 from ._validation import is_dataframe
 
 METHODS = ("tfidf-svd", "minilm")
@@ -416,37 +417,23 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     # -- estimator API ----------------------------------------------------
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the embedding on the training text.
 
-        Parameters
-        ----------
-        X : DataFrame, array-like of str of shape (n,) or (n, k)
-            Text, one row per question(-answer pair).
-        y : None
-            Ignored.
-
-        Returns
-        -------
+        %(text_fit)s
         self : TextEmbedder
         """
         self._fit_transform(X)
         return self
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """Fit on ``X`` and return its embedding, shape ``(n, n_components)``.
 
-        Parameters
-        ----------
-        X : DataFrame, array-like of str of shape (n,) or (n, k)
-            Text, one row per question(-answer pair).
-        y : None
-            Ignored.
-
-        Returns
-        -------
+        %(text_fit)s
         Xt : ndarray of shape (n, n_components), dtype float64
         """
         return self._fit_transform(X)

@@ -66,12 +66,7 @@ def check_binary_labels(y, *, name="y"):
             "answer as 1 and an incorrect one as 0."
         )
     y = y.astype(np.float64, copy=False)
-    n_bad_finite = int(np.count_nonzero(~np.isfinite(y)))
-    if n_bad_finite:
-        raise ValueError(
-            f"{name} contains {n_bad_finite} NaN or infinite value(s); labels must "
-            "be 0 or 1. Drop or relabel those rows."
-        )
+    check_finite(y, name, "labels must be 0 or 1. Drop or relabel those rows.")
     bad = (y != 0) & (y != 1)
     if bad.any():
         found = np.unique(y[bad])[:5].tolist()
@@ -184,22 +179,91 @@ _NOT_CONFIDENCES = {
 }
 
 
-def _not_confidences_message(name, dtype, kind):
+def _not_confidences_message(name, dtype, kind, fix=None):
     what = _NOT_CONFIDENCES[kind]
     read = (
         "True would be read as the confidence 1.0 and False as 0.0"
         if kind == "b"
         else "they would be read as counts of time units"
     )
-    fix = (
-        "If these are the labels, pass them as y; to use them as 0/1 "
-        "confidences on purpose, convert them first (.astype(float))."
-        if kind == "b"
-        else "Pass the column that holds the model's confidences."
-    )
+    if fix is None:
+        fix = (
+            "If these are the labels, pass them as y; to use them as 0/1 "
+            "confidences on purpose, convert them first (.astype(float))."
+            if kind == "b"
+            else "Pass the column that holds the model's confidences."
+        )
     return (
         f"{name} holds {what} (dtype {dtype}), not confidences: {read}. "
         f"Confidences are probabilities in [0, 1] or scores. {fix}"
+    )
+
+
+def _element_kind(values):
+    """``"b"``, ``"M"`` or ``"m"`` when an object array holds booleans,
+    timestamps (or dates) or durations (or times of day) among its values,
+    ``"U"`` when it holds text, else ``None``.
+
+    Read on the values' types: numpy converts such an array to float without
+    a word (``True`` is 1.0), and its dtype says only ``object``.
+    """
+    import datetime
+
+    import pandas as pd
+
+    found = None
+    for t in set(map(type, values.ravel())):
+        if issubclass(t, bool | np.bool_):
+            return "b"  # the silent wrong answer: reported first
+        if issubclass(t, datetime.date | np.datetime64 | pd.Period):
+            found = "M"
+        elif issubclass(t, datetime.timedelta | datetime.time | np.timedelta64):
+            found = found or "m"
+        elif issubclass(t, str | bytes):
+            found = found or "U"
+    return found
+
+
+def check_confidence_kind(values, name, *, fix=None):
+    """Refuse booleans, timestamps and durations as confidences.
+
+    ``values`` is one column (a numpy array, a pandas or polars Series, an
+    Arrow array): refused by its dtype, or, for an object column, by its
+    values (a column of Python ``True`` / ``False`` or of ``datetime``
+    objects), before any conversion to float would hide them. ``fix``
+    replaces the message's last sentence (the command line names its own
+    flags). Returns the values as a numpy array, and ``"U"`` or the dtype's
+    kind as the second item (text is for the caller to read or refuse).
+    """
+    a = np.asarray(values)
+    kind = a.dtype.kind
+    if kind == "O":
+        kind = _element_kind(a) or "O"
+    elif kind == "S":
+        kind = "U"
+    if kind in _NOT_CONFIDENCES:
+        raise ValueError(_not_confidences_message(name, a.dtype, kind, fix))
+    return a, kind
+
+
+def _text_confidences(h, name):
+    """Text confidences written as plain numbers (``"0.83"``), as float64."""
+    try:
+        return h.astype(np.float64)
+    except ValueError:
+        pass
+    bad = []
+    for v in h.ravel():
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            bad.append(v)
+    raise ValueError(
+        f"{name} holds {len(bad)} text value(s) that are not numbers, such as "
+        f"{str(bad[0])[:40]!r}. Confidences are probabilities in [0, 1] or "
+        "scores: convert the column to numbers first (e.g. pandas.to_numeric); "
+        "verbalized confidences ('80%', 'very likely') are read by "
+        "parse_verbalized_confidence or ConfidenceReader."
     )
 
 
@@ -274,6 +338,10 @@ def check_confidence(h, *, input="probability", name="X"):
     Parameters
     ----------
     h : array-like of shape (n,) or (n, 1)
+        Numbers (also as objects, or as text that reads as a plain number,
+        such as ``"0.83"``). Booleans, timestamps and durations are refused
+        by :func:`check_confidence_kind`, also as the values of an object
+        column.
     input : {"probability", "logit"}
         ``"probability"`` requires values in ``[0, 1]``; ``"logit"`` accepts
         any finite real score.
@@ -288,9 +356,14 @@ def check_confidence(h, *, input="probability", name="X"):
             f"{name} must hold one confidence per row, shape (n,) or (n, 1); got "
             f"shape {h.shape}. Pass only the confidence column."
         )
-    if h.dtype.kind in _NOT_CONFIDENCES:
-        raise ValueError(_not_confidences_message(name, h.dtype, h.dtype.kind))
-    if h.dtype.kind not in "uif":
+    h, kind = check_confidence_kind(h, name)
+    if kind == "U":
+        h = _text_confidences(h, name)
+    elif kind == "O":
+        # numbers as objects; a non-number (e.g. a dict) raises numpy's
+        # TypeError, as scikit-learn's own conversion does
+        h = h.astype(np.float64)
+    elif kind not in "uif":
         raise ValueError(f"{name} must be numeric confidences; got dtype {h.dtype}.")
     h = h.astype(np.float64, copy=False)
     # the common case in one or two reductions (NaN fails both tests; an
@@ -312,14 +385,36 @@ def check_confidence(h, *, input="probability", name="X"):
             "every row needs a finite confidence. Drop or impute those rows."
         )
     if input == "probability":
-        n_out = int(np.count_nonzero((h < 0) | (h > 1)))
-        if n_out:
-            raise ValueError(
-                f"{name} has {n_out} confidence(s) outside [0, 1] (min "
-                f"{h.min():.6g}, max {h.max():.6g}). Probabilities must lie in "
-                "[0, 1]; for raw scores or logits set input='logit'."
-            )
+        check_unit_interval(
+            h,
+            name,
+            "probabilities must lie in [0, 1]; for raw scores or logits set "
+            "input='logit'.",
+        )
     return h
+
+
+def check_finite(a, name, fix):
+    """Refuse NaN and infinite values in the float array ``a``: how many,
+    and ``fix`` (the rule they break, what to do)."""
+    n_bad = int(np.count_nonzero(~np.isfinite(a)))
+    if n_bad:
+        raise ValueError(f"{name} has {n_bad} NaN or infinite value(s); {fix}")
+
+
+def check_unit_interval(a, name, fix):
+    """Refuse values of the finite array ``a`` outside ``[0, 1]``.
+
+    The message counts them, gives the extremes and ends with ``fix`` (what
+    to pass instead): one wording for the confidences of every estimator
+    and metric, a classifier's probabilities and the command line.
+    """
+    n_out = int(np.count_nonzero((a < 0) | (a > 1)))
+    if n_out:
+        raise ValueError(
+            f"{name} has {n_out} value(s) outside [0, 1] (min {a.min():.6g}, "
+            f"max {a.max():.6g}); {fix}"
+        )
 
 
 def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"):
@@ -339,11 +434,14 @@ def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"
         )
     check_frame_columns(X, None)
     X_arr = X
+    names = column_names(X)
     if not hasattr(X, "columns"):
         X_arr = np.asarray(X)
         if X_arr.ndim == 1:
             X_arr = X_arr.reshape(-1, 1)
-    kwargs = {"reset": reset, "ensure_all_finite": False, "dtype": "numeric"}
+    # dtype=None: an object column reaches check_confidence as it is (numpy's
+    # conversion would read True as 1.0); check_confidence makes it float64
+    kwargs = {"reset": reset, "ensure_all_finite": False, "dtype": None}
     if y is None:
         X_arr = validate_data(estimator, X_arr, **kwargs)
     else:
@@ -355,7 +453,8 @@ def validate_confidence_data(estimator, X, y=None, *, reset, input="probability"
             "For group-conditional calibration use BetaBinningCalibrator or "
             "ScalingBetaBinningCalibrator with a confidence_column."
         )
-    h = check_confidence(X_arr, input=input)
+    name = "X" if not names else f"X column {names[0]!r}"
+    h = check_confidence(X_arr, input=input, name=name)
     return h if y is None else (h, fit_binary_labels(estimator, y))
 
 
@@ -647,12 +746,9 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
             f"shape {sw.shape}."
         )
     sw = sw.astype(np.float64, copy=False)
-    n_bad = int(np.count_nonzero(~np.isfinite(sw)))
-    if n_bad:
-        raise ValueError(
-            f"sample_weight has {n_bad} NaN or infinite value(s); every weight "
-            "must be a finite non-negative number."
-        )
+    check_finite(
+        sw, "sample_weight", "every weight must be a finite non-negative number."
+    )
     n_neg = int(np.count_nonzero(sw < 0))
     if n_neg:
         raise ValueError(
@@ -705,8 +801,11 @@ __all__ = [
     "other_columns",
     "take_rows",
     "check_confidence",
+    "check_confidence_kind",
+    "check_finite",
     "check_frame_columns",
     "check_n_bins",
+    "check_unit_interval",
     "check_weights",
     "native",
     "encode_binary_labels",

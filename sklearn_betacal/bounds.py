@@ -32,6 +32,7 @@ from numbers import Integral, Real
 from scipy.optimize import brentq
 
 from ._compat import Interval, validate_params
+from ._docstrings import fill_doc
 
 __all__ = [
     "beta_binning_epsilon",
@@ -63,6 +64,7 @@ def _umd_eps(n_samples, n_bins, alpha, nu):
     )
 
 
+@fill_doc
 @validate_params(
     {"n_samples": _AT_LEAST_2, "points_per_bin": _AT_LEAST_2, **_LEVEL},
     prefer_skip_nested_validation=True,
@@ -81,11 +83,7 @@ def beta_binning_epsilon(n_samples, points_per_bin, *, alpha=0.1, nu=0.0):
     points_per_bin : int
         ``b >= 2``, the minimum number of points per bin (Alg. 1); every
         cell must hold at least ``b`` points, so ``b <= N``.
-    alpha : float, default=0.1
-        Failure probability: the guarantee holds with probability at least
-        ``1 - alpha``. See the module notes for the paper's Figure 2 alpha.
-    nu : float, default=0.0
-        Label misspecification (Def. 3.2); 0 for true labels.
+    %(bound_level)s
 
     Returns
     -------
@@ -122,6 +120,7 @@ def beta_binning_epsilon(n_samples, points_per_bin, *, alpha=0.1, nu=0.0):
     return _beta_eps(n_samples, points_per_bin, alpha, nu)
 
 
+@fill_doc
 @validate_params(
     {"n_samples": _AT_LEAST_2, "n_bins": _POSITIVE_INT, **_LEVEL},
     prefer_skip_nested_validation=True,
@@ -139,10 +138,7 @@ def umd_epsilon(n_samples, n_bins, *, alpha=0.1, nu=0.0):
         ``N``, the number of calibration points.
     n_bins : int
         ``B``, the number of UMD bins; Thm A.1 needs ``N >= 2B``.
-    alpha : float, default=0.1
-        Failure probability.
-    nu : float, default=0.0
-        Label misspecification (Def. 3.2).
+    %(bound_level)s
 
     Returns
     -------
@@ -176,6 +172,7 @@ def umd_epsilon(n_samples, n_bins, *, alpha=0.1, nu=0.0):
     return _umd_eps(n_samples, n_bins, alpha, nu)
 
 
+@fill_doc
 @validate_params(
     {"epsilon": _EPSILON, "n_samples": _AT_LEAST_2, **_LEVEL},
     prefer_skip_nested_validation=True,
@@ -190,15 +187,8 @@ def points_per_bin_for_epsilon(epsilon, n_samples, *, alpha=0.1, nu=0.0):
 
     Parameters
     ----------
-    epsilon : float
-        Target bound, ``> nu``.
-    n_samples : int
-        ``N``, the number of calibration points.
-    alpha : float, default=0.1
-        Failure probability. The paper's Figure 2 readings correspond to
-        ``alpha = 0.01`` (see the module notes).
-    nu : float, default=0.0
-        Label misspecification (Def. 3.2).
+    %(bound_target)s
+    %(bound_level)s
 
     Returns
     -------
@@ -261,6 +251,7 @@ def points_per_bin_for_epsilon(epsilon, n_samples, *, alpha=0.1, nu=0.0):
     return int(b)
 
 
+@fill_doc
 @validate_params(
     {"epsilon": _EPSILON, "n_samples": _AT_LEAST_2, **_LEVEL},
     prefer_skip_nested_validation=True,
@@ -276,14 +267,8 @@ def n_bins_for_epsilon(epsilon, n_samples, *, alpha=0.1, nu=0.0):
 
     Parameters
     ----------
-    epsilon : float
-        Target bound, ``> nu``.
-    n_samples : int
-        ``N``, the number of calibration points.
-    alpha : float, default=0.1
-        Failure probability.
-    nu : float, default=0.0
-        Label misspecification (Def. 3.2).
+    %(bound_target)s
+    %(bound_level)s
 
     Returns
     -------

@@ -1539,3 +1539,199 @@ def test_times_are_refused_as_partition_features(lib, kind):
         warnings.simplefilter("ignore", UserWarning)
         bb.fit(_frame(lib, {"conf": h, "flag": flag}), y)
     assert bb.predict_proba(_frame(lib, {"conf": h, "flag": flag})).shape == (n, 2)
+
+
+# ---- object columns of booleans, timestamps or text as confidences (issue 24)
+
+
+def _object_confidences(kind, n, rng):
+    """Confidences of ``kind`` as Python objects (an object column)."""
+    import datetime
+
+    if kind == "bool":
+        return [bool(v) for v in rng.integers(0, 2, n)]
+    if kind == "mixed":  # one True among numbers
+        return [True] + rng.uniform(size=n - 1).tolist()
+    if kind == "datetime":
+        start = datetime.datetime(2024, 1, 1)
+        return [start + datetime.timedelta(hours=int(i)) for i in range(n)]
+    if kind == "text":
+        return ["0.5", "80%"] + [f"{v:.3f}" for v in rng.uniform(size=n - 2)]
+    return [f"{v:.3f}" for v in rng.uniform(size=n)]  # "numbers": read as such
+
+
+def _object_frame(lib, columns):
+    """A DataFrame whose ``conf`` column keeps Python objects."""
+    if lib == "numpy":
+        return np.array(list(zip(*columns.values(), strict=True)), dtype=object)
+    if lib == "pandas":
+        pd = pytest.importorskip("pandas")
+        return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in columns.items()})
+    pl = pytest.importorskip("polars")
+    return pl.DataFrame(
+        [
+            pl.Series(k, v, dtype=pl.Object if k == "conf" else None)
+            for k, v in columns.items()
+        ]
+    )
+
+
+_OBJECT_MATCH = {
+    "bool": r"holds booleans \(dtype object\), not confidences: True would be read",
+    "mixed": r"holds booleans \(dtype object\), not confidences: True would be read",
+    "datetime": r"holds timestamps .*\(dtype object\), not confidences",
+    "text": r"holds 1 text value\(s\) that are not numbers, such as '80%'.*"
+    "parse_verbalized_confidence",
+}
+
+
+def _object_estimators():
+    from sklearn_betacal import (
+        GroupColumnPartitioner,
+        HierarchicalLogisticScaler,
+        ScalingBetaBinningCalibrator,
+    )
+
+    def part(lib):
+        return GroupColumnPartitioner(-1 if lib == "numpy" else "topic")
+
+    return [
+        ("platt", lambda lib: PlattScaler()),
+        ("temperature", lambda lib: TemperatureScaler()),
+        ("umd", lambda lib: UMDBinner(random_state=0)),
+        ("scaling-binning", lambda lib: ScalingBinningCalibrator(random_state=0)),
+        (
+            "bb",
+            lambda lib: BetaBinningCalibrator(
+                part(lib), points_per_bin=10, random_state=0
+            ),
+        ),
+        ("hls", lambda lib: HierarchicalLogisticScaler(part(lib), random_state=0)),
+        (
+            "sbb",
+            lambda lib: ScalingBetaBinningCalibrator(
+                part(lib), points_per_bin=10, random_state=0
+            ),
+        ),
+    ]
+
+
+def _object_X(name, lib, values, topic):
+    grouped = name in ("bb", "hls", "sbb")
+    if grouped:
+        return _object_frame(lib, {"conf": values, "topic": topic.tolist()})
+    if lib == "numpy":
+        return np.array(values, dtype=object)
+    return _object_frame(lib, {"conf": values})
+
+
+@pytest.mark.parametrize("kind", list(_OBJECT_MATCH))
+@pytest.mark.parametrize("lib", ["numpy", "pandas", "polars"])
+@pytest.mark.parametrize(("name", "make"), _object_estimators(), ids=lambda v: v)
+def test_object_booleans_times_and_text_are_refused_as_confidences(
+    name, make, lib, kind
+):
+    # an object column of True/False was read as the confidences 1.0/0.0 by
+    # every estimator (numpy's conversion); the dtype says only "object",
+    # so the one reader looks at the values, for arrays and DataFrames
+    n = 60
+    rng = np.random.default_rng(0)
+    y, topic = rng.integers(0, 2, n), np.arange(n) % 2
+    X = _object_X(name, lib, _object_confidences(kind, n, rng), topic)
+    where = "X column 'conf' " if lib != "numpy" else ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match=where + _OBJECT_MATCH[kind]):
+            make(lib).fit(X, y)
+        # predicting on such a column is refused too
+        good = _object_X(name, lib, rng.uniform(size=n).tolist(), topic)
+        model = make(lib).fit(good, y)
+        with pytest.raises(ValueError, match=_OBJECT_MATCH[kind]):
+            model.predict_proba(X)
+
+
+@pytest.mark.parametrize("lib", ["numpy", "pandas", "polars"])
+@pytest.mark.parametrize(("name", "make"), _object_estimators(), ids=lambda v: v)
+def test_numbers_as_objects_or_text_are_read_as_numbers(name, make, lib):
+    # numbers held as Python objects or written as plain text ("0.417") are
+    # the numbers themselves, as scikit-learn reads them: the same model
+    n = 60
+    rng = np.random.default_rng(0)
+    y, topic = rng.integers(0, 2, n), np.arange(n) % 2
+    text = _object_confidences("numbers", n, rng)
+    h = np.array([float(v) for v in text])
+    X_float = _object_X(name, lib, h.tolist(), topic)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ref = make(lib).fit(X_float, y)
+        for X in (X_float, _object_X(name, lib, text, topic)):
+            got = make(lib).fit(X, y)
+            assert_allclose(got.predict_proba(X), ref.predict_proba(X_float), rtol=0)
+
+
+@pytest.mark.parametrize("kind", list(_OBJECT_MATCH))
+def test_object_confidences_are_refused_by_metrics_scorers_and_the_cli(kind):
+    from sklearn_betacal import GroupColumnPartitioner
+    from sklearn_betacal.cli._common import UsageError, check_confidence_kind
+    from sklearn_betacal.metrics import neg_beta_calibration_error_scorer
+
+    pd = pytest.importorskip("pandas")
+    n = 60
+    rng = np.random.default_rng(0)
+    y, topic = rng.integers(0, 2, n), np.arange(n) % 2
+    values = _object_confidences(kind, n, rng)
+    with pytest.raises(ValueError, match="y_prob " + _OBJECT_MATCH[kind]):
+        expected_calibration_error(y, np.array(values, dtype=object))
+    bb = BetaBinningCalibrator(GroupColumnPartitioner("topic"), points_per_bin=10)
+    bb.fit(pd.DataFrame({"conf": rng.uniform(size=n), "topic": topic}), y)
+    X = _object_frame("pandas", {"conf": values, "topic": topic.tolist()})
+    with pytest.raises(ValueError, match="X column 'conf' " + _OBJECT_MATCH[kind]):
+        neg_beta_calibration_error_scorer(bb, X, y)
+    # the command line uses the same check, as one line; text is its
+    # --percent / --verbalized readers' to read
+    column = pd.Series(values, dtype=object)
+    if kind == "text":
+        check_confidence_kind(column, "conf")
+        return
+    with pytest.raises(UsageError) as info:
+        check_confidence_kind(column, "conf")
+    message = str(info.value)
+    assert message.startswith("confidence column 'conf' holds ")
+    assert "(or 0-100 with --percent)" in message and "\n" not in message
+
+
+class _ScoresAs(BaseEstimator):
+    """A fitted binary classifier whose decision_function returns ``kind``."""
+
+    _estimator_type = "classifier"
+
+    def __init__(self, kind="bool"):
+        self.kind = kind
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def decision_function(self, X):
+        s = np.asarray(X, dtype=np.float64)[:, 0]
+        if self.kind == "bool":
+            return s > 0.5
+        if self.kind == "object bool":
+            return np.array([bool(v) for v in s > 0.5], dtype=object)
+        return (s * 1e9).astype("timedelta64[ns]")
+
+
+@pytest.mark.parametrize("kind", ["bool", "object bool", "duration"])
+def test_calibrated_classifier_refuses_booleans_and_times_as_scores(kind):
+    from sklearn.frozen import FrozenEstimator
+
+    from sklearn_betacal import CalibratedClassifier
+
+    n = 60
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(n, 2)), rng.integers(0, 2, n)
+    clf = FrozenEstimator(_ScoresAs(kind).fit(X, y))
+    what = "durations" if kind == "duration" else "booleans"
+    match = rf"_ScoresAs.decision_function's output holds {what} .*not confidences"
+    with pytest.raises(ValueError, match=match):
+        CalibratedClassifier(clf, PlattScaler(input="logit")).fit(X, y)

@@ -520,8 +520,8 @@ class _BadOutputClassifier(LogisticRegression):
     [
         ("shape", r"predict_proba returned shape \(300, 1\); expected \(300, 2\)"),
         ("rows", r"predict_proba returned shape \(299, 2\)"),
-        ("nan", r"predict_proba returned 2 NaN or infinite"),
-        ("range", r"predict_proba returned \d+ value\(s\) outside \[0, 1\]"),
+        ("nan", r"predict_proba's output has 2 NaN or infinite"),
+        ("range", r"predict_proba's output has \d+ value\(s\) outside \[0, 1\]"),
         ("sum", r"predict_proba returned 300 row\(s\) that do not sum to 1"),
     ],
 )

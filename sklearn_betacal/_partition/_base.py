@@ -51,6 +51,16 @@ class _PartitionerMixin(TransformerMixin):
         _check_feature_names_in(self, input_features)
         return _CELL_NAME.copy()
 
+    #: The fitted attribute holding the sorted unique cell keys, found by
+    #: binary search (``None``: the partitioner has no such keys).
+    _cell_keys = None
+
+    def __setstate__(self, state):
+        # a loaded model: its cell keys are checked before any row is mapped
+        if self._cell_keys is not None:
+            check_cell_keys(type(self).__name__, state, self._cell_keys)
+        super().__setstate__(state)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # The output is a cell id, never the input dtype.

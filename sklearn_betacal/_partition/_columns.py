@@ -16,9 +16,10 @@ from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
 from .._docstrings import fill_doc
 from .._random import seed_inner
 from .._validation import check_weights, is_dataframe
-from ._base import _PartitionerMixin, _select_columns, check_cell_keys
+from ._base import _PartitionerMixin, _select_columns
 
 
+@fill_doc
 class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
     """Partition read from a precomputed group column.
 
@@ -47,10 +48,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         ``groups_[i]``.
     n_cells_ : int
         Number of groups.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when ``X`` has string column names.
+    %(partition_features_in_)s
 
     See Also
     --------
@@ -82,6 +80,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         "group_column": [Integral, str],
         "handle_unknown": [StrOptions({"outside", "error"})],
     }
+    _cell_keys = "groups_"
 
     def __init__(self, group_column=0, *, handle_unknown="outside"):
         self.group_column = group_column
@@ -145,11 +144,6 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
             )
         return self
 
-    def __setstate__(self, state):
-        # a loaded model: its cell keys are checked before any row is mapped
-        check_cell_keys("GroupColumnPartitioner", state, "groups_")
-        super().__setstate__(state)
-
     @fill_doc
     def apply(self, X):
         """Cell id of every row, as a 1-D array.
@@ -197,6 +191,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         return tags
 
 
+@fill_doc
 class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
     """Partition given by a scikit-learn clusterer with ``predict``.
 
@@ -230,10 +225,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         rows; cell id ``i`` is cluster ``cluster_labels_[i]``.
     n_cells_ : int
         Number of cells.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when ``X`` has string column names.
+    %(partition_features_in_)s
 
     See Also
     --------
@@ -262,6 +254,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         "clusterer": [HasMethods(["fit", "predict"]), None],
         "random_state": ["random_state"],
     }
+    _cell_keys = "cluster_labels_"
 
     def __init__(self, clusterer=None, *, random_state=None):
         self.clusterer = clusterer
@@ -311,11 +304,6 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
                 f"{labels.shape}."
             )
         return labels
-
-    def __setstate__(self, state):
-        # a loaded model: its cell keys are checked before any row is mapped
-        check_cell_keys("ClusterPartitioner", state, "cluster_labels_")
-        super().__setstate__(state)
 
     @fill_doc
     def apply(self, X):
@@ -388,6 +376,7 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {"partitioners": [list]}
+    _cell_keys = "cell_codes_"
 
     def __init__(self, partitioners):
         self.partitioners = partitioners
@@ -565,11 +554,6 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
                     chain.append(ids.setdefault(tuple(state), len(ids)))
             out.append(np.asarray(chain, dtype=np.int64))
         return out
-
-    def __setstate__(self, state):
-        # a loaded model: its cell keys are checked before any row is mapped
-        check_cell_keys("CrossPartitioner", state, "cell_codes_")
-        super().__setstate__(state)
 
     def apply(self, X):
         """Crossed cell id of every row (``-1``: outside or unseen combination).

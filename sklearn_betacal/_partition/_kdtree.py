@@ -45,6 +45,7 @@ _TREE_KEYS = {
 PCA_MAX_SAMPLES = 20_000
 
 
+@fill_doc
 class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     """Bounded kd-tree partition of feature rows (the paper's beta).
 
@@ -117,10 +118,7 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     components_ : ndarray of shape (n_components, `n_features_in_`)
         Only for ``"pca"``: principal directions, ``min(max(max_depth, 1),
         n_features_in_)`` of them, by decreasing variance.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when ``X`` has string column names.
+    %(partition_features_in_)s
 
     See Also
     --------

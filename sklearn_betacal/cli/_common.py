@@ -86,41 +86,23 @@ def signals_unwind():
 def check_confidence_kind(values, column):
     """Refuse booleans, timestamps and durations as confidences (one line).
 
-    pandas turns ``True`` into 1.0 and a timestamp into its count of
-    nanoseconds, so such a column would be read as numbers silently.
+    The library's own check (:func:`~sklearn_betacal._validation.check_confidence_kind`,
+    by dtype and, for an object column, by its values): pandas turns ``True``
+    into 1.0 and a timestamp into its count of nanoseconds, so such a column
+    would be read as numbers silently. Text is left to the reader of
+    ``--percent`` / ``--verbalized``.
     """
-    import pandas as pd
+    from .._validation import check_confidence_kind as check
 
-    api = pd.api.types
-    dtype = values.dtype
-    kind = None
-    if api.is_bool_dtype(dtype):
-        kind = "booleans (True/False)"
-    elif api.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
-        kind = "timestamps"
-    elif api.is_timedelta64_dtype(dtype):
-        kind = "durations"
-    elif api.is_object_dtype(dtype):
-        inferred = api.infer_dtype(values, skipna=True)
-        kind = {
-            "boolean": "booleans (True/False)",
-            "datetime": "timestamps",
-            "datetime64": "timestamps",
-            "date": "timestamps",
-            "period": "timestamps",
-            "timedelta": "durations",
-            "timedelta64": "durations",
-        }.get(inferred)
-        if kind is None and inferred.startswith("mixed"):
-            import numpy as np
-
-            if values.map(lambda v: isinstance(v, bool | np.bool_)).any():
-                kind = "booleans (True/False) among its values"
-    if kind is not None:
-        raise UsageError(
-            f"confidence column {column!r} holds {kind}, not confidences; give "
-            "numbers in [0, 1] (or 0-100 with --percent)"
+    try:
+        check(
+            values,
+            f"confidence column {column!r}",
+            fix="Give the column of the model's confidences: numbers in [0, 1] "
+            "(or 0-100 with --percent).",
         )
+    except ValueError as exc:
+        raise UsageError(one_line(exc)) from None
 
 
 def check_output(output, input_path, force, *, name="--output"):

@@ -39,7 +39,7 @@ def _check_columns(
     """
     import pandas as pd
 
-    from .._validation import check_confidence
+    from .._validation import check_confidence, check_unit_interval
 
     used = [c for c in (confidence, label, group) if c is not None]
     missing = [c for c in used if c not in frame.columns]
@@ -106,17 +106,16 @@ def _check_columns(
             input="logit",
             name=f"confidence column {confidence!r}",
         )
+        check_unit_interval(
+            p,
+            f"confidence column {confidence!r}",
+            "the report needs probabilities: pass --percent for numbers in "
+            "0-100, or map scores or logits to [0, 1] first (e.g. with a "
+            "fitted calibrator)",
+        )
     except ValueError as exc:
         hint = " (or pass --dropna)" if "NaN" in str(exc) else ""
         raise UsageError(one_line(exc) + hint) from None
-    n_out = int(np.count_nonzero((p < 0) | (p > 1)))
-    if n_out:
-        raise UsageError(
-            f"confidence column {confidence!r} has {n_out} value(s) outside [0, 1] "
-            f"(min {p.min():.6g}, max {p.max():.6g}); the report needs "
-            "probabilities: pass --percent for numbers in 0-100, or map "
-            "scores or logits to [0, 1] first (e.g. with a fitted calibrator)"
-        )
     groups = None if group is None else frame[group].to_numpy()
     return p, y, groups, n_dropped, n_unparsed
 

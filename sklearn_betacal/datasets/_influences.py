@@ -74,15 +74,6 @@ SPLITS = ("test", "train")
 
 KEY_COLUMNS = ["dataset", "model", "prompt_style", "split"]
 TEXT_COLUMNS = ["question", "target", "response", "extracted_answer"]
-FLOAT_COLUMNS = [
-    "seq_prob",
-    "extracted_seq_prob",
-    "correct_judge",
-    "infosel_logit",
-    "ts_seq_confidence",
-    "ts_infosel_confidence",
-    "verbal_confidence",
-]
 #: Per-row columns, in the order of the assembled reference copy.
 ROW_COLUMNS = [
     "question",
@@ -97,6 +88,8 @@ ROW_COLUMNS = [
     "ts_infosel_confidence",
     "verbal_confidence",
 ]
+#: the numbers among them: confidences, logits and the judge's label
+FLOAT_COLUMNS = [c for c in ROW_COLUMNS if c not in TEXT_COLUMNS]
 COLUMNS = [*KEY_COLUMNS, "row_in_file", *ROW_COLUMNS]
 TARGET = "correct_judge"
 FEATURES = [c for c in COLUMNS if c != TARGET]
