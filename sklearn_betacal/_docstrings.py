@@ -57,15 +57,20 @@ weight_type : {"frequency", "sampling"}, default="frequency"
     (survey or importance weights); the variance is ``sum_i w_i**2 p_i
     (1 - p_i) / W**2``, which does not change when all weights are scaled
     and is what ``mcgrad`` computes."""
-# a partitioner's apply and transform, up to their own Returns entry
-DOCS["partition_apply"] = """\
-Parameters
-----------
-X : array-like of shape (n_samples, n_features)
-    Partition features, same columns as in ``fit``.
 
-Returns
--------"""
+
+def _up_to_returns(parameters):
+    """A method's ``Parameters`` section, then the ``Returns`` heading: the
+    method's docstring goes on with its own return value."""
+    return f"Parameters\n----------\n{parameters}\n\nReturns\n-------"
+
+
+# a partitioner's apply and transform, up to their own Returns entry
+DOCS["partition_apply"] = _up_to_returns(
+    """\
+X : array-like of shape (n_samples, n_features)
+    Partition features, same columns as in ``fit``."""
+)
 
 # the bounds of sklearn_betacal.bounds and their inverses
 DOCS["bound_level"] = """\
@@ -88,52 +93,37 @@ feature_names_in_ : ndarray of shape (`n_features_in_`,)
     Names of features seen during fit, when ``X`` has string column names."""
 
 # predict_proba / predict / apply of the calibrators, up to their Returns entry
-DOCS["calibrator_X"] = """\
-Parameters
-----------
+DOCS["calibrator_X"] = _up_to_returns(
+    """\
 X : array-like
-    Same columns as in ``fit``.
-
-Returns
--------"""
-DOCS["group_X"] = """\
-Parameters
-----------
+    Same columns as in ``fit``."""
+)
+DOCS["group_X"] = _up_to_returns(
+    """\
 X : array-like of shape (n_samples, 1 + n_partition_features)
-    Same columns as in ``fit``.
-
-Returns
--------"""
+    Same columns as in ``fit``."""
+)
 
 # predict_proba / predict / decision_function of CalibratedClassifier
-DOCS["classifier_X"] = """\
-Parameters
-----------
+DOCS["classifier_X"] = _up_to_returns(
+    """\
 X : array-like of shape (n_samples, n_features)
-    Input of the classifier.
-
-Returns
--------"""
+    Input of the classifier."""
+)
 # predict_proba / predict of TemperatureScaler (binary or multiclass input)
-DOCS["temperature_X"] = """\
-Parameters
-----------
+DOCS["temperature_X"] = _up_to_returns(
+    """\
 X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, K)
-    The same kind of input as in :meth:`fit`.
-
-Returns
--------"""
+    The same kind of input as in :meth:`fit`."""
+)
 # fit / fit_transform of TextEmbedder
-DOCS["text_fit"] = """\
-Parameters
-----------
+DOCS["text_fit"] = _up_to_returns(
+    """\
 X : DataFrame, array-like of str of shape (n,) or (n, k)
     Text, one row per question(-answer pair).
 y : None
-    Ignored.
-
-Returns
--------"""
+    Ignored."""
+)
 
 # the displays: labels of any type, one of which means "correct"
 DOCS["display_y_true"] = """\

@@ -54,7 +54,7 @@ def test_metrics_read_big_endian_floats_by_value(strategy):
     # as probabilities (ECE 1.8125) and uniform binning crashed in bincount
     bad = np.array([0.5, 2.0, 0.25, 4.0], ">f8")
     for metric in (expected_calibration_error, maximum_calibration_error):
-        with pytest.raises(ValueError, match=r"y_prob has 2 confidence\(s\) outside"):
+        with pytest.raises(ValueError, match=r"y_prob has 2 value\(s\) outside"):
             metric([1, 0, 1, 0], bad, strategy=strategy)
     with pytest.raises(ValueError, match="outside"):
         beta_calibration_error([1, 0, 1, 0], bad, groups=[0, 0, 1, 1])
