@@ -94,7 +94,7 @@ class _AnyScoreBB(BetaBinningCalibrator):
     range check in ``_check_confidence`` depends on them being in [0, 1].
     """
 
-    def _check_confidence(self, h):
+    def _check_confidence(self, h, **kwargs):
         h = np.asarray(h, dtype=np.float64)
         return check_confidence(h, input="logit", name="confidence column")
 

@@ -1735,3 +1735,31 @@ def test_calibrated_classifier_refuses_booleans_and_times_as_scores(kind):
     match = rf"_ScoresAs.decision_function's output holds {what} .*not confidences"
     with pytest.raises(ValueError, match=match):
         CalibratedClassifier(clf, PlattScaler(input="logit")).fit(X, y)
+
+
+def test_numpy_string_array_of_confidence_and_groups_is_read_as_numbers():
+    # np.column_stack([h, groups]) of float confidences and string groups is a
+    # '<U' array (numpy writes each float in its shortest round-trip form):
+    # refused as "not numeric" before; now the same model as the object array
+    from sklearn_betacal import GroupColumnPartitioner
+
+    rng = np.random.default_rng(0)
+    h = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < h).astype(int)
+    groups = np.where(rng.uniform(size=200) < 0.5, "a", "b")
+    X_text = np.column_stack([h, groups])
+    X_obj = np.empty((200, 2), dtype=object)
+    X_obj[:, 0], X_obj[:, 1] = h, groups
+    assert X_text.dtype.kind == "U"
+
+    def fit(X):
+        bb = BetaBinningCalibrator(
+            GroupColumnPartitioner(0), points_per_bin=20, random_state=0
+        )
+        return bb.fit(X, y).predict_proba(X)
+
+    assert_allclose(fit(X_text), fit(X_obj), rtol=0)
+    bad = X_text.copy()
+    bad[3, 0] = "high"
+    with pytest.raises(ValueError, match=r"1 text value\(s\) that are not numbers"):
+        fit(bad)
