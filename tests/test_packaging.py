@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: the optional extras whose packages the floors leg installs (through the
 #: tests extra) and so must pin: each of their packages needs a tested floor
-TESTED_EXTRAS = ("parquet", "plot", "skops", "polars", "dask")
+TESTED_EXTRAS = ("parquet", "plot", "skops", "polars", "dask", "fast")
 
 #: package -> (first safe version, reason): floors below are refused
 KNOWN_UNSAFE = {

@@ -50,6 +50,36 @@ _SEL_BLOCK = 2**18
 # NumPy's intp conversion of int32 indices to 512 KiB.
 _CHUNK = 2**16
 
+#: Whether :func:`build_kdtree` runs its levels through the compiled twin of
+#: :mod:`._kdtree_numba` (the optional extra ``fast``): ``None`` = when numba
+#: is installed and the fit has at least ``NUMBA_MIN_ROWS`` rows; ``False`` =
+#: never (the NumPy path, the reference); ``True`` = whenever numba is
+#: installed. Both paths give the same tree, bit for bit.
+USE_NUMBA = None
+
+#: Smallest fit that compiles the numba kernels (a few seconds, once per
+#: dtype and process unless numba's disk cache is writable): below it the
+#: NumPy build takes milliseconds and compiling would dominate.
+NUMBA_MIN_ROWS = 2**17
+
+# With the compiled kernels, segments of at most this many values are
+# selected in compiled code (NumPy's per-row selection has ~50 ns of
+# overhead per row, a compiled quickselect wins on short rows).
+_NB_SMALL = 64
+
+
+def numba_level_kernels(n):
+    """The module :mod:`._kdtree_numba`, or ``None`` for the NumPy path
+    (see ``USE_NUMBA``). Imported here, on the first large fit, so that
+    importing the package never imports numba."""
+    if USE_NUMBA is False or (USE_NUMBA is None and n < NUMBA_MIN_ROWS):
+        return None
+    try:
+        from . import _kdtree_numba
+    except ImportError:
+        return None
+    return _kdtree_numba
+
 
 def _midpoint(lo, hi):
     """``(lo + hi) / 2`` that is ``>= lo`` and ``< hi`` whenever ``lo < hi``."""
@@ -146,7 +176,7 @@ def _sort_columns(cols):
     return cols
 
 
-def _segment_kth(col, starts, sizes, k, scratch):
+def _segment_kth(col, starts, sizes, k, scratch, nb=None, filled=False):
     """The ``k``-th and ``k+1``-th smallest of every segment of ``col``.
 
     Segment ``i`` is ``col[starts[i]:starts[i] + sizes[i]]`` (sizes >= 2,
@@ -154,16 +184,33 @@ def _segment_kth(col, starts, sizes, k, scratch):
     copied into the rows of one 2-D array, each row padded on the left with
     ``-inf`` so that its wanted order statistic lands in the same column
     ``K`` and on the right with ``+inf``; one ``ndarray.partition(K, axis=1)``
-    then selects in all rows at once (NumPy's introselect per row, in C).
-    Rows of at most four values go through a sorting network instead
-    (per-row selection costs ~50 ns of overhead). Copies are done in chunks
-    of about ``_SEL_BLOCK`` values; a chunk that is one segment, or equal
-    segments back to back, is copied into ``scratch`` (a reused buffer of
-    ``col``'s dtype and length) instead. Returns two float64 arrays.
+    then selects in all rows at once (NumPy's introselect per row, in C;
+    SIMD where NumPy has it). Rows of at most four values go through a
+    sorting network instead (per-row selection costs ~50 ns of overhead).
+    Copies are done in chunks of about ``_SEL_BLOCK`` values; a chunk that
+    is one segment, or equal segments back to back, is selected in place in
+    ``scratch`` (a reused buffer of ``col``'s dtype and length, at the
+    chunk's own offset; ``filled``: it already holds ``col``'s values).
+    ``nb``, the compiled kernels of :mod:`._kdtree_numba` or ``None``: they
+    select in segments of at most ``_NB_SMALL`` values and fill the padded
+    rows. Returns two float64 arrays.
     """
     kth = np.empty(sizes.shape[0])
     nxt = np.empty(sizes.shape[0])
-    for idx in _size_classes(sizes):
+    rest = None
+    if nb is not None:
+        small = sizes <= _NB_SMALL
+        if small.any():
+            si = np.flatnonzero(small)
+            kth_s, nxt_s = np.empty(si.shape[0]), np.empty(si.shape[0])
+            nb.small_kth(col, starts[si], sizes[si], k[si], scratch, kth_s, nxt_s)
+            kth[si], nxt[si] = kth_s, nxt_s
+            rest = np.flatnonzero(~small)
+            if rest.shape[0] == 0:
+                return kth, nxt
+    for idx in _size_classes(sizes if rest is None else sizes[rest]):
+        if rest is not None:
+            idx = rest[idx]
         W0 = int(sizes[idx].max()) + 2
         per = max(1, _SEL_BLOCK // W0)
         for c0 in range(0, idx.shape[0], per):
@@ -176,8 +223,13 @@ def _segment_kth(col, starts, sizes, k, scratch):
                 (lp == 0).all() and (m == W).all() and (np.diff(s) == W).all()
             ):
                 size = W * sel.shape[0]
-                rows = scratch[:size].reshape(-1, W)
-                np.copyto(rows.reshape(-1), col[s[0] : s[0] + size])
+                s0 = int(s[0])
+                rows = scratch[s0 : s0 + size].reshape(-1, W)
+                if not filled:
+                    np.copyto(rows.reshape(-1), col[s0 : s0 + size])
+            elif nb is not None:
+                rows = np.empty((sel.shape[0], W), dtype=col.dtype)
+                nb.pad_rows(col, s, m, lp, rows)
             else:
                 rows = np.full((sel.shape[0], W), np.inf, dtype=col.dtype)
                 rows[np.arange(W) < lp[:, None]] = -np.inf
@@ -327,14 +379,19 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # node order. Their int views hold row indices while reordering.
     A = np.empty(n, dtype=F.dtype)
     B = np.empty(n, dtype=F.dtype)
-    # Destinations of the reordering: intp (NumPy's native index type)
-    # when it fits in the buffers, else the row index type.
-    dtype_idx = np.intp if F.dtype.itemsize >= 8 else itype
-    if F.dtype.itemsize >= np.dtype(dtype_idx).itemsize:
-        A_idx, B_idx = A.view(dtype_idx), B.view(dtype_idx)
-    else:
-        A_idx, B_idx = np.empty(n, dtype=dtype_idx), np.empty(n, dtype=dtype_idx)
-    go = np.empty(n, dtype=bool)
+    # The compiled twin of a level (select, split and reorder per node in
+    # one pass over its rows) needs only ``A``, ``B`` and ``spare``.
+    nb = numba_level_kernels(n)
+    if nb is None:
+        # Destinations of the reordering: intp (NumPy's native index type)
+        # when it fits in the buffers, else the row index type.
+        dtype_idx = np.intp if F.dtype.itemsize >= 8 else itype
+        if F.dtype.itemsize >= np.dtype(dtype_idx).itemsize:
+            A_idx, B_idx = A.view(dtype_idx), B.view(dtype_idx)
+        else:
+            A_idx = np.empty(n, dtype=dtype_idx)
+            B_idx = np.empty(n, dtype=dtype_idx)
+        go = np.empty(n, dtype=bool)
     # The open nodes of the current level, left to right: their rows are
     # ``act`` (node i holds the next sizes[i] of them) and will occupy
     # ``order[gstart[i]:gstart[i] + sizes[i]]`` once the node is a leaf.
@@ -398,82 +455,111 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         if sizes.shape[0] == 0:
             break
         n_act = act.shape[0]
-        starts = _excl_cumsum(sizes)
-        if axis_rule == "cycle":
-            # A strided copy of the column then a gather from that compact
-            # copy is 2x (1e6 x 384) to 15x (1e6 x 4) faster than NumPy's
-            # fancy indexing ``F[act, p]``.
-            np.copyto(A, F[:, lev % M])
-            col = _take(A, act, B[:n_act])
-        else:
+        if nb is not None:
+            # The split coordinate of the open rows into ``B`` (for "cycle"
+            # from a compact copy of the column in ``A``), the medians, then
+            # one pass per node that splits and reorders its rows.
             col = B[:n_act]
-            col[...] = F[act, np.repeat(seg_axis, sizes)]
-        k = (sizes - 1) // 2
-        # The median of every node (App. C, z^k_m) and the next order
-        # statistic, all nodes of the level at once.
-        median, succ = _segment_kth(col, starts, sizes, k, A)
-        # Without ties at the median (next value > z) exactly k+1 rows are
-        # <= z: the paper's split, which is also the most balanced one.
-        thr = _midpoint(median, succ)
-        n_left = k + 1
-        split = np.ones(sizes.shape[0], dtype=bool)
-        # Left rows are those <= ``cut``, a value of the node itself (z, or
-        # the largest value below z for a tie split "< z"), so the
-        # comparison can be made in F's dtype.
-        cut = median.astype(F.dtype)
-        tie = succ == median
-        if tie.any():
-            ti = np.flatnonzero(tie)
-            rows = np.repeat(tie, sizes)
-            sub = np.compress(rows, col)
-            sub_sizes = sizes[ti]
-            sub_starts = _excl_cumsum(sub_sizes)
-            n_le = np.add.reduceat(
-                sub <= np.repeat(median[ti], sub_sizes), sub_starts, dtype=np.intp
+            if axis_rule == "cycle":
+                np.copyto(A, F[:, lev % M])
+                nb.take(A, act, col)
+            else:
+                nb.gather(F, seg_axis, act, sizes, col)
+            median, succ = _segment_kth(
+                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
             )
-            t_thr, t_nl, t_split, t_b, t_pred = _tie_split(
-                sub, sub_starts, sub_sizes, median[ti], n_le, min_samples_leaf
+            out = spare[:n_act]
+            thr, n_left, split = nb.split_reorder(
+                col, act, sizes, median, succ, min_samples_leaf, out
             )
-            del rows, sub
-            thr[ti] = t_thr
-            split[ti] = t_split
-            n_left[ti] = t_nl
-            cut[ti] = np.where(t_b, t_pred, cut[ti])
-        li = local[split]
-        axis_l[li] = seg_axis[split]
-        thr_l[li] = thr[split]
-        split_l[li] = True
-        if not split.all():
-            col = np.compress(np.repeat(split, sizes), col)
-            retire(split, lev)
-            cut, n_left = cut[split], n_left[split]
+            del col
+            li = local[split]
+            axis_l[li] = seg_axis[split]
+            thr_l[li] = thr[split]
+            split_l[li] = True
+            act, spare = out, act
+            if not split.all():
+                retire(split, lev)
+                n_left = n_left[split]
+        else:
             starts = _excl_cumsum(sizes)
-            n_act = act.shape[0]
+            if axis_rule == "cycle":
+                # A strided copy of the column then a gather from that compact
+                # copy is 2x (1e6 x 384) to 15x (1e6 x 4) faster than NumPy's
+                # fancy indexing ``F[act, p]``.
+                np.copyto(A, F[:, lev % M])
+                col = _take(A, act, B[:n_act])
+            else:
+                col = B[:n_act]
+                col[...] = F[act, np.repeat(seg_axis, sizes)]
+            k = (sizes - 1) // 2
+            # The median of every node (App. C, z^k_m) and the next order
+            # statistic, all nodes of the level at once.
+            median, succ = _segment_kth(col, starts, sizes, k, A)
+            # Without ties at the median (next value > z) exactly k+1 rows are
+            # <= z: the paper's split, which is also the most balanced one.
+            thr = _midpoint(median, succ)
+            n_left = k + 1
+            split = np.ones(sizes.shape[0], dtype=bool)
+            # Left rows are those <= ``cut``, a value of the node itself (z, or
+            # the largest value below z for a tie split "< z"), so the
+            # comparison can be made in F's dtype.
+            cut = median.astype(F.dtype)
+            tie = succ == median
+            if tie.any():
+                ti = np.flatnonzero(tie)
+                rows = np.repeat(tie, sizes)
+                sub = np.compress(rows, col)
+                sub_sizes = sizes[ti]
+                sub_starts = _excl_cumsum(sub_sizes)
+                n_le = np.add.reduceat(
+                    sub <= np.repeat(median[ti], sub_sizes), sub_starts, dtype=np.intp
+                )
+                t_thr, t_nl, t_split, t_b, t_pred = _tie_split(
+                    sub, sub_starts, sub_sizes, median[ti], n_le, min_samples_leaf
+                )
+                del rows, sub
+                thr[ti] = t_thr
+                split[ti] = t_split
+                n_left[ti] = t_nl
+                cut[ti] = np.where(t_b, t_pred, cut[ti])
+            li = local[split]
+            axis_l[li] = seg_axis[split]
+            thr_l[li] = thr[split]
+            split_l[li] = True
+            if not split.all():
+                col = np.compress(np.repeat(split, sizes), col)
+                retire(split, lev)
+                cut, n_left = cut[split], n_left[split]
+                starts = _excl_cumsum(sizes)
+                n_act = act.shape[0]
+            if sizes.shape[0] == 0:
+                break
+            go_left = go[:n_act]
+            if sizes.shape[0] == 1:
+                np.less_equal(col, cut[0], out=go_left)
+            else:
+                # The per-row split value cut[node of the row], without a
+                # temporary: node ids by a cumulative sum into ``spare``.
+                seg = _segment_ids(spare[:n_act], sizes)
+                cut_rows = _take(cut, seg, A[:n_act])
+                np.less_equal(col, cut_rows, out=go_left)
+            del col
+            act, spare = (
+                _stable_partition(
+                    act,
+                    go_left,
+                    starts,
+                    sizes,
+                    n_left,
+                    spare[:n_act],
+                    A_idx[:n_act],
+                    B_idx[:n_act],
+                ),
+                act,
+            )
         if sizes.shape[0] == 0:
             break
-        go_left = go[:n_act]
-        if sizes.shape[0] == 1:
-            np.less_equal(col, cut[0], out=go_left)
-        else:
-            # The per-row split value cut[node of the row], without a
-            # temporary: node ids by a cumulative sum into ``spare``.
-            seg = _segment_ids(spare[:n_act], sizes)
-            cut_rows = _take(cut, seg, A[:n_act])
-            np.less_equal(col, cut_rows, out=go_left)
-        del col
-        act, spare = (
-            _stable_partition(
-                act,
-                go_left,
-                starts,
-                sizes,
-                n_left,
-                spare[:n_act],
-                A_idx[:n_act],
-                B_idx[:n_act],
-            ),
-            act,
-        )
         # Children, left then right, in the order of their parents.
         n_right = sizes - n_left
         sizes = np.column_stack([n_left, n_right]).reshape(-1)
@@ -481,7 +567,7 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         lv_parent.append(np.repeat(local, 2))
         local = np.arange(sizes.shape[0], dtype=np.intp)
     return _assemble(
-        F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B
+        F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B, nb
     )
 
 
@@ -523,9 +609,10 @@ def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
 
 
 def _assemble(
-    F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B
+    F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B, nb
 ):
-    """Node table, leaf paths and leaf bounds from the level-wise build."""
+    """Node table, leaf paths and leaf bounds from the level-wise build
+    (``nb``: the compiled kernels, or ``None`` for the NumPy passes)."""
     M = F.shape[1]
     counts = [a.shape[0] for a in lv_axis]
     base = np.r_[0, np.cumsum(counts)].astype(np.intp)  # first node id per level
@@ -569,7 +656,10 @@ def _assemble(
     # depths ("cycle" with L > M) is read once.
     lower_t = np.empty((L, n_cells))
     upper_t = np.empty((L, n_cells))
-    if axis_rule == "cycle":
+    if nb is not None:
+        # one pass over the leaves' rows, NaN beyond each leaf's depth
+        nb.leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t)
+    elif axis_rule == "cycle":
         Lm = min(L, M)
         _cycle_bounds(F, order, starts, n_samples, lower_t[:Lm], upper_t[:Lm], A, B)
         for j in range(Lm, L):
@@ -583,11 +673,16 @@ def _assemble(
             lower_t[j] = np.minimum.reduceat(vals, starts)
             upper_t[j] = np.maximum.reduceat(vals, starts)
             del vals
-    for j in range(L):
+    for j in range(L if nb is None else 0):
         # NaN beyond a leaf's own depth (few leaves but at the last levels)
         short = np.flatnonzero(lvl <= j)
         lower_t[j, short] = np.nan
         upper_t[j, short] = np.nan
+    # A bound of 0 is +0.0: which of the tied values -0.0 and +0.0 a min or
+    # max returns depends on the reduction's order (they compare equal, so
+    # routing is the same), and the two paths must give the same bytes.
+    lower_t += 0.0
+    upper_t += 0.0
     return {
         "axis": np.concatenate(lv_axis),
         "threshold": np.concatenate(lv_thr),

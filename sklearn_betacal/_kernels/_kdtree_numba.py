@@ -1,0 +1,337 @@
+# SPDX-License-Identifier: MIT
+"""Compiled twin of the kd-tree build's level pass (optional extra ``fast``).
+
+Imported only by :func:`sklearn_betacal._kernels._kdtree.numba_level_kernels`,
+when numba is installed and a fit is large enough: importing
+``sklearn_betacal`` never imports numba, and the functions compile on their
+first call (a few seconds, once per dtype; cached on disk where the cache
+directory is writable, see :func:`_jit`).
+
+:func:`level_split` does for every open node of a level what the NumPy path
+of :func:`~sklearn_betacal._kernels._kdtree.build_kdtree` does in about a
+dozen vectorised passes (gather of the split coordinate, ``_segment_kth``,
+the tie rule ``_tie_split``, the ``<=`` comparison and ``_stable_partition``):
+gather, select the lower median and the next order statistic (App. C,
+``z^k_m``), apply the same tie rule and move the node's left rows in front of
+its right rows, order kept, node by node while the node's rows are in cache.
+Order statistics are values of the node, and the threshold is the same
+IEEE expression (``lo + (hi - lo) / 2``, no fast-math), so the result is the
+NumPy path's bit for bit: same cells, thresholds and row order (the tests
+compare both). :func:`leaf_bounds` is the twin of the leaf-bound pass of
+``_assemble``: one pass over the leaves' rows.
+"""
+
+import os
+import tempfile
+
+import numba
+import numpy as np
+
+# Segments up to this many values are sorted by insertion instead of split.
+_SMALL = 16
+
+# Leaves per block of the leaf-bound pass.
+_LEAF_BLOCK = 256
+
+
+def _cache_writable():
+    """Whether numba's on-disk cache can be written (``cache=True``).
+
+    numba writes next to this file (``__pycache__``) and, when that folder is
+    read-only (a system site-packages), in the user's cache folder
+    (``NUMBA_CACHE_DIR`` or ``~/.cache``); with neither writable, decorating
+    with ``cache=True`` raises ``RuntimeError`` ("no locator available").
+    """
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    candidates = [here, os.environ.get("NUMBA_CACHE_DIR") or None]
+    candidates.append(os.path.join(os.path.expanduser("~"), ".cache"))
+    for path in candidates:
+        if not path:
+            continue
+        try:
+            os.makedirs(path, exist_ok=True)
+            tempfile.TemporaryFile(dir=path).close()
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _jit(fn):
+    """``numba.njit`` with the disk cache where it can be written, without
+    fast-math (the results must be the NumPy path's, bit for bit)."""
+    if _CACHE:
+        try:
+            return numba.njit(cache=True, nogil=True)(fn)
+        except RuntimeError:  # no cache locator after all: compile in memory
+            pass
+    return numba.njit(nogil=True)(fn)
+
+
+_CACHE = _cache_writable()
+
+
+@_jit
+def _heapsort(a, lo, hi):
+    """Sort ``a[lo:hi + 1]`` in place (heap sort: ``O(m log m)`` always)."""
+    m = hi - lo + 1
+    for root in range(m // 2 - 1, -1, -1):
+        _sift(a, lo, root, m)
+    for end in range(m - 1, 0, -1):
+        t = a[lo]
+        a[lo] = a[lo + end]
+        a[lo + end] = t
+        _sift(a, lo, 0, end)
+
+
+@_jit
+def _sift(a, lo, root, m):
+    v = a[lo + root]
+    while True:
+        child = 2 * root + 1
+        if child >= m:
+            break
+        if child + 1 < m and a[lo + child + 1] > a[lo + child]:
+            child += 1
+        if a[lo + child] <= v:
+            break
+        a[lo + root] = a[lo + child]
+        root = child
+    a[lo + root] = v
+
+
+@_jit
+def _select(a, lo, hi, k):
+    """Reorder ``a[lo:hi + 1]`` so that ``a[k]`` is its ``k - lo``-th smallest
+    value, everything before ``<=`` and after ``>=`` it; return ``a[k]``.
+
+    Quickselect with a median-of-three pivot and Hoare's partition (tied
+    values split evenly), insertion sort for short ranges, and a heap sort
+    of the remaining range if the pivots keep failing (worst case
+    ``O(m log m)``).
+    """
+    budget = 64
+    while hi - lo >= _SMALL:
+        budget -= 1
+        if budget == 0:
+            _heapsort(a, lo, hi)
+            return a[k]
+        mid = (lo + hi) // 2
+        x, y, z = a[lo], a[mid], a[hi]
+        if x > y:
+            x, y = y, x
+        if y > z:
+            y = z
+            if x > y:
+                y = x
+        pivot = y
+        i, j = lo, hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = a[i]
+                a[i] = a[j]
+                a[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return a[k]
+    for i in range(lo + 1, hi + 1):
+        v = a[i]
+        j = i - 1
+        while j >= lo and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+    return a[k]
+
+
+@_jit
+def _midpoint(lo, hi):
+    """``_kdtree._midpoint`` for two float64 scalars."""
+    mid = lo + (hi - lo) / 2
+    return mid if mid < hi else lo
+
+
+@_jit
+def gather(F, seg_axis, act, sizes, col):
+    """``col[r] = F[act[r], seg_axis[node of r]]``: the split coordinate of
+    every open row, nodes with different coordinates (``max_spread``)."""
+    s = 0
+    for i in range(sizes.shape[0]):
+        p = seg_axis[i]
+        for r in range(s, s + sizes[i]):
+            col[r] = F[act[r], p]
+        s += sizes[i]
+
+
+@_jit
+def take(a, act, col):
+    """``col[r] = a[act[r]]`` (one column copied out of ``F`` first: a
+    sequential copy then gathers from it beat gathers from wide rows)."""
+    for r in range(act.shape[0]):
+        col[r] = a[act[r]]
+
+
+@_jit
+def pad_rows(col, starts, sizes, lp, rows):
+    """Segment ``i`` of ``col`` into row ``i`` of ``rows`` at column
+    ``lp[i]``, ``-inf`` before it and ``+inf`` after (``_segment_kth``)."""
+    W = rows.shape[1]
+    for i in range(sizes.shape[0]):
+        a = lp[i]
+        b = a + sizes[i]
+        s = starts[i] - a
+        for j in range(a):
+            rows[i, j] = -np.inf
+        for j in range(a, b):
+            rows[i, j] = col[s + j]
+        for j in range(b, W):
+            rows[i, j] = np.inf
+
+
+@_jit
+def small_kth(col, starts, sizes, k, scratch, kth, nxt):
+    """``kth[i]``, ``nxt[i]``: the ``k[i]``-th and next smallest value of
+    segment ``i`` of ``col`` (selected in a copy in ``scratch``)."""
+    for i in range(sizes.shape[0]):
+        s = starts[i]
+        e = s + sizes[i]
+        for r in range(s, e):
+            scratch[r] = col[r]
+        kk = s + k[i]
+        kth[i] = _select(scratch, s, e - 1, kk)
+        v = scratch[kk + 1]
+        for r in range(kk + 2, e):
+            if scratch[r] < v:
+                v = scratch[r]
+        nxt[i] = v
+
+
+@_jit
+def split_reorder(col, act, sizes, median, succ, min_samples_leaf, out):
+    """Split every node of a level given its lower median ``median`` and the
+    next order statistic ``succ`` (App. C; the rule and the tie rule
+    ``_tie_split`` of the NumPy path), in one pass over each node's rows.
+
+    Node ``i`` holds the rows ``act[s_i : s_i + sizes[i]]`` with split
+    coordinate ``col[s_i : ...]``. Writes into ``out`` each split node's
+    left rows then its right rows, in their order in ``act``, and the rows
+    of a node that stays a leaf unchanged. Returns ``(threshold, n_left,
+    split)`` per node.
+    """
+    n_seg = sizes.shape[0]
+    thr = np.full(n_seg, np.nan)
+    n_left = np.zeros(n_seg, dtype=np.intp)
+    split = np.zeros(n_seg, dtype=np.bool_)
+    s = 0
+    for i in range(n_seg):
+        m = sizes[i]
+        e = s + m
+        med = median[i]
+        cut = med
+        if succ[i] != med:
+            # no tie at the median: the paper's split, k + 1 rows <= z
+            t = _midpoint(med, succ[i])
+            nl = (m - 1) // 2 + 1
+            ok = True
+        else:
+            # ties (``_tie_split``): A = left <= z, B = left < z
+            n_le = 0
+            n_lt = 0
+            pred = -np.inf
+            above = np.inf
+            for r in range(s, e):
+                v = col[r]
+                if v < med:
+                    n_lt += 1
+                    if v > pred:
+                        pred = v
+                elif v > med:
+                    if v < above:
+                        above = v
+                if v <= med:
+                    n_le += 1
+            ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
+            ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
+            take_b = ok_b and (not ok_a or abs(2 * n_lt - m) < abs(2 * n_le - m))
+            ok = ok_a or ok_b
+            if take_b:
+                t = _midpoint(pred, med)
+                nl = n_lt
+                cut = pred
+            else:
+                t = _midpoint(med, above)
+                nl = n_le
+        if ok:
+            thr[i] = t
+            n_left[i] = nl
+            split[i] = True
+            # branch-free: a row goes left or right at random
+            lo, hi = s, s + nl
+            for r in range(s, e):
+                g = np.intp(col[r] <= cut)
+                out[hi + g * (lo - hi)] = act[r]
+                lo += g
+                hi += 1 - g
+        else:
+            for r in range(s, e):
+                out[r] = act[r]
+        s = e
+    return thr, n_left, split
+
+
+@_jit
+def leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t):
+    """Min and max of every leaf's rows in every coordinate of its path.
+
+    ``axes_t[j, c]`` is leaf ``c``'s coordinate at depth ``j`` (-1 beyond
+    its depth: NaN bounds); its rows are ``order[starts[c]:starts[c] +
+    n_samples[c]]``. Fills ``lower_t`` and ``upper_t`` (float64, shaped like
+    ``axes_t``) in one pass over the rows (a row's path coordinates share
+    its first cache lines), ``_LEAF_BLOCK`` leaves at a time so that the
+    depth-major tables are read and written a row segment at a time.
+    """
+    L, n_cells = axes_t.shape
+    ax = np.empty((_LEAF_BLOCK, L), dtype=np.intp)
+    lo = np.empty((_LEAF_BLOCK, L), dtype=F.dtype)
+    hi = np.empty((_LEAF_BLOCK, L), dtype=F.dtype)
+    depth = np.zeros(_LEAF_BLOCK, dtype=np.intp)
+    for c0 in range(0, n_cells, _LEAF_BLOCK):
+        nc = min(_LEAF_BLOCK, n_cells - c0)
+        depth[:nc] = 0
+        for j in range(L):
+            for b in range(nc):
+                a = axes_t[j, c0 + b]
+                ax[b, j] = a
+                if a >= 0:
+                    depth[b] = j + 1
+        for b in range(nc):
+            s = starts[c0 + b]
+            e = s + n_samples[c0 + b]
+            row = order[s]
+            for j in range(depth[b]):
+                v = F[row, ax[b, j]]
+                lo[b, j] = v
+                hi[b, j] = v
+            for r in range(s + 1, e):
+                row = order[r]
+                for j in range(depth[b]):
+                    v = F[row, ax[b, j]]
+                    lo[b, j] = min(lo[b, j], v)
+                    hi[b, j] = max(hi[b, j], v)
+        for j in range(L):
+            for b in range(nc):
+                if j < depth[b]:
+                    lower_t[j, c0 + b] = lo[b, j]
+                    upper_t[j, c0 + b] = hi[b, j]
+                else:
+                    lower_t[j, c0 + b] = np.nan
+                    upper_t[j, c0 + b] = np.nan

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: MIT
+"""The compiled kd-tree build (optional extra ``fast``, numba) against the
+NumPy build, its reference: the same tree bit for bit (cells, thresholds,
+row order, bounds), and numba stays out of ``import sklearn_betacal`` and of
+small fits."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_betacal._kernels import _kdtree as kern
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _build(F, depth, msl, rule, use):
+    old = kern.USE_NUMBA
+    kern.USE_NUMBA = use
+    try:
+        return kern.build_kdtree(F, depth, msl, rule)
+    finally:
+        kern.USE_NUMBA = old
+
+
+def _assert_same_tree(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        assert (x.dtype, x.shape) == (y.dtype, y.shape), key
+        assert x.tobytes() == y.tobytes(), key
+
+
+def _data(rng, n, d, kind, dtype):
+    X = rng.standard_normal((n, d))
+    if kind == "ties":  # many ties, signed zeros among them
+        X = np.round(X * 2) / 2
+    elif kind == "heavy":  # three values per coordinate
+        X = rng.integers(0, 3, (n, d)).astype(float)
+    elif kind == "sorted":  # sorted and reversed columns (pivot worst cases)
+        X = np.sort(X, axis=0)
+        X[:, 1::2] = X[::-1, 1::2]
+    return X.astype(dtype)
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 400),
+    d=st.integers(1, 5),
+    max_depth=st.sampled_from([0, 1, 3, 6, 64]),
+    min_samples_leaf=st.integers(1, 5),
+    kind=st.sampled_from(["continuous", "ties", "heavy", "sorted"]),
+    rule=st.sampled_from(["cycle", "max_spread"]),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+@settings(deadline=None, max_examples=60)
+def test_numba_build_is_the_numpy_build_bit_for_bit(
+    seed, n, d, max_depth, min_samples_leaf, kind, rule, dtype
+):
+    pytest.importorskip("numba")
+    X = _data(np.random.default_rng(seed), n, d, kind, dtype)
+    _assert_same_tree(
+        _build(X, max_depth, min_samples_leaf, rule, False),
+        _build(X, max_depth, min_samples_leaf, rule, True),
+    )
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy", "sorted"])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_numba_build_deep_tree_in_small_chunks(kind, layout, monkeypatch):
+    # small chunks and compiled-selection threshold: every level runs
+    # through the padded, multi-class and compiled small-segment paths
+    pytest.importorskip("numba")
+    monkeypatch.setattr(kern, "_SEL_BLOCK", 37)
+    monkeypatch.setattr(kern, "_NB_SMALL", 5)
+    X = _data(np.random.default_rng(1), 3000, 6, kind, np.float64)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "strided":
+        X = X[:, ::2]
+    for depth, msl in ((64, 1), (10, 3)):
+        for rule in ("cycle", "max_spread"):
+            _assert_same_tree(
+                _build(X, depth, msl, rule, False), _build(X, depth, msl, rule, True)
+            )
+
+
+def test_numba_quickselect_survives_its_worst_cases():
+    # more failed pivots than the budget: the heap-sort fallback
+    nb = pytest.importorskip("sklearn_betacal._kernels._kdtree_numba")
+    rng = np.random.default_rng(0)
+    for a in (
+        np.arange(5000.0),
+        np.arange(5000.0)[::-1].copy(),
+        np.repeat([1.0, 2.0], 2500),
+        rng.integers(0, 2, 5000).astype(float),
+        np.tile(np.arange(50.0), 100),
+    ):
+        for k in (0, 1, 2499, 4998, 4999):
+            work = a.copy()
+            assert nb._select(work, 0, a.shape[0] - 1, k) == np.sort(a)[k]
+            assert (work[:k] <= work[k]).all() and (work[k + 1 :] >= work[k]).all()
+        work = rng.permutation(a)
+        nb._heapsort(work, 0, a.shape[0] - 1)
+        assert work.tobytes() == np.sort(a).tobytes()
+
+
+def test_numba_only_for_large_fits_and_never_without_numba(monkeypatch):
+    monkeypatch.setattr(kern, "USE_NUMBA", None)
+    assert kern.numba_level_kernels(kern.NUMBA_MIN_ROWS - 1) is None
+    monkeypatch.setattr(kern, "USE_NUMBA", False)
+    assert kern.numba_level_kernels(10 * kern.NUMBA_MIN_ROWS) is None
+    # numba missing: the NumPy path (an import of None raises ImportError)
+    monkeypatch.setattr(kern, "USE_NUMBA", True)
+    monkeypatch.setitem(sys.modules, "numba", None)
+    monkeypatch.delitem(sys.modules, "sklearn_betacal._kernels._kdtree_numba", False)
+    monkeypatch.delattr(
+        sys.modules["sklearn_betacal._kernels"], "_kdtree_numba", raising=False
+    )
+    assert kern.numba_level_kernels(10 * kern.NUMBA_MIN_ROWS) is None
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    _assert_same_tree(_build(X, 5, 1, "cycle", True), _build(X, 5, 1, "cycle", False))
+
+
+def test_import_and_small_fits_do_not_load_numba():
+    code = (
+        "import sys, numpy as np\n"
+        "import sklearn_betacal\n"
+        "from sklearn_betacal import KDTreePartitioner\n"
+        "KDTreePartitioner(3).fit(np.random.default_rng(0).normal(size=(1000, 2)))\n"
+        "print('numba' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False"]
+
+
+def test_numba_cache_falls_back_when_nothing_is_writable(tmp_path):
+    # a read-only install and no writable cache folder: numba would refuse
+    # ``cache=True`` ("no locator available"); the kernels compile in memory
+    pytest.importorskip("numba")
+    if os.geteuid() == 0:
+        pytest.skip("root writes to read-only folders")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    code = (
+        "import numpy as np\n"
+        "from sklearn_betacal._kernels import _kdtree_numba as nb\n"
+        "print(nb._CACHE)\n"
+        "a = np.array([3.0, 1.0, 2.0])\n"
+        "print(nb._select(a, 0, 2, 1))\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NUMBA_CACHE_DIR": str(ro),
+        "HOME": str(ro),
+    }
+    run = subprocess.run(
+        [sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[1] == "2.0"
+
+
+def test_numba_jit_compiles_in_memory_when_the_cache_is_refused(monkeypatch):
+    # what numba does when neither __pycache__ nor the user cache folder can
+    # be written: ``njit(cache=True)`` raises RuntimeError at decoration
+    nb = pytest.importorskip("sklearn_betacal._kernels._kdtree_numba")
+    real = nb.numba.njit
+
+    def refusing(*args, cache=False, **kwargs):
+        if cache:
+            raise RuntimeError("cannot cache function: no locator available")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nb.numba, "njit", refusing)
+    monkeypatch.setattr(nb, "_CACHE", True)
+    assert nb._jit(lambda x: x + 1)(1) == 2
