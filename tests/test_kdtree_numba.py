@@ -48,16 +48,20 @@ def _data(rng, n, d, kind, dtype):
     return X.astype(dtype)
 
 
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n=st.integers(2, 400),
-    d=st.integers(1, 5),
-    max_depth=st.sampled_from([0, 1, 3, 6, 64]),
-    min_samples_leaf=st.integers(1, 5),
-    kind=st.sampled_from(["continuous", "ties", "heavy", "sorted"]),
-    rule=st.sampled_from(["cycle", "max_spread"]),
-    dtype=st.sampled_from([np.float64, np.float32]),
-)
+#: every dtype, split rule, depth and kind of ties of the build
+TREES = {
+    "seed": st.integers(0, 2**32 - 1),
+    "n": st.integers(2, 400),
+    "d": st.integers(1, 5),
+    "max_depth": st.sampled_from([0, 1, 3, 6, 64]),
+    "min_samples_leaf": st.integers(1, 5),
+    "kind": st.sampled_from(["continuous", "ties", "heavy", "sorted"]),
+    "rule": st.sampled_from(["cycle", "max_spread"]),
+    "dtype": st.sampled_from([np.float64, np.float32]),
+}
+
+
+@given(**TREES)
 @settings(deadline=None, max_examples=60)
 def test_numba_build_is_the_numpy_build_bit_for_bit(
     seed, n, d, max_depth, min_samples_leaf, kind, rule, dtype
