@@ -11,7 +11,8 @@ each depth:
   one ``np.partition`` of it over all N rows (what any level-wise median
   kd-tree must at least do), over the depth the tree actually reached;
 * the kernel ``build_kdtree`` (split_axis="cycle") on validated data, as
-  committed ("after") and -- with ``--before REF`` -- the kernel file of the
+  committed ("after": its NumPy path, and its compiled path "numba" when
+  the extra ``fast`` is installed, compiled before timing) and -- with ``--before REF`` -- the kernel file of the
   git revision REF loaded into the same process ("before"), with the extra
   memory of each (``tracemalloc`` peak above the level before the call,
   per row; it includes the fitted arrays the kernel returns);
@@ -67,6 +68,7 @@ from _measure import (
 )
 
 from sklearn_betacal import KDTreePartitioner
+from sklearn_betacal._kernels import _kdtree
 from sklearn_betacal._kernels._kdtree import build_kdtree
 
 DEPTHS = (2, 4, 6, 8, 10)
@@ -80,6 +82,17 @@ def timed(fn, repeats):
 
 def peak_rss_gb():
     return peak_rss_mb() / 1024
+
+
+def build_with(use_numba, X, depth, msl):
+    """``build_kdtree`` through the NumPy path (``False``) or the compiled
+    one (``True``, extra ``fast``)."""
+    old = _kdtree.USE_NUMBA
+    _kdtree.USE_NUMBA = use_numba
+    try:
+        return build_kdtree(X, depth, msl, "cycle")
+    finally:
+        _kdtree.USE_NUMBA = old
 
 
 def floor(X, depth):
@@ -121,9 +134,17 @@ def speed(args):
     before = kernel_at(args.before) if args.before else None
     if before is not None:
         print(f"# before = sklearn_betacal/_kernels/_kdtree.py at {args.before}")
+    try:
+        import numba  # noqa: F401
+
+        has_numba = True
+        build_with(True, X[:1000], 3, msl)  # compile outside the timings
+    except ImportError:
+        has_numba = False
     cols = (
-        "depth (reached) | floor | before build (x floor) | after build (x floor)"
-        " | before B/row | after B/row | fit (x floor) | transform"
+        "depth (reached) | floor | before build (x floor) | after build NumPy"
+        " (x floor) | after build numba (x floor) | before B/row | after B/row"
+        " NumPy | after B/row numba | fit (x floor) | transform"
         f" {X_new.shape[0]:.0e} rows | fit max_spread | fit pca | sklearn KDTree"
         " (x after)"
     )
@@ -145,8 +166,13 @@ def speed(args):
             row.append(f"{b_c:.3f} ({b_w:.3f}) **{b_c / f_c:.2f}x**")
         else:
             row.append("-")
-        k_c, k_w = timed(lambda depth=depth: build_kdtree(X, depth, msl, "cycle"), reps)
+        k_c, k_w = timed(lambda depth=depth: build_with(False, X, depth, msl), reps)
         row.append(f"{k_c:.3f} ({k_w:.3f}) **{k_c / f_c:.2f}x**")
+        if has_numba:
+            n_c, n_w = timed(lambda depth=depth: build_with(True, X, depth, msl), reps)
+            row.append(f"{n_c:.3f} ({n_w:.3f}) **{n_c / f_c:.2f}x**")
+        else:
+            row.append("-")
         if before is not None:
             mb = peak_bytes(lambda d_=depth: before.build_kdtree(X, d_, msl, "cycle"))[
                 1
@@ -154,8 +180,13 @@ def speed(args):
             row.append(f"{mb / n:.1f}")
         else:
             row.append("-")
-        ma = peak_bytes(lambda d_=depth: build_kdtree(X, d_, msl, "cycle"))[1]
+        ma = peak_bytes(lambda d_=depth: build_with(False, X, d_, msl))[1]
         row.append(f"{ma / n:.1f}")
+        if has_numba:
+            mn = peak_bytes(lambda d_=depth: build_with(True, X, d_, msl))[1]
+            row.append(f"{mn / n:.1f}")
+        else:
+            row.append("-")
         part = KDTreePartitioner(depth, min_samples_leaf=msl)
         e_c, e_w = timed(lambda part=part: part.fit(X), reps)
         t_c, t_w = timed(lambda part=part: part.transform(X_new), reps)

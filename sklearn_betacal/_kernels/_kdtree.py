@@ -469,8 +469,11 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
                 col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
             )
             out = spare[:n_act]
-            thr, n_left, split = nb.split_reorder(
-                col, act, sizes, median, succ, min_samples_leaf, out
+            thr = np.empty(sizes.shape[0])
+            n_left = np.empty(sizes.shape[0], dtype=np.intp)
+            split = np.empty(sizes.shape[0], dtype=bool)
+            nb.split_reorder(
+                col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left, split
             )
             del col
             li = local[split]

@@ -216,7 +216,9 @@ def small_kth(col, starts, sizes, k, scratch, kth, nxt):
 
 
 @_jit
-def split_reorder(col, act, sizes, median, succ, min_samples_leaf, out):
+def split_reorder(
+    col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left, split
+):
     """Split every node of a level given its lower median ``median`` and the
     next order statistic ``succ`` (App. C; the rule and the tie rule
     ``_tie_split`` of the NumPy path), in one pass over each node's rows.
@@ -224,13 +226,15 @@ def split_reorder(col, act, sizes, median, succ, min_samples_leaf, out):
     Node ``i`` holds the rows ``act[s_i : s_i + sizes[i]]`` with split
     coordinate ``col[s_i : ...]``. Writes into ``out`` each split node's
     left rows then its right rows, in their order in ``act``, and the rows
-    of a node that stays a leaf unchanged. Returns ``(threshold, n_left,
-    split)`` per node.
+    of a node that stays a leaf unchanged, and per node into ``thr``
+    (threshold, NaN for a leaf), ``n_left`` and ``split`` (allocated by the
+    caller, so that NumPy's allocator, which ``tracemalloc`` sees, holds
+    all memory of the build).
     """
     n_seg = sizes.shape[0]
-    thr = np.full(n_seg, np.nan)
-    n_left = np.zeros(n_seg, dtype=np.intp)
-    split = np.zeros(n_seg, dtype=np.bool_)
+    thr[:] = np.nan
+    n_left[:] = 0
+    split[:] = False
     s = 0
     for i in range(n_seg):
         m = sizes[i]
@@ -285,7 +289,6 @@ def split_reorder(col, act, sizes, median, succ, min_samples_leaf, out):
             for r in range(s, e):
                 out[r] = act[r]
         s = e
-    return thr, n_left, split
 
 
 @_jit
