@@ -17,6 +17,9 @@ to split and to move each node's left rows in front of its right rows
 rows drop out of ``act``. The passes reuse a fixed set of work buffers of
 n values (fit needs ~25 bytes per row beyond ``F`` for float64, ~17 for
 float32), and Python only loops over levels and over fixed-size chunks.
+With numba installed (extra ``fast``) large fits run the selection, split
+and reorder of each node in compiled code (:mod:`._kdtree_numba`,
+``USE_NUMBA``); the tree is the same, bit for bit.
 
 Split rule (App. C): a node ``H^k`` is split on its coordinate ``p`` at its
 median ``z``: left ``Z[p] <= z``, right ``Z[p] > z``. We take the *lower*

@@ -3,22 +3,25 @@
 
 Imported only by :func:`sklearn_betacal._kernels._kdtree.numba_level_kernels`,
 when numba is installed and a fit is large enough: importing
-``sklearn_betacal`` never imports numba, and the functions compile on their
-first call (a few seconds, once per dtype; cached on disk where the cache
-directory is writable, see :func:`_jit`).
+``sklearn_betacal`` never imports numba, and the functions compile on
+their first call (2-23 s measured, once per dtype and layout; cached on
+disk where the cache directory is writable, see :func:`_jit`).
 
-:func:`level_split` does for every open node of a level what the NumPy path
-of :func:`~sklearn_betacal._kernels._kdtree.build_kdtree` does in about a
-dozen vectorised passes (gather of the split coordinate, ``_segment_kth``,
-the tie rule ``_tie_split``, the ``<=`` comparison and ``_stable_partition``):
-gather, select the lower median and the next order statistic (App. C,
-``z^k_m``), apply the same tie rule and move the node's left rows in front of
-its right rows, order kept, node by node while the node's rows are in cache.
-Order statistics are values of the node, and the threshold is the same
-IEEE expression (``lo + (hi - lo) / 2``, no fast-math), so the result is the
-NumPy path's bit for bit: same cells, thresholds and row order (the tests
-compare both). :func:`leaf_bounds` is the twin of the leaf-bound pass of
-``_assemble``: one pass over the leaves' rows.
+:func:`split_reorder` does for every node of a level what the NumPy path of
+:func:`~sklearn_betacal._kernels._kdtree.build_kdtree` does in about ten
+vectorised passes over all rows (the tie rule ``_tie_split``, the ``<=``
+comparison, the segmented counts and the scatter of ``_stable_partition``):
+it applies the split rule of App. C at the node's lower median ``z^k_m`` and
+moves the node's left rows in front of its right rows, order kept, in one
+pass over the node's rows. :func:`take` / :func:`gather` read the split
+coordinate, :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
+(long segments keep NumPy's partition, SIMD where NumPy has it: a scalar
+quickselect was 3-4x slower on 1e6 values), :func:`leaf_bounds` is the
+leaf-bound pass of ``_assemble`` in one pass over the rows. Order
+statistics are values of the node and the threshold is the same IEEE
+expression (``lo + (hi - lo) / 2``, no fast-math), so the tree is the NumPy
+path's bit for bit: same cells, thresholds, row order and bounds (the tests
+compare both).
 """
 
 import os
