@@ -190,3 +190,37 @@ def test_numba_jit_compiles_in_memory_when_the_cache_is_refused(monkeypatch):
     monkeypatch.setattr(nb.numba, "njit", refusing)
     monkeypatch.setattr(nb, "_CACHE", True)
     assert nb._jit(lambda x: x + 1)(1) == 2
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy"])
+def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
+    # the kernels' Python source (``py_func``, what numba compiles) run by
+    # the interpreter: the same tree as NumPy's, and the source is covered
+    nb = pytest.importorskip("sklearn_betacal._kernels._kdtree_numba")
+    for name in (
+        "_select",
+        "_heapsort",
+        "_sift",
+        "_midpoint",
+        "gather",
+        "take",
+        "pad_rows",
+        "small_kth",
+        "split_reorder",
+        "leaf_bounds",
+    ):
+        monkeypatch.setattr(nb, name, getattr(nb, name).py_func)
+    monkeypatch.setattr(
+        kern, "numba_level_kernels", lambda n: nb if kern.USE_NUMBA else None
+    )
+    monkeypatch.setattr(kern, "_NB_SMALL", 8)
+    monkeypatch.setattr(nb, "_LEAF_BLOCK", 7)
+    X = _data(np.random.default_rng(2), 300, 3, kind, np.float64)
+    for depth, msl, rule in ((64, 1, "cycle"), (4, 2, "max_spread")):
+        monkeypatch.setattr(kern, "USE_NUMBA", False)
+        ref = kern.build_kdtree(X, depth, msl, rule)
+        monkeypatch.setattr(kern, "USE_NUMBA", True)
+        _assert_same_tree(ref, kern.build_kdtree(X, depth, msl, rule))
+    a = np.arange(100.0)[::-1].copy()
+    nb._heapsort(a, 0, 99)
+    assert a.tobytes() == np.arange(100.0).tobytes()
