@@ -5,7 +5,9 @@
    ``BetaBinningCalibrator(KDTreePartitioner())`` on the same rows (goal: within
    3x): today's default (``strategy="merge"``), the merge with the learned
    directions as extra coordinates (``directions="recalibration"``), and the
-   tree before the merge, on planted groups (16 blobs in 32-d) at two sizes.
+   tree before the merge, on planted groups (16 blobs in 32-d) at two sizes;
+   and the default with its fine k-means on all rows (as before it was fitted
+   on a draw of ``_tree.KMEANS_ROWS_PER_CELL`` rows per centre), side by side.
 2. ``betacal fit --partition learned --tune`` against the same command
    without ``--tune`` (goal: within 10x), on the first 600 and 5,000 rows of
    the bundled TriviaQA set (question + answer text). Every command's exit
@@ -33,6 +35,7 @@ from _measure import RESULTS, header, load_average, median_times, write_result
 from _planted import planted_groups
 from threadpoolctl import threadpool_limits
 
+import sklearn_betacal._partition._tree as _tree
 from sklearn_betacal import (
     BetaBinningCalibrator,
     CalibrationTreePartitioner,
@@ -51,7 +54,11 @@ PARTITIONERS = {
         directions="recalibration"
     ),
     "tree": lambda: CalibrationTreePartitioner(strategy="tree"),
+    "merge, k-means on all rows": lambda: CalibrationTreePartitioner(),
 }
+#: contenders fitted with another ``_tree.KMEANS_ROWS_PER_CELL`` than the
+#: default (the merge before its k-means was fitted on a draw of the rows)
+KMEANS_ROWS = {"merge, k-means on all rows": None}
 
 
 def fit_ratios():
@@ -61,10 +68,16 @@ def fit_ratios():
         h, E, *_, y, _ = planted_groups(16, size_range=per_group, random_state=0)
         X = np.column_stack([h, E])
 
-        def fit(make, X=X, y=y):
-            BetaBinningCalibrator(make(), points_per_bin=50, random_state=0).fit(X, y)
+        def fit(name, X=X, y=y):
+            _tree.KMEANS_ROWS_PER_CELL = KMEANS_ROWS.get(name, default)
+            try:
+                part = PARTITIONERS[name]()
+                BetaBinningCalibrator(part, points_per_bin=50, random_state=0).fit(X, y)
+            finally:
+                _tree.KMEANS_ROWS_PER_CELL = default
 
-        fns = {name: (lambda m=make: fit(m)) for name, make in PARTITIONERS.items()}
+        default = _tree.KMEANS_ROWS_PER_CELL
+        fns = {name: (lambda name=name: fit(name)) for name in PARTITIONERS}
         rows.append((X.shape[0], median_times(fns, REPEATS, warmup=1)))
     return rows
 

@@ -215,6 +215,37 @@ def test_merge_zero_weight_is_drop_and_same_seed_same_cells():
     assert a.centers_.tobytes() == c.centers_.tobytes()
 
 
+def test_merge_kmeans_on_a_subsample_keeps_drop_and_determinism(monkeypatch):
+    """With few rows per centre the k-means sees a draw of the rows: still the
+    same cells as dropping the zero-weight rows, the same bytes for the same
+    seed, and every row in the cell of its nearest centre."""
+    import sklearn_betacal._partition._tree as _tree
+
+    h, Z, _, _, y = _blobs(0, n_groups=4)
+    w = np.ones(h.size)
+    w[::7] = 0
+    keep = w > 0
+
+    def fit(rows_per_cell, weight=w, rows=slice(None), seed=0):
+        monkeypatch.setattr(_tree, "KMEANS_ROWS_PER_CELL", rows_per_cell)
+        part = CalibrationTreePartitioner(random_state=seed)
+        wr = None if weight is None else weight[rows]
+        return part.fit(Z[rows], y[rows], confidence=h[rows], sample_weight=wr)
+
+    a, b, c = fit(8), fit(8, None, keep), fit(8)
+    assert_array_equal(a.apply(Z), b.apply(Z))
+    assert_allclose(a.centers_, b.centers_, rtol=1e-12, atol=1e-12)
+    assert a.centers_.tobytes() == c.centers_.tobytes()
+    n_fine = a.centers_.shape[0]
+    # the draw is used: 8 rows per centre are fewer than the grown rows
+    assert 8 * n_fine < keep.sum() // 2
+    assert a.centers_.tobytes() != fit(None).centers_.tobytes()
+    assert a.centers_.tobytes() != fit(8, seed=1).centers_.tobytes()
+    Zs = a._merge_coordinates(Z)
+    d2 = ((Zs[:, None, :] - a.centers_[None]) ** 2).sum(axis=2)
+    assert_array_equal(a.apply(Z), a.fine_cell_[np.argmin(d2, axis=1)])
+
+
 def test_distinct_rows_upto_is_the_capped_count_of_unique_rows():
     rng = np.random.default_rng(0)
     # few values per column, many distinct rows: no column reaches the cap
@@ -231,8 +262,10 @@ def test_distinct_rows_upto_is_the_capped_count_of_unique_rows():
 
 
 #: The cells of a small planted fit, recorded with the code before the fit
-#: was made cheaper (commit 4278c4e): the speed-ups must not move a row.
-#: ``(fine_cell_, cell_parent_, rows per cell, sum of cell * row position)``.
+#: was made cheaper (commit 4278c4e), the k-means on all rows
+#: (``KMEANS_ROWS_PER_CELL = None``): the speed-ups that keep the cells must
+#: not move a row. ``(fine_cell_, cell_parent_, rows per cell, sum of cell *
+#: row position)``.
 PINNED_CELLS = {
     "features": (
         [0, 1, 2, 3, 4, 0, 0, 4, 3, 3, 0, 2, 1, 2, 2],
@@ -247,10 +280,36 @@ PINNED_CELLS = {
         4931470,
     ),
 }
+#: The same fit with the default k-means on 64 rows per centre (changed on
+#: purpose in session 7, ``benchmarks/results/learned_cost.md``), recorded
+#: with that commit: the cells must not move without a decision.
+PINNED_CELLS_SUBSAMPLE = {
+    "features": (
+        [0, 1, 2, 3, 0, 4, 3, 0, 2, 0, 1, 4, 1, 3, 2],
+        [5, 7, 5, 6, 6, 7, 8, 8, -1],
+        [803, 496, 702, 501, 498],
+        5929605,
+    ),
+    "recalibration": (
+        [0, 1, 0, 2, 3, 4, 0, 1, 4, 0, 3, 2, 3, 2, 4],
+        [5, 7, 6, 6, 5, 7, 8, 8, -1],
+        [724, 485, 500, 511, 780],
+        9004904,
+    ),
+}
 
 
+@pytest.mark.parametrize("rows_per_cell", [None, "default"])
 @pytest.mark.parametrize("directions", ["features", "recalibration"])
-def test_merge_cells_of_a_small_planted_fit_are_pinned(directions):
+def test_merge_cells_of_a_small_planted_fit_are_pinned(
+    directions, rows_per_cell, monkeypatch
+):
+    import sklearn_betacal._partition._tree as _tree
+
+    pinned = PINNED_CELLS_SUBSAMPLE
+    if rows_per_cell is None:
+        monkeypatch.setattr(_tree, "KMEANS_ROWS_PER_CELL", None)
+        pinned = PINNED_CELLS
     h, Z, _, _, y = _blobs(11, n_groups=6, size=500, dim=6)
     part = CalibrationTreePartitioner(
         directions=None if directions == "features" else directions, random_state=0
@@ -258,7 +317,7 @@ def test_merge_cells_of_a_small_planted_fit_are_pinned(directions):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         part.fit(Z, y, confidence=h, points_per_bin=25)
-    fine, parent, counts, checksum = PINNED_CELLS[directions]
+    fine, parent, counts, checksum = pinned[directions]
     cells = part.apply(Z)
     assert part.fine_cell_.tolist() == fine
     assert part.cell_parent_.tolist() == parent
