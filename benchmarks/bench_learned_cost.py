@@ -59,6 +59,7 @@ PARTITIONERS = {
 #: contenders fitted with another ``_tree.KMEANS_ROWS_PER_CELL`` than the
 #: default (the merge before its k-means was fitted on a draw of the rows)
 KMEANS_ROWS = {"merge, k-means on all rows": None}
+DEFAULT_KMEANS_ROWS = _tree.KMEANS_ROWS_PER_CELL
 
 
 def fit_ratios():
@@ -69,14 +70,13 @@ def fit_ratios():
         X = np.column_stack([h, E])
 
         def fit(name, X=X, y=y):
-            _tree.KMEANS_ROWS_PER_CELL = KMEANS_ROWS.get(name, default)
+            _tree.KMEANS_ROWS_PER_CELL = KMEANS_ROWS.get(name, DEFAULT_KMEANS_ROWS)
             try:
                 part = PARTITIONERS[name]()
                 BetaBinningCalibrator(part, points_per_bin=50, random_state=0).fit(X, y)
             finally:
-                _tree.KMEANS_ROWS_PER_CELL = default
+                _tree.KMEANS_ROWS_PER_CELL = DEFAULT_KMEANS_ROWS
 
-        default = _tree.KMEANS_ROWS_PER_CELL
         fns = {name: (lambda name=name: fit(name)) for name in PARTITIONERS}
         rows.append((X.shape[0], median_times(fns, REPEATS, warmup=1)))
     return rows

@@ -764,11 +764,15 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             self.cell_parent_ = np.full(1, -1, dtype=np.int64)
         else:
             seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            # the k-means on a draw of the weighted rows (KMEANS_ROWS_PER_CELL;
+            # zero weight is drop, but a row of weight 2 and two copies of it
+            # are drawn differently once the draw applies)
             rows = np.flatnonzero(keep)
             if KMEANS_ROWS_PER_CELL is not None:
                 m = KMEANS_ROWS_PER_CELL * n_fine
                 if rows.shape[0] > m:
-                    draw = np.random.RandomState(seed).choice(rows.shape[0], m, replace=False)
+                    rng = np.random.RandomState(seed)
+                    draw = rng.choice(rows.shape[0], m, replace=False)
                     rows = rows[np.sort(draw)]
             km = KMeans(n_fine, n_init=1, random_state=seed)
             km.fit(Xs[rows], sample_weight=w[rows])
