@@ -226,6 +226,8 @@ def test_merge_kmeans_on_a_subsample_keeps_drop_and_determinism(monkeypatch):
     w[::7] = 0
     keep = w > 0
 
+    monkeypatch.setattr(_tree, "KMEANS_MIN_ROWS", 0)
+
     def fit(rows_per_cell, weight=w, rows=slice(None), seed=0):
         monkeypatch.setattr(_tree, "KMEANS_ROWS_PER_CELL", rows_per_cell)
         part = CalibrationTreePartitioner(random_state=seed)
@@ -261,8 +263,8 @@ def test_distinct_rows_upto_is_the_capped_count_of_unique_rows():
     assert distinct_rows_upto(rng.normal(size=(300, 2)), 256) == 256
 
 
-#: The cells of a small planted fit with the default k-means on 64 rows per
-#: centre, recorded with that commit (session 7: the cells changed on
+#: The cells of a small planted fit with the k-means on 64 rows per centre
+#: (the floor ``KMEANS_MIN_ROWS`` set to 0), recorded with that commit (session 7: the cells changed on
 #: purpose, ``benchmarks/results/learned_cost.md``): later speed-ups must
 #: not move a row. ``(fine_cell_, cell_parent_, rows per cell, sum of cell *
 #: row position)``.
@@ -282,19 +284,21 @@ PINNED_CELLS = {
 }
 #: The same fit with the k-means on all rows (``KMEANS_ROWS_PER_CELL =
 #: None``), recorded with the code before any speed-up (commit 4278c4e):
-#: the checksum.
+#: the checksum. The default gives it too: the fit grows fewer rows than
+#: ``KMEANS_MIN_ROWS``, so its k-means sees every row, as before.
 PINNED_ALL_ROWS = {"features": 6341322, "recalibration": 4931470}
 
 
-@pytest.mark.parametrize("all_rows", [False, True])
+@pytest.mark.parametrize("mode", ["draw", "default", "all_rows"])
 @pytest.mark.parametrize("directions", ["features", "recalibration"])
-def test_merge_cells_of_a_small_planted_fit_are_pinned(
-    directions, all_rows, monkeypatch
-):
+def test_merge_cells_of_a_small_planted_fit_are_pinned(directions, mode, monkeypatch):
     import sklearn_betacal._partition._tree as _tree
 
-    if all_rows:
+    if mode == "draw":
+        monkeypatch.setattr(_tree, "KMEANS_MIN_ROWS", 0)
+    elif mode == "all_rows":
         monkeypatch.setattr(_tree, "KMEANS_ROWS_PER_CELL", None)
+    all_rows = mode != "draw"
     h, Z, _, _, y = _blobs(11, n_groups=6, size=500, dim=6)
     part = CalibrationTreePartitioner(
         directions=None if directions == "features" else directions, random_state=0

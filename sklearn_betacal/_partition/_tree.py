@@ -65,6 +65,10 @@ MIN_FINE_CELLS = 8
 #: 2, 1, 3 of 60 times; the real sets moved within their seed-to-seed spread
 #: (``benchmarks/results/learned_cost.md``). ``None``: all rows.
 KMEANS_ROWS_PER_CELL = 64
+#: ... but never on fewer rows than this: below it the k-means is cheap and
+#: sees every row (small fits, the paper's experiment, ``--tune``'s folds:
+#: the cells of every fit of at most this many grown rows are as before).
+KMEANS_MIN_ROWS = 4096
 #: ``directions="recalibration"`` with ``strategy="merge"``: the learned
 #: directions' positions together spread this share of the features' total.
 DIRECTION_SHARE = 1.0
@@ -366,8 +370,8 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         ``"merge"``: fine cells merged by their recalibration. The fine cells
         are the k-means clusters (scikit-learn's
         :class:`~sklearn.cluster.KMeans`, weighted, one initialisation,
-        fitted on a uniform draw of at most 64 rows per cluster, every row
-        then sent to its nearest centre) of
+        fitted on a uniform draw of at most 64 rows per cluster but at
+        least 4,096 rows, every row then sent to its nearest centre) of
         the features, centred and divided by one common spread, about
         ``4 * min_samples_leaf`` rows each (at least 8 cells where
         ``min_samples_leaf`` allows, at most 256). With ``K`` of them, the
@@ -769,7 +773,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             # are drawn differently once the draw applies)
             rows = np.flatnonzero(keep)
             if KMEANS_ROWS_PER_CELL is not None:
-                m = KMEANS_ROWS_PER_CELL * n_fine
+                m = max(KMEANS_MIN_ROWS, KMEANS_ROWS_PER_CELL * n_fine)
                 if rows.shape[0] > m:
                     rng = np.random.RandomState(seed)
                     draw = rng.choice(rows.shape[0], m, replace=False)
