@@ -264,9 +264,10 @@ def test_distinct_rows_upto_is_the_capped_count_of_unique_rows():
 
 
 #: The cells of a small planted fit with the k-means on 64 rows per centre
-#: (the floor ``KMEANS_MIN_ROWS`` set to 0), recorded with that commit (session 7: the cells changed on
-#: purpose, ``benchmarks/results/learned_cost.md``): later speed-ups must
-#: not move a row. ``(fine_cell_, cell_parent_, rows per cell, sum of cell *
+#: (the floor ``KMEANS_MIN_ROWS`` set to 0), recorded with that commit
+#: (session 7: the cells changed on purpose,
+#: ``benchmarks/results/learned_cost.md``): later speed-ups must not move a
+#: row. ``(fine_cell_, cell_parent_, rows per cell, sum of cell *
 #: row position)``.
 PINNED_CELLS = {
     "features": (
