@@ -626,10 +626,9 @@ def summarize(est, X, args, out):
             )
         else:
             why = (
-                f"the text's {len(tree.fine_cell_)} fine k-means cells differ in "
-                f"their miscalibration overall (p = {tree.split_pvalue_:.3g}), but "
-                "no group of them differs from the rest by more than a merge "
-                "costs, so they merged back into one"
+                f"no group of the text's {len(tree.fine_cell_)} fine k-means cells "
+                "differs from the rest by more than a merge costs, so they merged "
+                f"back into one (their overall test: p = {tree.split_pvalue_:.3g})"
             )
         print(
             f"the learned tree found nothing to split: {why}; it is one cell, "
