@@ -710,16 +710,25 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         proxy : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        if self.cv is not None:
-            return np.mean([m.proxy_proba(X) for m in self.estimators_], axis=0)
+        # with cv, X is read and its cells found once for all members (they
+        # share the partitioner); the proxy is the mean of theirs
+        members = [self] if self.cv is None else self.estimators_
         if self.scaler not in ("hierarchical", "pooled", "features"):
-            return _positive_proba(self.scaler_, X)
-        h, Z = self._split_X(X, reset=False)
+            proxies = [_positive_proba(m.scaler_, X) for m in members]
+        else:
+            h, Z = self._split_X(X, reset=False)
+            cells = None if self.scaler == "pooled" else self._cells(Z)
+            proxies = [m._proxy(h, Z, cells) for m in members]
+        return proxies[0] if self.cv is None else np.mean(proxies, axis=0)
+
+    def _proxy(self, h, Z, cells):
+        """The fitted scaler's proxies at validated ``h``, ``Z`` and their
+        ``cells`` (unused by ``scaler="pooled"``)."""
         if self.scaler == "features":
-            return self._binned_score(h, Z, self._cells(Z))
+            return self._binned_score(h, Z, cells)
         if self.scaler == "pooled":
             return _positive_proba(self.scaler_, h)
-        return _positive_proba(self.scaler_, np.column_stack([h, self._cells(Z)]))
+        return _positive_proba(self.scaler_, np.column_stack([h, cells]))
 
 
 @validate_params(
