@@ -14,7 +14,7 @@
 """
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
@@ -29,12 +29,14 @@ from ._random import seed_inner
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
+    check_array_state,
     check_cell_ids,
     check_confidence,
     check_frame_columns,
     check_weights,
     column_names,
     confidence_position,
+    damaged,
     fit_binary_labels,
     fitted_float_array,
     is_dataframe,
@@ -44,6 +46,108 @@ from ._validation import (
     take_rows,
     validate_confidence_data,
 )
+
+
+def check_logit_eps(owner, value):
+    """A rebuilt ``logit_eps_``: two clips in ``(0, 0.5]`` (see
+    :func:`~sklearn_betacal._kernels._scaling.data_logit_eps`)."""
+    eps = check_array_state(owner, "logit_eps_", value, "f", (2,))
+    if np.any((eps <= 0) | (eps > 0.5)):
+        raise damaged(owner, "logit_eps_ lies outside (0, 0.5]")
+    return eps
+
+
+def _check_steps(owner, name, steps, start, values, *, gaps, keys):
+    """One stacked step function of ``len(start) - 1`` tables: ``steps``
+    sorted within each table (prediction searches them), ``start`` the
+    tables' offsets into it, one more value than steps per table, each in
+    [0, 1] (NaN where ``gaps``: the lookup's exact-path markers)."""
+    steps_key, start_key, values_key = (f"{name}[{k!r}]" for k in keys)
+    n = steps.shape[0]
+    if start.shape[0] < 2 or start[0] != 0 or start[-1] != n:
+        raise damaged(owner, f"{start_key} does not span {steps_key}")
+    if np.any(np.diff(start) < 0):
+        raise damaged(owner, f"{start_key} decreases")
+    n_tables = start.shape[0] - 1
+    if values.shape[0] != n + n_tables:
+        raise damaged(
+            owner,
+            f"{values_key} has shape {values.shape}, expected ({n + n_tables},) "
+            "(one more value than steps per table)",
+        )
+    inner = np.ones(max(n - 1, 0), dtype=bool)
+    cuts = start[1:-1]
+    inner[cuts[(cuts > 0) & (cuts < n)] - 1] = False
+    if np.any(np.diff(steps)[inner] < 0):
+        raise damaged(owner, f"{steps_key}: edges are not sorted within a table")
+    known = values[~np.isnan(values)] if gaps else values
+    if np.any((known < 0) | (known > 1)):
+        raise damaged(owner, f"{values_key}: values lie outside [0, 1]")
+
+
+def check_binning_tables(owner, name, table, *, stacked):
+    """A rebuilt UMD binning (``UMDTable._asdict()``, or ``CellTables._asdict()``
+    when ``stacked``) whose arrays prediction reads unchecked: NaN or values
+    outside [0, 1] were returned as probabilities, edges out of order put
+    rows in the wrong bin, short arrays raised IndexError. Returns the number
+    of tables."""
+    keys = {"edges", "values", "counts", "delta", "lookup_edges", "lookup_values"}
+    if stacked:
+        keys |= {"edge_start", "lookup_start"}
+    if not isinstance(table, dict) or set(table) != keys:
+        raise damaged(owner, f"{name} is not a binning table's dict of arrays")
+    delta = table["delta"]
+    if (
+        isinstance(delta, bool | np.bool_)
+        or not isinstance(delta, Real)
+        or not np.isfinite(delta)
+        or delta < 0
+    ):
+        raise damaged(owner, f"{name}: delta is not a finite number >= 0")
+
+    def arr(key, kind="f", finite=True):
+        name_key = f"{name}[{key!r}]"
+        return check_array_state(
+            owner, name_key, table[key], kind, (None,), finite=finite
+        )
+
+    edges, values = arr("edges"), arr("values")
+    start = arr("edge_start", "i") if stacked else np.array([0, edges.shape[0]])
+    _check_steps(
+        owner,
+        name,
+        edges,
+        start,
+        values,
+        gaps=False,
+        keys=("edges", "edge_start", "values"),
+    )
+    counts = arr("counts")
+    if counts.shape != values.shape or np.any(counts < 0):
+        raise damaged(owner, f"{name}: counts are not one weight >= 0 per bin")
+    lookup = ["lookup_edges", "lookup_values"] + (["lookup_start"] if stacked else [])
+    given = [table[key] is not None for key in lookup]
+    if any(given) and not all(given):
+        raise damaged(owner, f"{name}: the raw-score lookup is incomplete")
+    if all(given):
+        steps = arr("lookup_edges")
+        lstart = arr("lookup_start", "i") if stacked else np.array([0, steps.shape[0]])
+        if lstart.shape != start.shape:
+            raise damaged(owner, f"{name}: the lookup has another number of tables")
+        lvalues = arr("lookup_values", finite=False)
+        if np.any(np.isinf(lvalues)):
+            raise damaged(owner, f"{name}: lookup values are infinite")
+        _check_steps(
+            owner,
+            name,
+            steps,
+            lstart,
+            lvalues,
+            gaps=True,
+            keys=("lookup_edges", "lookup_start", "lookup_values"),
+        )
+    return start.shape[0] - 1
+
 
 #: Rows per block when a group calibrator predicts (``predict_proba``,
 #: ``predict``, ``apply``) or computes cells: the temporaries of one block

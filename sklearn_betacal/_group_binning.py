@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import (
     _GroupCalibratorMixin,
     binary_predict,
+    check_binning_tables,
     positive_index,
     resolve_n_bins,
 )
@@ -43,6 +44,9 @@ from ._kernels._cell_binning import (
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
+    check_array_state,
+    check_count,
+    damaged,
 )
 
 #: Rows per block of the fit's row-wise work on cell ids.
@@ -123,6 +127,26 @@ class _CellTableView(Mapping):
 
     def __repr__(self):
         return f"<{len(self)} cell tables: cells {self._ids[:5].tolist()}...>"
+
+
+def _check_routing(owner, state):
+    """The stacked tables, the root table and the cell -> table routing of a
+    rebuilt fitted state (see ``_set_routing``)."""
+    n_tables = check_binning_tables(owner, "_tables", state["_tables"], stacked=True)
+    check_binning_tables(owner, "_root_table", state.get("_root_table"), stacked=False)
+    ids = check_array_state(
+        owner, "_route_cells", state.get("_route_cells"), "i", (None,)
+    )
+    tab = check_array_state(
+        owner, "_route_table", state.get("_route_table"), "i", (ids.shape[0],)
+    )
+    if np.any(np.diff(ids) <= 0):
+        raise damaged(owner, "_route_cells is not sorted and unique")
+    if np.any((tab < 0) | (tab >= n_tables)):
+        raise damaged(owner, f"_route_table names a table outside 0 .. {n_tables - 1}")
+    own = check_count(owner, "_n_own_tables", state.get("_n_own_tables"))
+    if own >= n_tables:
+        raise damaged(owner, "_n_own_tables is not below the number of tables")
 
 
 class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -434,6 +458,14 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             UserWarning,
             stacklevel=3,
         )
+
+    def __setstate__(self, state):
+        # a loaded model: its tables and the routing of cells to them are
+        # checked before any row is routed (a negative table number served
+        # another cell's binning: numpy counts from the end)
+        if "_tables" in state:
+            _check_routing(type(self).__name__, state)
+        super().__setstate__(state)
 
     def _set_routing(self, cell_ids, table_index):
         """Route cell ``cell_ids[i]`` to table ``table_index[i]`` of ``tables_``.

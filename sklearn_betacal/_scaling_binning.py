@@ -15,7 +15,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
 
-from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
+from ._base import (
+    _BinaryCalibratorMixin,
+    check_binning_tables,
+    confidence_fit_rows,
+    resolve_n_bins,
+)
 from ._cells import fit_takes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
@@ -262,6 +267,15 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self._positive_col = col
         self._table = table._asdict()  # plain dict: a safe model file
         return self
+
+    def __setstate__(self, state):
+        # a loaded model: its table is checked before any row is binned (the
+        # scaler checks its own state when it is rebuilt)
+        if "_table" in state:
+            check_binning_tables(
+                type(self).__name__, "_table", state["_table"], stacked=False
+            )
+        super().__setstate__(state)
 
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)

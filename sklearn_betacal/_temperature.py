@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import binary_predict, binary_proba, positive_index
+from ._base import binary_predict, binary_proba, check_logit_eps, positive_index
 from ._compat import StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._kernels import _scaling
@@ -25,6 +25,7 @@ from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._validation import (
     MAX_COUNT_TOTAL,
     check_weights,
+    damaged,
     require_labels,
     squeeze_column,
     validate_confidence_data,
@@ -309,6 +310,22 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         Z = _check_score_matrix(Z, self.input)
         logits = Z if self.input == "logit" else np.log(np.clip(Z, LOGIT_EPS, 1.0))
         return logits, Z, y
+
+    def __setstate__(self, state):
+        # a loaded model: a temperature of 0 divided by zero at predict time,
+        # a negative one reversed every ranking, NaN predicted NaN
+        owner = type(self).__name__
+        if "temperature_" in state:
+            t = state["temperature_"]
+            if (
+                isinstance(t, bool | np.bool_)
+                or not isinstance(t, numbers.Real)
+                or not (np.isfinite(t) and t > 0)
+            ):
+                raise damaged(owner, "temperature_ is not a finite number > 0")
+        if "logit_eps_" in state:
+            state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
+        super().__setstate__(state)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

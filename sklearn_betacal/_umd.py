@@ -12,7 +12,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
-from ._base import _BinaryCalibratorMixin, confidence_fit_rows, resolve_n_bins
+from ._base import (
+    _BinaryCalibratorMixin,
+    check_binning_tables,
+    confidence_fit_rows,
+    resolve_n_bins,
+)
 from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._kernels._binning import tie_break, umd_fit, umd_predict
@@ -192,6 +197,14 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.bin_counts_ = table.counts
         self._table = table._asdict()  # plain dict: a safe model file
         return self
+
+    def __setstate__(self, state):
+        # a loaded model: its table is checked before any row is binned
+        if "_table" in state:
+            check_binning_tables(
+                type(self).__name__, "_table", state["_table"], stacked=False
+            )
+        super().__setstate__(state)
 
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)

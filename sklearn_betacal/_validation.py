@@ -794,8 +794,61 @@ def check_weights(sample_weight, n_rows, *, max_total=None):
     return sw
 
 
+# -- fitted state rebuilt from a file (pickle, skops): checked before use ----
+
+
+def damaged(owner, what):
+    """The one error of a fitted state that does not hold together."""
+    return ValueError(
+        f"{owner} has damaged fitted state: {what}. Refit it, or load a "
+        "model file that was not altered."
+    )
+
+
+def check_array_state(
+    owner, name, value, kind, shape, *, allow_none=False, finite=True
+):
+    """``value`` as a checked ndarray: dtype kind in ``kind`` (``"i"``,
+    ``"f"``), shape ``shape`` (``None`` entries match any size); float arrays
+    must be finite unless ``finite=False``. Returns it (``float64``/``intp``),
+    or ``None`` where allowed."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kind:
+        raise damaged(owner, f"{name} is not an array of {_KINDS[kind]}")
+    if value.ndim != len(shape) or any(
+        want is not None and got != want
+        for got, want in zip(value.shape, shape, strict=True)
+    ):
+        raise damaged(
+            owner,
+            f"{name} has shape {value.shape}, expected "
+            f"{tuple('*' if w is None else w for w in shape)}",
+        )
+    if value.dtype.kind == "f":
+        value = value.astype(np.float64, copy=False)
+        if finite and not np.all(np.isfinite(value)):
+            raise damaged(owner, f"{name} holds NaN or infinite values")
+        return value
+    return value.astype(np.intp, copy=False)
+
+
+_KINDS = {"i": "signed integers", "f": "floats", "if": "numbers"}
+
+
+def check_count(owner, name, value, low=0):
+    """``value`` as a Python int ``>= low`` (not a bool)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise damaged(owner, f"{name} is not an integer")
+    if int(value) < low:
+        raise damaged(owner, f"{name} = {int(value)} is below {low}")
+    return int(value)
+
+
 __all__ = [
+    "check_array_state",
     "check_binary_labels",
+    "check_count",
     "check_cell_ids",
     "is_dataframe",
     "other_columns",
@@ -812,6 +865,7 @@ __all__ = [
     "fit_binary_labels",
     "require_labels",
     "column_names",
+    "damaged",
     "confidence_position",
     "join_confidence_features",
     "split_confidence_features",

@@ -833,3 +833,108 @@ def test_cell_keys_out_of_order_are_refused(tmp_path, name, attr):
         type(group).__new__(type(group)).__setstate__(state)
     same = pickle.loads(pickle.dumps(part))  # a good state loads as it was
     assert_array_equal(getattr(same, attr), getattr(part, attr))
+
+
+def _rebuilt(est, **changes):
+    """``est`` rebuilt (as pickle and skops rebuild it) from its state with
+    ``changes``; a value that is a function gets the current value."""
+    state = dict(est.__getstate__())
+    for key, value in changes.items():
+        state[key] = value(state[key]) if callable(value) else value
+    return type(est).__new__(type(est)).__setstate__(state)
+
+
+def _table_with(table, **changes):
+    out = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in table.items()}
+    for key, value in changes.items():
+        out[key] = value(out[key]) if callable(value) else value
+    return out
+
+
+def _poke(index, value):
+    def change(a):
+        a = a.copy()
+        a[index] = value
+        return a
+
+    return change
+
+
+@pytest.mark.parametrize("name", ["umd", "s-b"])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"values": _poke(0, np.nan)}, "values"),
+        ({"values": _poke(0, 7.0)}, r"values lie outside \[0, 1\]"),
+        ({"values": lambda v: v[:2]}, r"values'\] has shape"),
+        ({"edges": lambda e: e[::-1]}, "edges are not sorted"),
+        ({"counts": _poke(0, -1.0)}, "counts"),
+        ({"delta": float("nan")}, "delta"),
+    ],
+)
+def test_confidence_binner_table_is_checked_when_rebuilt(name, change, match):
+    """A UMD table whose bin values are NaN or outside [0, 1], or whose edges
+    are out of order, predicted NaN, 7.0 or the wrong bin silently."""
+    est = _BY_NAME[name][0]
+    with pytest.raises(ValueError, match=f"damaged fitted state.*{match}"):
+        _rebuilt(est, _table=_table_with(est._table, **change))
+
+
+@pytest.mark.parametrize("name", ["bb-kd", "hs-bb", "s-bb"])
+@pytest.mark.parametrize(
+    "key, change, match",
+    [
+        ("_route_table", _poke(0, -5), "_route_table"),
+        ("_route_table", _poke(0, 10**6), "_route_table"),
+        ("_route_cells", lambda c: c[::-1], "_route_cells is not sorted"),
+        ("_route_cells", lambda c: c[:1], "_route_table has shape"),
+        ("_tables", lambda t: _table_with(t, values=_poke(0, 7.0)), r"\[0, 1\]"),
+        ("_tables", lambda t: _table_with(t, edge_start=_poke(1, -7)), "edge_start"),
+        ("_tables", lambda t: _table_with(t, edges=lambda e: e[:1]), "edge"),
+        ("_tables", lambda t: _table_with(t, values=lambda v: v[:1]), "values"),
+    ],
+)
+def test_cell_binning_tables_and_routing_are_checked_when_rebuilt(
+    name, key, change, match
+):
+    """A negative table number silently served another cell's binning (numpy
+    counts from the end); the others predicted 7.0 or raised IndexError."""
+    est = _BY_NAME[name][0]
+    with pytest.raises(ValueError, match=f"damaged fitted state.*{match}"):
+        _rebuilt(est, **{key: change})
+
+
+@pytest.mark.parametrize(
+    "name, key, value, match",
+    [
+        ("temperature", "temperature_", 0.0, "temperature_"),
+        ("temperature", "temperature_", -1.0, "temperature_"),
+        ("temperature", "temperature_", float("nan"), "temperature_"),
+        ("temperature", "logit_eps_", np.array([-1.0, 2.0]), "logit_eps_"),
+        ("platt", "coef_", np.array([[np.nan]]), "coef_"),
+        ("platt", "coef_", np.ones((3, 3)), "coef_"),
+        ("platt", "intercept_", np.array([np.inf]), "intercept_"),
+        ("platt", "logit_eps_", np.array([0.0, 0.1]), "logit_eps_"),
+    ],
+)
+def test_scaler_parameters_are_checked_when_rebuilt(name, key, value, match):
+    """A temperature of 0 raised ZeroDivisionError at predict time, -1 turned
+    every prediction into 0.5, NaN coefficients predicted NaN."""
+    est = _BY_NAME[name][0]
+    with pytest.raises(ValueError, match=f"damaged fitted state.*{match}"):
+        _rebuilt(est, **{key: value})
+
+
+def test_tampered_calibrator_state_is_a_model_file_error(tmp_path):
+    """Through a real file: the check runs when skops rebuilds the object."""
+    est = _BY_NAME["bb-kd"][0]
+    broken = pickle.loads(pickle.dumps(est))
+    broken._route_table = broken._route_table.copy()
+    broken._route_table[0] = -5
+    path = model_io.dump(broken, tmp_path / "bad.skops")
+    with pytest.raises(model_io.ModelFileError, match="_route_table"):
+        model_io.load(path)
+    for name in ("umd", "s-b", "bb-kd", "hs-bb", "s-bb", "temperature", "platt"):
+        est, X = _BY_NAME[name]
+        same = model_io.load(model_io.dump(est, tmp_path / f"{name}.skops"))
+        assert_array_equal(same.predict_proba(X), est.predict_proba(X))

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _check_feature_names_in
 from .._docstrings import fill_doc
+from .._validation import check_array_state, check_count, damaged
 
 _CELL_NAME = np.asarray(["cell"], dtype=object)
 
@@ -97,54 +98,6 @@ def node_ancestors(left, right, leaves):
 #: threshold; NaN at a leaf), child indices (-1 at a leaf), the cell id of a
 #: leaf (-1 at an internal node) and the node's depth (root 0).
 NODE_KEYS = ("feature", "threshold", "children_left", "children_right", "cell", "depth")
-
-
-def damaged(owner, what):
-    """The one error of a fitted state that does not hold together."""
-    return ValueError(
-        f"{owner} has damaged fitted state: {what}. Refit it, or load a "
-        "model file that was not altered."
-    )
-
-
-def check_array_state(
-    owner, name, value, kind, shape, *, allow_none=False, finite=True
-):
-    """``value`` as a checked ndarray: dtype kind in ``kind`` (``"i"``,
-    ``"f"``), shape ``shape`` (``None`` entries match any size); float arrays
-    must be finite unless ``finite=False``. Returns it (``float64``/``intp``),
-    or ``None`` where allowed."""
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, np.ndarray) or value.dtype.kind not in kind:
-        raise damaged(owner, f"{name} is not an array of {_KINDS[kind]}")
-    if value.ndim != len(shape) or any(
-        want is not None and got != want
-        for got, want in zip(value.shape, shape, strict=True)
-    ):
-        raise damaged(
-            owner,
-            f"{name} has shape {value.shape}, expected "
-            f"{tuple('*' if w is None else w for w in shape)}",
-        )
-    if value.dtype.kind == "f":
-        value = value.astype(np.float64, copy=False)
-        if finite and not np.all(np.isfinite(value)):
-            raise damaged(owner, f"{name} holds NaN or infinite values")
-        return value
-    return value.astype(np.intp, copy=False)
-
-
-_KINDS = {"i": "signed integers", "f": "floats", "if": "numbers"}
-
-
-def check_count(owner, name, value, low=0):
-    """``value`` as a Python int ``>= low`` (not a bool)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Integral):
-        raise damaged(owner, f"{name} is not an integer")
-    if int(value) < low:
-        raise damaged(owner, f"{name} = {int(value)} is below {low}")
-    return int(value)
 
 
 def tree_depths(owner, left, right):
