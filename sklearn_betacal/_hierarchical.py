@@ -23,6 +23,7 @@ from ._base import (
     _GroupCalibratorMixin,
     binary_predict,
     binary_proba,
+    check_logit_eps,
     positive_index,
 )
 from ._cells import cell_positions
@@ -31,7 +32,9 @@ from ._docstrings import fill_doc
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
 from ._validation import (
+    check_array_state,
     check_cell_ids,
+    damaged,
 )
 
 _SOLVERS = ("laplace", "statsmodels-vb", "statsmodels-map")
@@ -241,6 +244,31 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         self.tol = tol
         self.random_state = random_state
         self.pos_label = pos_label
+
+    def __setstate__(self, state):
+        # a loaded model: cells out of order raised IndexError, fewer random
+        # effects than cells served other cells' effects silently, NaN
+        # effects predicted NaN
+        owner = type(self).__name__
+        if "fixed_effects_" in state:
+            check_array_state(
+                owner, "fixed_effects_", state["fixed_effects_"], "f", (2,)
+            )
+            cells = check_array_state(
+                owner, "cells_", state.get("cells_"), "i", (None,)
+            )
+            if np.any(np.diff(cells) <= 0):
+                raise damaged(owner, "cells_ is not sorted and unique")
+            check_array_state(
+                owner,
+                "random_effects_",
+                state.get("random_effects_"),
+                "f",
+                (cells.shape[0], 2),
+            )
+        if "logit_eps_" in state:
+            state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
+        super().__setstate__(state)
 
     def _covariate(self, h, w=None):
         """The covariate ``x``; on fit (``w`` given) sets ``logit_eps_``."""

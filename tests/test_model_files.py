@@ -915,11 +915,18 @@ def test_cell_binning_tables_and_routing_are_checked_when_rebuilt(
         ("platt", "coef_", np.ones((3, 3)), "coef_"),
         ("platt", "intercept_", np.array([np.inf]), "intercept_"),
         ("platt", "logit_eps_", np.array([0.0, 0.1]), "logit_eps_"),
+        ("hls", "fixed_effects_", np.array([np.nan, 1.0]), "fixed_effects_"),
+        ("hls", "random_effects_", np.full((4, 2), np.nan), "random_effects_"),
+        ("hls", "random_effects_", np.zeros((1, 2)), "random_effects_ has shape"),
+        ("hls", "cells_", np.array([3, 2, 1, 0]), "cells_ is not sorted"),
+        ("hls", "logit_eps_", np.array([-1.0, 3.0]), "logit_eps_"),
     ],
 )
 def test_scaler_parameters_are_checked_when_rebuilt(name, key, value, match):
     """A temperature of 0 raised ZeroDivisionError at predict time, -1 turned
-    every prediction into 0.5, NaN coefficients predicted NaN."""
+    every prediction into 0.5, NaN coefficients predicted NaN; the mixed
+    model's cells out of order raised IndexError, and fewer random effects
+    than cells served the wrong cells' effects silently."""
     est = _BY_NAME[name][0]
     with pytest.raises(ValueError, match=f"damaged fitted state.*{match}"):
         _rebuilt(est, **{key: value})
@@ -934,7 +941,7 @@ def test_tampered_calibrator_state_is_a_model_file_error(tmp_path):
     path = model_io.dump(broken, tmp_path / "bad.skops")
     with pytest.raises(model_io.ModelFileError, match="_route_table"):
         model_io.load(path)
-    for name in ("umd", "s-b", "bb-kd", "hs-bb", "s-bb", "temperature", "platt"):
+    for name in ("umd", "s-b", "bb-kd", "hs-bb", "s-bb", "temperature", "platt", "hls"):
         est, X = _BY_NAME[name]
         same = model_io.load(model_io.dump(est, tmp_path / f"{name}.skops"))
         assert_array_equal(same.predict_proba(X), est.predict_proba(X))
