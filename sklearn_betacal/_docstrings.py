@@ -46,6 +46,10 @@ y_prob : array-like of shape (n_samples,)
     "sample_weight": """\
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights.""",
+    # fit of the scalers (Platt, temperature)
+    "scaler_sample_weight": """\
+sample_weight : array-like of shape (n_samples,), default=None
+    Non-negative weights; zero drops a row, an integer repeats it.""",
 }
 DOCS["weight_type"] = """\
 weight_type : {"frequency", "sampling"}, default="frequency"

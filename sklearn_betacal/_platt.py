@@ -166,6 +166,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
             self.logit_eps_ = data_logit_eps(h, w)
         return to_logit(h, self.logit_eps_)
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit ``a`` and ``b`` by maximum likelihood.
@@ -177,8 +178,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Two classes of any type (1 / 0, bool, strings, ...); the
             confidence is the probability of ``pos_label``.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; zero drops a row, an integer repeats it.
+        %(scaler_sample_weight)s
 
         Returns
         -------

@@ -327,6 +327,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
         super().__setstate__(state)
 
+    @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the temperature by minimising the NLL of ``(X, y)``.
@@ -340,8 +341,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
             For one confidence per row, two classes of any type (the
             confidence is the probability of ``pos_label``); class labels for
             a matrix (see ``classes_``).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; zero drops a row, an integer repeats it.
+        %(scaler_sample_weight)s
 
         Returns
         -------
