@@ -40,6 +40,15 @@ def _planted(seed, n=6000, kind="offset"):
     return Z, h, y, group
 
 
+def _calibrated(seed, d, n=3000):
+    """Z uniform in [0, 1]^d and a calibrated confidence: no cell to find."""
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(size=(n, d))
+    h = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < h).astype(int)
+    return Z, h, y
+
+
 @pytest.mark.parametrize("kind", ["offset", "slope"])
 @pytest.mark.parametrize("directions", [None, "recalibration"])
 def test_calibration_tree_recovers_planted_groups(kind, directions):
@@ -68,10 +77,7 @@ def test_calibration_tree_does_not_split_noise():
     repetitions; without it the tree splits down to max_depth."""
     single = 0
     for seed in range(10):
-        rng = np.random.default_rng(100 + seed)
-        Z = rng.uniform(size=(3000, 5))
-        h = rng.uniform(size=3000)
-        y = (rng.uniform(size=3000) < h).astype(int)
+        Z, h, y = _calibrated(100 + seed, 5)
         part = CalibrationTreePartitioner(
             strategy="tree", max_depth=3, min_samples_leaf=50
         )
@@ -583,10 +589,7 @@ def test_calibration_tree_learned_directions_do_not_split_noise():
     # a fixed split a calibrated sample was split in 32 dimensions every time
     cells = []
     for seed in range(6):
-        rng = np.random.default_rng(100 + seed)
-        Z = rng.uniform(size=(3000, 32))
-        h = rng.uniform(size=3000)
-        y = (rng.uniform(size=3000) < h).astype(int)
+        Z, h, y = _calibrated(100 + seed, 32)
         part = CalibrationTreePartitioner(
             strategy="tree",
             max_depth=3,
