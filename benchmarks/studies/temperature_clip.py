@@ -51,6 +51,7 @@ from _measure import (  # noqa: E402
     add_data_argument,
     cifar_records,
     load_influences,
+    markdown_table,
     write_result,
 )
 
@@ -144,6 +145,38 @@ def simulation_rows(seeds):
         yield "simulation (17 % at 1.0)", f"seed {seed}", h, y, truth
 
 
+def table(R):
+    """The result table of the records ``R``: one row per (data family, clip)."""
+    head = ["data", "clip", "rows", "NLL", "Brier", "ECE", "true CE", "NLL wins"]
+    head += ["AUC changed", "median tau"]
+    rows = []
+    for family, F in R.groupby("family", sort=False):
+        per_row = F.groupby(["row", "clip"]).nll.mean().unstack()
+        best = per_row.eq(per_row.min(axis=1), axis=0)
+        wins = best.div(best.sum(axis=1), axis=0).sum()
+        for clip, C in F.groupby("clip", sort=False):
+            true_ce = (
+                f"{C.true_ce.mean():.4f}"
+                if "true_ce" in C and C.true_ce.notna().any()
+                else "—"
+            )
+            rows.append(
+                [
+                    family,
+                    clip,
+                    C.row.nunique(),
+                    f"{C.nll.mean():.4f}",
+                    f"{C.brier.mean():.4f}",
+                    f"{C.ece.mean():.4f}",
+                    true_ce,
+                    f"{wins[clip]:.1f}",
+                    f"{C.auc_changed.mean():.2f}",
+                    f"{C.tau.median():.2f}",
+                ]
+            )
+    return markdown_table(head, rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_data_argument(parser)
@@ -180,27 +213,7 @@ def main(argv=None):
         "lowest mean NLL (ties shared out); 'AUC changed' = share of (row, seed) "
         "where the calibrated AUC differs from the raw confidences' AUC.",
         "",
-        "| data | clip | rows | NLL | Brier | ECE | true CE | NLL wins | "
-        "AUC changed | median tau |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for family, F in R.groupby("family", sort=False):
-        per_row = F.groupby(["row", "clip"]).nll.mean().unstack()
-        best = per_row.eq(per_row.min(axis=1), axis=0)
-        wins = best.div(best.sum(axis=1), axis=0).sum()
-        for clip, C in F.groupby("clip", sort=False):
-            true_ce = (
-                f"{C.true_ce.mean():.4f}"
-                if "true_ce" in C and C.true_ce.notna().any()
-                else "—"
-            )
-            lines.append(
-                f"| {family} | {clip} | {C.row.nunique()} | {C.nll.mean():.4f} | "
-                f"{C.brier.mean():.4f} | {C.ece.mean():.4f} | {true_ce} | "
-                f"{wins[clip]:.1f} | {C.auc_changed.mean():.2f} | "
-                f"{C.tau.median():.2f} |"
-            )
-    lines += [
+        *table(R),
         "",
         "Reading: ``TemperatureScaler`` uses the ``resolution`` clip. It removes "
         "the damage of exact 1.0s where they exist (simulation, verbalized "
