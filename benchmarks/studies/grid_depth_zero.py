@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from learned_partition import tune  # the same tuning by the debiased CE
+from learned_partition import tune, tune_umd  # the same tuning by the debiased CE
 from sklearn.frozen import FrozenEstimator
 
-from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner, UMDBinner
+from sklearn_betacal import BetaBinningCalibrator, KDTreePartitioner
 from sklearn_betacal.cli._protocol import split_indices
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
@@ -67,15 +67,7 @@ def replicate(scenario, seed, n):
     trees = {d: KDTreePartitioner(max_depth=d).fit(z[part]) for d in (0, 1, 2, 3)}
     cells = trees[2].apply(z)  # the scorer's beta: a depth-2 kd-tree
     out = {}
-    umd = tune(
-        lambda b: UMDBinner(points_per_bin=b, random_state=seed),
-        [{"b": b} for b in B_GRID],
-        h.reshape(-1, 1),
-        y,
-        cal,
-        tun,
-        cells,
-    )
+    umd = tune_umd(h, y, cal, tun, cells, B_GRID, seed)
     out["B"] = umd.predict_proba(h[test].reshape(-1, 1))[:, 1]
     for name, depths in (("BB depths 1-3", (1, 2, 3)), ("BB depths 0-3", (0, 1, 2, 3))):
         grid = [

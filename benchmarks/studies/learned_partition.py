@@ -194,6 +194,19 @@ def tune(make, grid, X, y, cal, tune_rows, g):
     return best
 
 
+def tune_umd(h, y, cal, tune_rows, g, b_grid, seed):
+    """The UMD baseline: :func:`tune` over its points per bin ``b_grid``."""
+    return tune(
+        lambda b: UMDBinner(points_per_bin=b, random_state=seed),
+        [{"b": b} for b in b_grid],
+        h.reshape(-1, 1),
+        y,
+        cal,
+        tune_rows,
+        g,
+    )
+
+
 def run_one(
     rows,
     column,
@@ -228,15 +241,7 @@ def run_one(
         }
 
     record("None", h[test])
-    umd = tune(
-        lambda b: UMDBinner(points_per_bin=b, random_state=seed),
-        [{"b": b} for b in b_grid],
-        h.reshape(-1, 1),
-        y,
-        cal,
-        tun,
-        g,
-    )
+    umd = tune_umd(h, y, cal, tun, g, b_grid, seed)
     record("B (UMD)", umd.predict_proba(h[test].reshape(-1, 1))[:, 1])
     record("S (Platt)", PlattScaler().fit(h[cal], y[cal]).predict_proba(h[test])[:, 1])
     iso = IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1).fit(h[cal], y[cal])
