@@ -34,7 +34,7 @@ import sys
 import numpy as np
 import scipy
 import sklearn
-from _measure import median_time, median_times
+from _measure import markdown_table, median_time, median_times
 
 import sklearn_betacal
 from sklearn_betacal import UMDBinner
@@ -156,12 +156,12 @@ def before_after(n, n_bins, repeats, kind):
     res = median_times(fns, repeats)
     fit_floor = res["np.sort"] + res["np.searchsorted(edges, h)"]
     pred_floor = res["np.searchsorted(edges, x)"]
-    print("| step | median s | x floor |")
-    print("|---|---:|---:|")
+    rows = []
     for name, sec in res.items():
         floor = fit_floor if "fit" in name else pred_floor
         ratio = f"{sec / floor:.2f}" if name.endswith(("(before)", "(after)")) else ""
-        print(f"| {name} | {sec:.4f} | {ratio} |")
+        rows.append([name, f"{sec:.4f}", ratio])
+    print("\n".join(markdown_table(["step", "median s", "x floor"], rows, align="lrr")))
     print(
         "\n(fit floor = np.sort + np.searchsorted(edges, h); predict floor = "
         "np.searchsorted(edges, x); goals: fit and predict <= 1.5x)"
@@ -200,10 +200,8 @@ def main():
         for n in [int(s) for s in args.sizes]:
             res = run(n, args.bins, args.repeats, kind, args.peer_repeats)
             print(f"\n## N = {n:.0e}, {kind} scores\n")
-            print("| step | median s |")
-            print("|---|---:|")
-            for name, sec in res.items():
-                print(f"| {name} | {sec:.4f} |")
+            rows = [[name, f"{sec:.4f}"] for name, sec in res.items()]
+            print("\n".join(markdown_table(["step", "median s"], rows, align="lr")))
             fit_floor = res["fit floor (sort + searchsorted)"]
             pred_floor = res["predict floor (searchsorted x)"]
             print()

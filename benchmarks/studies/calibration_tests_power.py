@@ -31,7 +31,7 @@ import sklearn_betacal
 from sklearn_betacal.metrics import calibration_test
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
-from _measure import RESULTS  # noqa: E402
+from _measure import RESULTS, markdown_table  # noqa: E402
 
 OUT = RESULTS / "calibration_tests_power.md"
 
@@ -117,40 +117,48 @@ def main():
         "",
         "## 1. Size of the whole-data test (calibrated samples)",
         "",
-        "| n | rejection rate at alpha |",
-        "|---:|---:|",
+        *markdown_table(
+            ["n", "rejection rate at alpha"],
+            [
+                [n, f"{rate:.3f}"]
+                for n, rate in size_whole(rng, sims, alpha, [30, 100, 500, 2000])
+            ],
+            align="rr",
+        ),
     ]
-    for n, rate in size_whole(rng, sims, alpha, [30, 100, 500, 2000]):
-        lines.append(f"| {n} | {rate:.3f} |")
     lines += [
         "",
         f"## 2. Size per cell: 10 calibrated cells of {args.cell_size} rows",
         "",
     ]
     r = per_cell(rng, sims, alpha, 10, args.cell_size, 0.0)
+    quantities = {
+        "samples with any cell flagged, Holm (family-wise error)": "holm",
+        "samples with any cell flagged, BH (= FDR here, all nulls true)": "bh",
+        "max-over-cells test rejects": "max",
+        "calibrated cells with raw p < alpha": "raw_false",
+        "whole-data test rejects": "whole",
+    }
     lines += [
-        "| quantity | rate |",
-        "|---|---:|",
-        f"| samples with any cell flagged, Holm (family-wise error) | {r['holm']:.3f} |",
-        f"| samples with any cell flagged, BH (= FDR here, all nulls true) | "
-        f"{r['bh']:.3f} |",
-        f"| max-over-cells test rejects | {r['max']:.3f} |",
-        f"| calibrated cells with raw p < alpha | {r['raw_false']:.3f} |",
-        f"| whole-data test rejects | {r['whole']:.3f} |",
+        *markdown_table(
+            ["quantity", "rate"],
+            [[name, f"{r[key]:.3f}"] for name, key in quantities.items()],
+            align="lr",
+        ),
         "",
         "## 3. Power: cell 0 of 10 miscalibrated by delta "
         f"({args.cell_size} rows per cell)",
         "",
-        "| delta | Holm flags cell 0 | BH flags cell 0 | max-over-cells | "
-        "whole data | calibrated cells flagged (Holm / BH) |",
-        "|---:|---:|---:|---:|---:|---:|",
     ]
+    head = ["delta", "Holm flags cell 0", "BH flags cell 0", "max-over-cells"]
+    head += ["whole data", "calibrated cells flagged (Holm / BH)"]
+    rows = []
     for delta in [0.02, 0.04, 0.06, 0.08, 0.10, 0.12]:
         r = per_cell(rng, sims, alpha, 10, args.cell_size, delta)
-        lines.append(
-            f"| {delta:.2f} | {r['holm']:.3f} | {r['bh']:.3f} | {r['max']:.3f} | "
-            f"{r['whole']:.3f} | {r['false_holm']:.4f} / {r['false_bh']:.4f} |"
-        )
+        rates = [f"{r[key]:.3f}" for key in ("holm", "bh", "max", "whole")]
+        flagged = f"{r['false_holm']:.4f} / {r['false_bh']:.4f}"
+        rows.append([f"{delta:.2f}", *rates, flagged])
+    lines += markdown_table(head, rows, align="rrrrrr")
     t1 = datetime.datetime.now(datetime.timezone.utc)
     load_after = open("/proc/loadavg").read().split()[:3]
     lines += [
