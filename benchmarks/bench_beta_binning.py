@@ -44,7 +44,7 @@ import sys
 import numpy as np
 import scipy
 import sklearn
-from _measure import markdown_table, median_times, peak_bytes
+from _measure import markdown_row, markdown_table, median_times, peak_bytes
 from sklearn.frozen import FrozenEstimator
 
 import sklearn_betacal
@@ -224,11 +224,15 @@ def cmd_memory(args):
     rng = np.random.default_rng(0)
     X, y = simulate(n, 4, rng)
     print(f"\n## memory, N = {n:.0e}, X float64 (N, 5) ({load()})\n")
-    print("| call | peak extra B/row | of which output B/row |")
-    print("|---|---:|---:|")
+    head = ["call", "peak extra B/row", "of which output B/row"]
+    print("\n".join(markdown_table(head, align="lrr")))
     part = KDTreePartitioner(max_depth=3)
     tree, peak = peak_bytes(lambda: KDTreePartitioner(max_depth=3).fit(X[:, 1:]))
-    print(f"| KDTreePartitioner(max_depth=3).fit (N, 4) | {peak / n:.2f} | 0 |")
+    print(
+        markdown_row(
+            ["KDTreePartitioner(max_depth=3).fit (N, 4)", f"{peak / n:.2f}", 0]
+        )
+    )
     frozen = FrozenEstimator(tree)
     for name, make in {
         "BB(kd-tree depth 3)": lambda: BetaBinningCalibrator(
@@ -242,9 +246,13 @@ def cmd_memory(args):
         ),
     }.items():
         model, peak = peak_bytes(lambda make=make: make().fit(X, y))
-        print(f"| {name}.fit | {peak / n:.2f} | 0 |")
+        print(markdown_row([f"{name}.fit", f"{peak / n:.2f}", 0]))
         out, peak = peak_bytes(lambda model=model: model.predict_proba(X))
-        print(f"| {name}.predict_proba | {peak / n:.2f} | {out.nbytes / n:.0f} |")
+        print(
+            markdown_row(
+                [f"{name}.predict_proba", f"{peak / n:.2f}", f"{out.nbytes / n:.0f}"]
+            )
+        )
         del out
     print(f"\n({load()} after)")
 

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _measure import markdown_row, markdown_table
 
 import sklearn_betacal
 from sklearn_betacal.datasets import load_triviaqa_confidence
@@ -120,8 +121,8 @@ def main():
         ],
     }
     print("\n## fit on the bundled data (11,666 rows)\n")
-    print("| model | peak RSS (MiB) | wall (s) | CPU (s) |")
-    print("|---|---:|---:|---:|")
+    head = ["model", "peak RSS (MiB)", "wall (s)", "CPU (s)"]
+    print("\n".join(markdown_table(head, align="lrrr")))
     paths = {}
     for name, flags in models.items():
         out = work / (name.split()[0] + str(len(paths)) + ".skops")
@@ -141,13 +142,12 @@ def main():
             ]
         )
         paths[name] = out
-        print(f"| {name} | {rss:.0f} | {wall:.1f} | {cpu:.1f} |")
+        print(markdown_row([name, f"{rss:.0f}", f"{wall:.1f}", f"{cpu:.1f}"]))
 
     print(f"\n## apply (--chunk-size {args.chunk_size}), each run a fresh process\n")
-    print(
-        "| model | input | rows | input size (MiB) | peak RSS (MiB) | wall (s) | CPU (s) | rows/s (CPU) |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    head = ["model", "input", "rows", "input size (MiB)", "peak RSS (MiB)"]
+    head += ["wall (s)", "CPU (s)", "rows/s (CPU)"]
+    print("\n".join(markdown_table(head, align="llrrrrrr")))
     for rows in [int(r) for r in args.rows]:
         for suffix in (".parquet", ".csv"):
             src = work / f"rows{rows}{suffix}"
@@ -170,11 +170,9 @@ def main():
                         str(args.chunk_size),
                     ]
                 )
-                print(
-                    f"| {name} | {suffix[1:]} | {rows:,} | {size:.0f} | {rss:.0f} | "
-                    f"{wall:.1f} | {cpu:.1f} | {rows / cpu:,.0f} |",
-                    flush=True,
-                )
+                cells = [name, suffix[1:], f"{rows:,}", f"{size:.0f}", f"{rss:.0f}"]
+                cells += [f"{wall:.1f}", f"{cpu:.1f}", f"{rows / cpu:,.0f}"]
+                print(markdown_row(cells), flush=True)
                 dst.unlink()
     print(
         f"\nuptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
