@@ -89,7 +89,12 @@ from sklearn_betacal.metrics import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness
-from _measure import RESULTS, add_data_argument, load_influences  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULTS,
+    add_data_argument,
+    load_influences,
+    markdown_table,
+)
 
 B_GRID = (20, 40, 80)
 DEPTHS = (1, 2, 3)
@@ -475,9 +480,11 @@ def report(R, args, elapsed, load_before, load_after=None, note=""):
         "Geometric mean of each method's CE(h;dataset) relative to UMD's, share of "
         "rows where it beats UMD's CE with a Brier no worse, and mean Brier.",
         "",
-        "| method | CE / UMD CE (geo. mean) | per seed (min-max) | debiased CE² / UMD's (median) | rows CE ≤ 0.8 UMD and Brier ≤ UMD | mean Brier |",
-        "|---|---|---|---|---|---|",
     ]
+    head = ["method", "CE / UMD CE (geo. mean)", "per seed (min-max)"]
+    head += ["debiased CE² / UMD's (median)", "rows CE ≤ 0.8 UMD and Brier ≤ UMD"]
+    head += ["mean Brier"]
+    rows = []
     umd = mean[mean.method == "B (UMD)"].set_index(["model", "kind"])
     keyed = R.set_index(["model", "kind", "seed"])
     umd_seed = keyed[keyed.method == "B (UMD)"].beta_ce
@@ -488,12 +495,17 @@ def report(R, args, elapsed, load_before, load_after=None, note=""):
         per_seed = np.exp(per_seed.groupby(level="seed").mean())
         dratio = m.debiased_x100 / umd.debiased_x100
         good = (m.beta_ce <= 0.8 * umd.beta_ce) & (m.brier <= umd.brier)
-        lines.append(
-            f"| {method} | {np.exp(np.log(ratio).mean()):.3f} | "
-            f"{per_seed.min():.3f}-{per_seed.max():.3f} | "
-            f"{dratio.median():.3f} | {int(good.sum())} / {len(good)} | "
-            f"{m.brier.mean():.4f} |"
+        rows.append(
+            [
+                method,
+                f"{np.exp(np.log(ratio).mean()):.3f}",
+                f"{per_seed.min():.3f}-{per_seed.max():.3f}",
+                f"{dratio.median():.3f}",
+                f"{int(good.sum())} / {len(good)}",
+                f"{m.brier.mean():.4f}",
+            ]
         )
+    lines += markdown_table(head, rows)
     best = []
     for (model, kind), block in mean.groupby(["model", "kind"], sort=False):
         u = block[block.method == "B (UMD)"].iloc[0]
@@ -521,23 +533,22 @@ def report(R, args, elapsed, load_before, load_after=None, note=""):
         f"best by debiased CE in {int(B['best by debiased CE'].isin(beta_methods).sum())} "
         f"of {len(B)}.",
         "",
-        "| model | kind | best beta-method | its CE / UMD | its Brier − UMD | best by debiased CE |",
-        "|---|---|---|---|---|---|",
     ]
-    for r in B.itertuples(index=False):
-        lines.append(
-            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:+.4f} | {r[5]} |"
-        )
+    head = ["model", "kind", "best beta-method", "its CE / UMD", "its Brier − UMD"]
+    head += ["best by debiased CE"]
+    rows = [
+        [*r[:3], f"{r[3]:.3f}", f"{r[4]:+.4f}", r[5]] for r in B.itertuples(index=False)
+    ]
+    lines += markdown_table(head, rows)
     lines += ["", "## All methods (means over seeds)", ""]
-    lines.append(
-        "| model | kind | method | CE(h;dataset) | floor | debiased CE² ×100 | Brier |"
-    )
-    lines.append("|---|---|---|---|---|---|---|")
-    for r in mean.itertuples(index=False):
-        lines.append(
-            f"| {r.model} | {r.kind} | {r.method} | {r.beta_ce:.4f} | {r.floor:.4f} | "
-            f"{r.debiased_x100:.3f} | {r.brier:.4f} |"
-        )
+    head = ["model", "kind", "method", "CE(h;dataset)", "floor"]
+    head += ["debiased CE² ×100", "Brier"]
+    rows = [
+        [r.model, r.kind, r.method, f"{r.beta_ce:.4f}", f"{r.floor:.4f}"]
+        + [f"{r.debiased_x100:.3f}", f"{r.brier:.4f}"]
+        for r in mean.itertuples(index=False)
+    ]
+    lines += markdown_table(head, rows)
     return "\n".join(lines) + "\n"
 
 
