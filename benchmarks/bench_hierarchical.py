@@ -40,6 +40,7 @@ import numpy as np
 from _measure import (
     header,
     load_average,
+    markdown_table,
     median_time,
     median_times,
     peak_bytes,
@@ -170,16 +171,22 @@ def scale(n, n_cells, runs):
         for name, pair in times.items()
         for clock, t in zip(("wall", "cpu"), pair, strict=True)
     }
-    print("| step | wall s | CPU s | CPU x floor |")
-    print("|---|---:|---:|---:|")
-    print(
-        f"| floor: pooled logistic, 6 IRLS iterations | {med['floor_wall']:.3f} | "
-        f"{med['floor_cpu']:.3f} | 1.0 |"
-    )
-    print(
-        f"| HierarchicalLogisticScaler.fit | {med['fit_wall']:.3f} | "
-        f"{med['fit_cpu']:.3f} | {med['fit_cpu'] / med['floor_cpu']:.1f} |"
-    )
+    rows = [
+        [
+            "floor: pooled logistic, 6 IRLS iterations",
+            f"{med['floor_wall']:.3f}",
+            f"{med['floor_cpu']:.3f}",
+            "1.0",
+        ],
+        [
+            "HierarchicalLogisticScaler.fit",
+            f"{med['fit_wall']:.3f}",
+            f"{med['fit_cpu']:.3f}",
+            f"{med['fit_cpu'] / med['floor_cpu']:.1f}",
+        ],
+    ]
+    head = ["step", "wall s", "CPU s", "CPU x floor"]
+    print("\n".join(markdown_table(head, rows, align="lrrr")))
     print(f"\nload average after: {load_average()}")
     print(
         f"fixed_effects_ {model.fixed_effects_}, sigma_ {model.sigma_}, "
