@@ -490,11 +490,12 @@ def report(R, args, elapsed, load_before, load_after=None, note=""):
     umd_seed = keyed[keyed.method == "B (UMD)"].beta_ce
     for method in mean.method.unique():
         m = mean[mean.method == method].set_index(["model", "kind"])
-        ratio = m.beta_ce / umd.beta_ce
+        u = umd.reindex(m.index)  # a method run on only some rows (e.g. -honest)
+        ratio = m.beta_ce / u.beta_ce
         per_seed = np.log(keyed[keyed.method == method].beta_ce / umd_seed)
         per_seed = np.exp(per_seed.groupby(level="seed").mean())
-        dratio = m.debiased_x100 / umd.debiased_x100
-        good = (m.beta_ce <= 0.8 * umd.beta_ce) & (m.brier <= umd.brier)
+        dratio = m.debiased_x100 / u.debiased_x100
+        good = (m.beta_ce <= 0.8 * u.beta_ce) & (m.brier <= u.brier)
         rows.append(
             [
                 method,
