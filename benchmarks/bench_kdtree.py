@@ -112,6 +112,10 @@ def kernel_at(ref):
         text=True,
     ).stdout
     mod = types.ModuleType(f"kdtree_at_{ref}")
+    # its relative imports resolve in today's package (``_scaling``, and the
+    # compiled kernels ``_kdtree_numba``, whose functions of that revision
+    # are kept unchanged)
+    mod.__package__ = "sklearn_betacal._kernels"
     exec(compile(src, f"{ref}:_kdtree.py", "exec"), mod.__dict__)
     return mod
 
@@ -139,6 +143,9 @@ def speed(args):
 
         has_numba = True
         build_with(True, X[:1000], 3, msl)  # compile outside the timings
+        if before is not None:
+            before.USE_NUMBA = True
+            before.build_kdtree(X[:1000], 3, msl, "cycle")
     except ImportError:
         has_numba = False
     cols = (
@@ -160,6 +167,8 @@ def speed(args):
         row = [f"{depth} ({reached})", f"{f_c:.3f} ({f_w:.3f})"]
         if before is not None:
             b_reps = reps if depth <= 16 else max(1, min(reps, args.slow_repeats))
+            # "before" runs its compiled path when numba is installed
+            before.USE_NUMBA = has_numba
             b_c, b_w = timed(
                 lambda depth=depth: before.build_kdtree(X, depth, msl, "cycle"), b_reps
             )

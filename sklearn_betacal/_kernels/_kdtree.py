@@ -70,6 +70,13 @@ NUMBA_MIN_ROWS = 2**17
 # overhead per row, a compiled quickselect wins on short rows).
 _NB_SMALL = 64
 
+# With the compiled kernels, leaf tables of at most this many entries
+# (``n_cells x depth``: 3 tables of ~0.5 MiB) get their bounds in one pass
+# over ``F`` in row order; larger ones leaf by leaf (``leaf_bounds``).
+_NB_ROW_BOUNDS = 2**16
+
+_NB_FUSE_NODES = 1
+
 
 def numba_level_kernels(n):
     """The module :mod:`._kdtree_numba`, or ``None`` for the NumPy path
@@ -408,11 +415,16 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # threshold (-1 / NaN if a leaf), whether split; leaves per level.
     lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
     leaf_parts = []  # (level, local index, gstart, size)
+    # Compiled cycle rule: the reorder of a level writes the next level's
+    # column into ``B`` and a copy for its selection into ``A``: ``ready``
+    # is False (not written), True (both) or "col" (only ``B``: rows were
+    # retired since, ``A`` is scratch).
+    ready = False
 
     def retire(keep, lev):
         """Turn the open nodes with ``keep`` False into leaves at ``lev``;
         the open rows drop out of ``act`` (kept in node order)."""
-        nonlocal act, spare, sizes, gstart, local, order
+        nonlocal act, spare, sizes, gstart, local, order, A, B, ready
         gone = ~keep
         leaf_parts.append((lev, local[gone], gstart[gone], sizes[gone]))
         if order is None and not keep.any():
@@ -428,7 +440,13 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             order[dst + src] = act[src]
             del src, dst
             np.logical_not(rows, out=rows)
+            n_old = act.shape[0]
             act, spare = _compress(rows, act, spare), act
+            if ready:
+                # the next column, gathered in the reorder, drops them too
+                _compress(rows, B[:n_old], A)
+                A, B = B, A
+                ready = "col"
         sizes, gstart, local = sizes[keep], gstart[keep], local[keep]
 
     for lev in range(max_depth + 1):
@@ -463,21 +481,48 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             # from a compact copy of the column in ``A``), the medians, then
             # one pass per node that splits and reorders its rows.
             col = B[:n_act]
-            if axis_rule == "cycle":
+            filled = ready is True
+            if axis_rule != "cycle":
+                nb.gather(F, seg_axis, act, sizes, col)
+            elif n_act == n and lev == 0:
+                np.copyto(col, F[:, 0])  # ``act`` is still 0 .. n - 1
+            elif not ready:
                 np.copyto(A, F[:, lev % M])
                 nb.take(A, act, col)
-            else:
-                nb.gather(F, seg_axis, act, sizes, col)
             median, succ = _segment_kth(
-                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
+                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb, filled
             )
             out = spare[:n_act]
             thr = np.empty(sizes.shape[0])
             n_left = np.empty(sizes.shape[0], dtype=np.intp)
             split = np.empty(sizes.shape[0], dtype=bool)
-            nb.split_reorder(
-                col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left, split
+            # the next level's coordinate is known: gather it while moving
+            ready = (
+                axis_rule == "cycle"
+                and lev + 1 < max_depth
+                and sizes.shape[0] <= _NB_FUSE_NODES
             )
+            if ready:
+                nb.split_reorder_next(
+                    F,
+                    lev % M,
+                    (lev + 1) % M,
+                    col,
+                    act,
+                    sizes,
+                    median,
+                    succ,
+                    min_samples_leaf,
+                    out,
+                    thr,
+                    n_left,
+                    split,
+                    A[:n_act],
+                )
+            else:
+                nb.split_reorder(
+                    col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left, split
+                )
             del col
             li = local[split]
             axis_l[li] = seg_axis[split]
@@ -662,7 +707,18 @@ def _assemble(
     # depths ("cycle" with L > M) is read once.
     lower_t = np.empty((L, n_cells))
     upper_t = np.empty((L, n_cells))
-    if nb is not None:
+    if nb is not None and n_cells * L <= _NB_ROW_BOUNDS:
+        # one pass over F in row order (tables in cache), NaN beyond depth
+        lower_c = np.full((n_cells, L), np.inf)
+        upper_c = np.full((n_cells, L), -np.inf)
+        cell_of_row = A.view(np.int32)[: F.shape[0]]
+        nb.leaf_bounds_rows(
+            F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c, cell_of_row
+        )
+        lower_t[...] = lower_c.T
+        upper_t[...] = upper_c.T
+        del lower_c, upper_c
+    elif nb is not None:
         # one pass over the leaves' rows, NaN beyond each leaf's depth
         nb.leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t)
     elif axis_rule == "cycle":

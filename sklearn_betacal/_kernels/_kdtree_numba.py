@@ -341,3 +341,118 @@ def leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t):
                 else:
                     lower_t[j, c0 + b] = np.nan
                     upper_t[j, c0 + b] = np.nan
+
+
+@_jit
+def split_reorder_next(
+    F, p, pn, col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left,
+    split, nxt
+):
+    """:func:`split_reorder` for the cycle rule that also gathers the next
+    level's split coordinate ``pn`` while it moves the rows.
+
+    A row's side is read from ``F[row, p]`` (the value ``col`` holds), and
+    ``F[row, pn]`` -- on the same cache line for narrow rows and for
+    neighbouring coordinates of wide ones -- is written at the row's new
+    place into ``col`` (over the node's own range, which the move no longer
+    reads) and into ``nxt``: the next level's column and the copy that its
+    selection reorders, without a pass of their own.
+    """
+    n_seg = sizes.shape[0]
+    thr[:] = np.nan
+    n_left[:] = 0
+    split[:] = False
+    s = 0
+    for i in range(n_seg):
+        m = sizes[i]
+        e = s + m
+        med = median[i]
+        cut = med
+        if succ[i] != med:
+            t = _midpoint(med, succ[i])
+            nl = (m - 1) // 2 + 1
+            ok = True
+        else:
+            n_le = 0
+            n_lt = 0
+            pred = -np.inf
+            above = np.inf
+            for r in range(s, e):
+                v = col[r]
+                if v < med:
+                    n_lt += 1
+                    if v > pred:
+                        pred = v
+                elif v > med:
+                    if v < above:
+                        above = v
+                if v <= med:
+                    n_le += 1
+            ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
+            ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
+            take_b = ok_b and (not ok_a or abs(2 * n_lt - m) < abs(2 * n_le - m))
+            ok = ok_a or ok_b
+            if take_b:
+                t = _midpoint(pred, med)
+                nl = n_lt
+                cut = pred
+            else:
+                t = _midpoint(med, above)
+                nl = n_le
+        if ok:
+            thr[i] = t
+            n_left[i] = nl
+            split[i] = True
+            lo, hi = s, s + nl
+            for r in range(s, e):
+                row = act[r]
+                g = np.intp(F[row, p] <= cut)
+                v = F[row, pn]
+                dst = hi + g * (lo - hi)
+                out[dst] = row
+                col[dst] = v
+                nxt[dst] = v
+                lo += g
+                hi += 1 - g
+        else:
+            for r in range(s, e):
+                row = act[r]
+                v = F[row, pn]
+                out[r] = row
+                col[r] = v
+                nxt[r] = v
+        s = e
+
+
+@_jit
+def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell):
+    """:func:`leaf_bounds` in row order, for leaf tables that fit in cache.
+
+    ``axes_c``, ``lower_c``, ``upper_c``: cell-major ``(n_cells, L)``
+    tables (``lower_c`` filled with +inf, ``upper_c`` with -inf by the
+    caller, NaN written beyond each leaf's depth); ``cell``: an int32 work
+    buffer of ``n`` values (the leaf of every row, by row id). Reading ``F``
+    once front to back replaces one sparse sweep over all of ``F`` per leaf
+    (a leaf's rows, in row order, are spread over the whole array).
+    """
+    n_cells, L = axes_c.shape
+    depth = np.zeros(n_cells, dtype=np.intp)
+    for c in range(n_cells):
+        for j in range(L):
+            if axes_c[c, j] >= 0:
+                depth[c] = j + 1
+        s = starts[c]
+        for r in range(s, s + n_samples[c]):
+            cell[order[r]] = c
+    for row in range(F.shape[0]):
+        c = cell[row]
+        for j in range(depth[c]):
+            v = np.float64(F[row, axes_c[c, j]])
+            if v < lower_c[c, j]:
+                lower_c[c, j] = v
+            if v > upper_c[c, j]:
+                upper_c[c, j] = v
+    for c in range(n_cells):
+        for j in range(depth[c], L):
+            lower_c[c, j] = np.nan
+            upper_c[c, j] = np.nan
