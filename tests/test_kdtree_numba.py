@@ -58,30 +58,40 @@ TREES = {
     "kind": st.sampled_from(["continuous", "ties", "heavy", "sorted"]),
     "rule": st.sampled_from(["cycle", "max_spread"]),
     "dtype": st.sampled_from([np.float64, np.float32]),
+    # levels whose reorder gathers the next column (none, the root, all)
+    "fuse_nodes": st.sampled_from([0, 1, 2**20]),
+    # leaf bounds in row order (tables up to this size) or leaf by leaf
+    "row_bounds": st.sampled_from([0, 2**16]),
 }
 
 
 @given(**TREES)
 @settings(deadline=None, max_examples=60)
 def test_numba_build_is_the_numpy_build_bit_for_bit(
-    seed, n, d, max_depth, min_samples_leaf, kind, rule, dtype
+    seed, n, d, max_depth, min_samples_leaf, kind, rule, dtype, fuse_nodes, row_bounds
 ):
     pytest.importorskip("numba")
     X = _data(np.random.default_rng(seed), n, d, kind, dtype)
-    _assert_same_tree(
-        _build(X, max_depth, min_samples_leaf, rule, False),
-        _build(X, max_depth, min_samples_leaf, rule, True),
-    )
+    ref = _build(X, max_depth, min_samples_leaf, rule, False)
+    old = kern._NB_FUSE_NODES, kern._NB_ROW_BOUNDS
+    kern._NB_FUSE_NODES, kern._NB_ROW_BOUNDS = fuse_nodes, row_bounds
+    try:
+        fast = _build(X, max_depth, min_samples_leaf, rule, True)
+    finally:
+        kern._NB_FUSE_NODES, kern._NB_ROW_BOUNDS = old
+    _assert_same_tree(ref, fast)
 
 
 @pytest.mark.parametrize("kind", ["continuous", "ties", "heavy", "sorted"])
 @pytest.mark.parametrize("layout", ["C", "F", "strided"])
-def test_numba_build_deep_tree_in_small_chunks(kind, layout, monkeypatch):
+@pytest.mark.parametrize("fuse_nodes", [1, 2**20])
+def test_numba_build_deep_tree_in_small_chunks(kind, layout, fuse_nodes, monkeypatch):
     # small chunks and compiled-selection threshold: every level runs
     # through the padded, multi-class and compiled small-segment paths
     pytest.importorskip("numba")
     monkeypatch.setattr(kern, "_SEL_BLOCK", 37)
     monkeypatch.setattr(kern, "_NB_SMALL", 5)
+    monkeypatch.setattr(kern, "_NB_FUSE_NODES", fuse_nodes)
     X = _data(np.random.default_rng(1), 3000, 6, kind, np.float64)
     if layout == "F":
         X = np.asfortranarray(X)
@@ -207,7 +217,9 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
         "pad_rows",
         "small_kth",
         "split_reorder",
+        "split_reorder_next",
         "leaf_bounds",
+        "leaf_bounds_rows",
     ):
         monkeypatch.setattr(nb, name, getattr(nb, name).py_func)
     monkeypatch.setattr(
@@ -215,8 +227,11 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
     )
     monkeypatch.setattr(kern, "_NB_SMALL", 8)
     monkeypatch.setattr(nb, "_LEAF_BLOCK", 7)
+    monkeypatch.setattr(kern, "_NB_FUSE_NODES", 2**20)  # every level fuses
     X = _data(np.random.default_rng(2), 300, 3, kind, np.float64)
-    for depth, msl, rule in ((64, 1, "cycle"), (4, 2, "max_spread")):
+    cases = ((64, 1, "cycle", 2**16), (64, 1, "cycle", 0), (4, 2, "max_spread", 2**16))
+    for depth, msl, rule, row_bounds in cases:
+        monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
         monkeypatch.setattr(kern, "USE_NUMBA", False)
         ref = kern.build_kdtree(X, depth, msl, rule)
         monkeypatch.setattr(kern, "USE_NUMBA", True)

@@ -345,8 +345,20 @@ def leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t):
 
 @_jit
 def split_reorder_next(
-    F, p, pn, col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left,
-    split, nxt
+    F,
+    p,
+    pn,
+    col,
+    act,
+    sizes,
+    median,
+    succ,
+    min_samples_leaf,
+    out,
+    thr,
+    n_left,
+    split,
+    nxt,
 ):
     """:func:`split_reorder` for the cycle rule that also gathers the next
     level's split coordinate ``pn`` while it moves the rows.
