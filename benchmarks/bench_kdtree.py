@@ -13,7 +13,9 @@ each depth:
 * the kernel ``build_kdtree`` (split_axis="cycle") on validated data, as
   committed ("after": its NumPy path, and its compiled path "numba" when
   the extra ``fast`` is installed, compiled before timing) and -- with ``--before REF`` -- the kernel file of the
-  git revision REF loaded into the same process ("before"), with the extra
+  git revision REF loaded into the same process ("before"; its compiled
+  path when numba is installed, with today's ``_kdtree_numba``, whose
+  functions of REF it calls are unchanged), with the extra
   memory of each (``tracemalloc`` peak above the level before the call,
   per row; it includes the fitted arrays the kernel returns);
 * the estimator ``KDTreePartitioner.fit`` (kernel + ``validate_data``,

@@ -17,7 +17,10 @@ pass over the node's rows. :func:`take` / :func:`gather` read the split
 coordinate, :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
 (long segments keep NumPy's partition, SIMD where NumPy has it: a scalar
 quickselect was 3-4x slower on 1e6 values), :func:`leaf_bounds` is the
-leaf-bound pass of ``_assemble`` in one pass over the rows. Order
+leaf-bound pass of ``_assemble`` in one pass over the leaves' rows, and
+:func:`leaf_bounds_rows` the same in row order when the leaf tables fit in
+cache; :func:`split_reorder_next` is :func:`split_reorder` that also
+gathers the next level's column (the root level, cycle rule). Order
 statistics are values of the node and the threshold is the same IEEE
 expression (``lo + (hi - lo) / 2``, no fast-math), so the tree is the NumPy
 path's bit for bit: same cells, thresholds, row order and bounds (the tests
