@@ -508,36 +508,12 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
                 and lev + 1 < max_depth
                 and sizes.shape[0] <= _NB_FUSE_NODES
             )
+            args = (col, act, sizes, median, succ, min_samples_leaf)
+            args += (out, thr, n_left, split)
             if ready:
-                nb.split_reorder_next(
-                    F,
-                    lev % M,
-                    (lev + 1) % M,
-                    col,
-                    act,
-                    sizes,
-                    median,
-                    succ,
-                    min_samples_leaf,
-                    out,
-                    thr,
-                    n_left,
-                    split,
-                    A[:n_act],
-                )
+                nb.split_reorder_next(F, lev % M, (lev + 1) % M, A[:n_act], *args)
             else:
-                nb.split_reorder(
-                    col,
-                    act,
-                    sizes,
-                    median,
-                    succ,
-                    min_samples_leaf,
-                    out,
-                    thr,
-                    n_left,
-                    split,
-                )
+                nb.split_reorder(*args)
             del col
             li = local[split]
             axis_l[li] = seg_axis[split]

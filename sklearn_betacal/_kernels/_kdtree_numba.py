@@ -222,6 +222,50 @@ def small_kth(col, starts, sizes, k, scratch, kth, nxt):
 
 
 @_jit
+def _node_rule(col, s, e, med, nx, min_samples_leaf):
+    """The split of the node whose split coordinate is ``col[s:e]``, given
+    its lower median ``med`` and the next order statistic ``nx`` (App. C;
+    the tie rule ``_tie_split`` of the NumPy path): ``(split, threshold,
+    n_left, cut)``, the left rows being those ``<= cut``."""
+    m = e - s
+    cut = med
+    if nx != med:
+        # no tie at the median: the paper's split, k + 1 rows <= z
+        t = _midpoint(med, nx)
+        nl = (m - 1) // 2 + 1
+        ok = True
+    else:
+        # ties (``_tie_split``): A = left <= z, B = left < z
+        n_le = 0
+        n_lt = 0
+        pred = -np.inf
+        above = np.inf
+        for r in range(s, e):
+            v = col[r]
+            if v < med:
+                n_lt += 1
+                if v > pred:
+                    pred = v
+            elif v > med:
+                if v < above:
+                    above = v
+            if v <= med:
+                n_le += 1
+        ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
+        ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
+        take_b = ok_b and (not ok_a or abs(2 * n_lt - m) < abs(2 * n_le - m))
+        ok = ok_a or ok_b
+        if take_b:
+            t = _midpoint(pred, med)
+            nl = n_lt
+            cut = pred
+        else:
+            t = _midpoint(med, above)
+            nl = n_le
+    return ok, t, nl, cut
+
+
+@_jit
 def split_reorder(
     col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left, split
 ):
@@ -245,41 +289,7 @@ def split_reorder(
     for i in range(n_seg):
         m = sizes[i]
         e = s + m
-        med = median[i]
-        cut = med
-        if succ[i] != med:
-            # no tie at the median: the paper's split, k + 1 rows <= z
-            t = _midpoint(med, succ[i])
-            nl = (m - 1) // 2 + 1
-            ok = True
-        else:
-            # ties (``_tie_split``): A = left <= z, B = left < z
-            n_le = 0
-            n_lt = 0
-            pred = -np.inf
-            above = np.inf
-            for r in range(s, e):
-                v = col[r]
-                if v < med:
-                    n_lt += 1
-                    if v > pred:
-                        pred = v
-                elif v > med:
-                    if v < above:
-                        above = v
-                if v <= med:
-                    n_le += 1
-            ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
-            ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
-            take_b = ok_b and (not ok_a or abs(2 * n_lt - m) < abs(2 * n_le - m))
-            ok = ok_a or ok_b
-            if take_b:
-                t = _midpoint(pred, med)
-                nl = n_lt
-                cut = pred
-            else:
-                t = _midpoint(med, above)
-                nl = n_le
+        ok, t, nl, cut = _node_rule(col, s, e, median[i], succ[i], min_samples_leaf)
         if ok:
             thr[i] = t
             n_left[i] = nl
@@ -351,6 +361,7 @@ def split_reorder_next(
     F,
     p,
     pn,
+    nxt,
     col,
     act,
     sizes,
@@ -361,7 +372,6 @@ def split_reorder_next(
     thr,
     n_left,
     split,
-    nxt,
 ):
     """:func:`split_reorder` for the cycle rule that also gathers the next
     level's split coordinate ``pn`` while it moves the rows.
@@ -381,39 +391,7 @@ def split_reorder_next(
     for i in range(n_seg):
         m = sizes[i]
         e = s + m
-        med = median[i]
-        cut = med
-        if succ[i] != med:
-            t = _midpoint(med, succ[i])
-            nl = (m - 1) // 2 + 1
-            ok = True
-        else:
-            n_le = 0
-            n_lt = 0
-            pred = -np.inf
-            above = np.inf
-            for r in range(s, e):
-                v = col[r]
-                if v < med:
-                    n_lt += 1
-                    if v > pred:
-                        pred = v
-                elif v > med:
-                    if v < above:
-                        above = v
-                if v <= med:
-                    n_le += 1
-            ok_a = n_le < m and min(n_le, m - n_le) >= min_samples_leaf
-            ok_b = n_lt > 0 and min(n_lt, m - n_lt) >= min_samples_leaf
-            take_b = ok_b and (not ok_a or abs(2 * n_lt - m) < abs(2 * n_le - m))
-            ok = ok_a or ok_b
-            if take_b:
-                t = _midpoint(pred, med)
-                nl = n_lt
-                cut = pred
-            else:
-                t = _midpoint(med, above)
-                nl = n_le
+        ok, t, nl, cut = _node_rule(col, s, e, median[i], succ[i], min_samples_leaf)
         if ok:
             thr[i] = t
             n_left[i] = nl
