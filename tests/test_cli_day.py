@@ -456,6 +456,68 @@ def test_tune_fold_embedding_gives_the_learned_fit_bit_for_bit():
     assert n_split >= 4  # the embedding matters: the trees split
 
 
+def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit():
+    """--method bb --partition learned --tune fits each candidate on the
+    numbers [confidence, fold embedding] with the fold's tree: every fold's
+    model and score are exactly those of refitting embedder and tree on the
+    text (the search's scorer, cross_val_score), on folds where the tree
+    splits."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from sklearn_betacal._cells import fit_supervised
+    from sklearn_betacal.cli import build_parser
+    from sklearn_betacal.cli._fit import _embedded_bb_folds, build_estimator
+    from sklearn_betacal.datasets import load_triviaqa_confidence
+    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
+
+    frame = load_triviaqa_confidence().frame.dropna(subset=["answer"]).iloc[:1500]
+    argv = ["fit", "f.csv", "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--text", "question", "answer", "--method", "bb",
+            "--partition", "learned", "--tune", "--output", "m.skops"]  # fmt: skip
+    args = build_parser().parse_args(argv)
+    est, _ = build_estimator(args)
+    X = frame[["verbal_confidence", "question", "answer"]].reset_index(drop=True)
+    y = frame["correct_judge"].to_numpy().astype(float)
+    Z = X[["question", "answer"]]
+    part = clone(est.partitioner)
+    fit_supervised(part, Z, y, confidence=X["verbal_confidence"].to_numpy())
+    debiased = {"norm": "l2_squared", "debiased": True}
+    scorer = make_beta_calibration_error_scorer(
+        FrozenEstimator(part), confidence_column="verbal_confidence", **debiased
+    )
+    cv = KFold(5, shuffle=True, random_state=0)
+    folds = _embedded_bb_folds(est, X, y, cv, args, part.transform(Z), debiased)
+    assert len(folds) == 5
+    n_split = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # small cells of fold models
+        for b in (10, 35, 150):
+            candidate = clone(est).set_params(points_per_bin=b)
+            slow = cross_val_score(
+                candidate, X, y, scoring=scorer, cv=cv, error_score="raise"
+            )
+            assert [fold(candidate) for fold in folds] == slow.tolist()
+            for fold, (train, test) in zip(folds[:2], cv.split(X), strict=False):
+                fast = fold.fit(candidate)
+                whole = clone(candidate).fit(X.iloc[train], y[train])
+                assert_array_equal(
+                    fast.predict_proba(fold.F_test), whole.predict_proba(X.iloc[test])
+                )
+                tree = whole.partitioner_[-1]
+                assert fast.partitioner_.centers_.tobytes() == tree.centers_.tobytes()
+                n_split += tree.n_cells_ > 1
+    assert n_split >= 3  # the embedding matters: the trees split
+    # another calibrator (S-BB's scaler may read the features) is not taken
+    sbb, _ = build_estimator(
+        build_parser().parse_args(["s-bb" if a == "bb" else a for a in argv])
+    )
+    assert _embedded_bb_folds(sbb, X, y, cv, args, part.transform(Z), debiased) is None
+
+
 # ------------------------------------------------------------------ summary
 def test_summary_names_crossed_cells_and_says_when_the_tree_found_nothing(
     tmp_path, capsys

@@ -265,6 +265,7 @@ def _tune(est, X, y, args, out, progress):
     # Kumar et al.'s debiased squared error: the plug-in estimate favours
     # large bins (less noise), the debiased one does not
     debiased = {"norm": "l2_squared", "debiased": True}
+    cells = None
     if "partitioner" in est.get_params(deep=False):
         # every candidate is scored on the same cells: the partition fitted
         # on all rows (the beta of the search)
@@ -282,8 +283,10 @@ def _tune(est, X, y, args, out, progress):
                     )
                 else:
                     part.fit(Z)
+        row_cells = _row_cells(part, Z)
+        cells = row_cells.transform(Z)
         scorer = make_beta_calibration_error_scorer(
-            _row_cells(part, Z), confidence_column=args.confidence, **debiased
+            row_cells, confidence_column=args.confidence, **debiased
         )
         what = "debiased squared beta-CE (CE^2(h; beta), Kumar et al.)"
     else:
@@ -295,7 +298,14 @@ def _tune(est, X, y, args, out, progress):
         scorer = make_scorer(neg_ece, response_method="predict_proba")
         what = "debiased squared ECE (ECE^2, Kumar et al.)"
     cv = KFold(5, shuffle=True, random_state=args.random_state or 0)
-    folds = _fold_partitions(est, X, cv, args, progress)
+    folds = _embedded_bb_folds(est, X, y, cv, args, cells, debiased)
+    if folds is None:
+        folds = _fold_partitions(est, X, cv, args, progress)
+        if folds is not None:
+            folds = [
+                _refit_scorer(scorer, X.iloc[train], y[train], X.iloc[test], y[test], p)
+                for train, test, p in folds
+            ]
     scores, fold_warnings = [], {}
     for k, b in enumerate(grid, 1):
         progress.update(f"tuning points per bin: candidate {k}/{len(grid)} (b = {b})")
@@ -307,16 +317,7 @@ def _tune(est, X, y, args, out, progress):
                     candidate, X, y, scoring=scorer, cv=cv, error_score="raise"
                 )
             else:
-                fold_scores = [
-                    scorer(
-                        clone(candidate)
-                        .set_params(partitioner=part)
-                        .fit(X.iloc[train], y[train]),
-                        X.iloc[test],
-                        y[test],
-                    )
-                    for train, test, part in folds
-                ]
+                fold_scores = [score(candidate) for score in folds]
         fold_warnings[b] = [one_line(w.message) for w in caught]
         scores.append(float(np.mean(fold_scores)))
     # the first best on ties, as GridSearchCV's rank
@@ -369,10 +370,111 @@ def _fold_partitions(est, X, cv, args, progress):
     return folds
 
 
+def _refit_scorer(scorer, X_fit, y_fit, X_test, y_test, part):
+    """A fold's score of a candidate: the candidate with the fold's
+    partitioner ``part``, fitted on the fold's rows, scored on the others."""
+    from sklearn.base import clone
+
+    def score(candidate):
+        fitted = clone(candidate).set_params(partitioner=part).fit(X_fit, y_fit)
+        return scorer(fitted, X_test, y_test)
+
+    return score
+
+
+def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
+    """Per fold, the score of a candidate, for ``--method bb`` on a text
+    embedder then a learned tree (a two-step Pipeline); None otherwise.
+
+    ``cells``: the scoring partition's cell of every row of ``X``;
+    ``debiased``: the keywords of the squared beta-CE. Within a fold every
+    candidate grows its tree on the same rows (the honest split does not
+    depend on b), so the embedder it would fit there is the same: it is
+    fitted once per fold and every row embedded once (as
+    :func:`_learned_fold_partitions`). A candidate is then the calibrator
+    fitted on plain numbers, the confidence and the fold's embedding, with
+    the fold's tree as its partitioner: no text, no DataFrame validated
+    again for every candidate, no pipeline. Its binning reads only the
+    confidences and the cells, so its scores are those of refitting the
+    whole partition, bit for bit (tested); S-BB/HS-BB, whose scaler may read
+    the features, take the general path.
+    """
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    from .. import BetaBinningCalibrator
+    from .._cells import is_supervised
+    from .._random import seed_inner
+
+    part = est.get_params(deep=False).get("partitioner")
+    if type(est) is not BetaBinningCalibrator or cells is None:
+        return None
+    if not isinstance(part, Pipeline) or len(part.steps) != 2:
+        return None
+    if not is_supervised(part):
+        return None
+    Z = X.drop(columns=[args.confidence])
+    h = X[args.confidence].to_numpy(dtype=np.float64)
+    folds = []
+    for train, test in cv.split(X):
+        # seeded as the calibrator's fit seeds its clone of the partition
+        fold = clone(part)
+        seed_inner(fold, getattr(est, "random_state", None), name="partitioner")
+        (_, head), (_, tree) = fold.steps
+        # the rows the calibrator grows its tree on (the same for every b)
+        plan = clone(est).set_params(partitioner=tree)._fit_plan(tree, len(train), None)
+        grow = train[plan.grow_rows]
+        head = clone(head)
+        out = head.fit_transform(Z.iloc[grow])
+        # the tree grows on the embedder's fit_transform, as in the pipeline;
+        # the other rows (binned, scored) are embedded once, row by row as
+        # the pipeline's transform embeds them
+        E = np.empty((len(Z), out.shape[1]))
+        E[grow] = out
+        rest = np.setdiff1d(np.arange(len(Z)), grow)
+        E[rest] = head.transform(Z.iloc[rest])
+        F = np.column_stack([h, E])
+        folds.append(
+            _EmbeddedFold(
+                tree, F[train], y[train], F[test], y[test], cells[test], debiased
+            )
+        )
+    return folds
+
+
+class _EmbeddedFold:
+    """One fold of :func:`_embedded_bb_folds`: ``fit(candidate)`` fits the
+    candidate on the fold's ``[confidence, embedding]`` rows with ``tree``
+    as its partitioner; calling it scores the candidate as the search's
+    scorer does (negated squared beta-CE of ``predict_proba``'s column of
+    the greater label, on the scoring partition's cells ``groups`` of the
+    held-out rows)."""
+
+    def __init__(self, tree, F_fit, y_fit, F_test, y_test, groups, debiased):
+        self.tree, self.debiased = tree, debiased
+        self.F_fit, self.y_fit = F_fit, y_fit
+        self.F_test, self.y_test, self.groups = F_test, y_test, groups
+
+    def fit(self, candidate):
+        from sklearn.base import clone
+
+        fitted = clone(candidate).set_params(partitioner=self.tree, confidence_column=0)
+        return fitted.fit(self.F_fit, self.y_fit)
+
+    def __call__(self, candidate):
+        from ..metrics import beta_calibration_error
+
+        p = self.fit(candidate).predict_proba(self.F_test)[:, -1]
+        return -beta_calibration_error(
+            self.y_test, p, groups=self.groups, **self.debiased
+        )
+
+
 def _learned_fold_partitions(est, X, cv, args):
     """``[(train, test, partitioner)]`` of every fold for a learned tree
     after a text embedder (a two-step Pipeline), or None for any other
     supervised partition (a CrossPartitioner with groups: refitted whole).
+    ``--method bb`` takes the faster :func:`_embedded_bb_folds` instead.
 
     The tree depends on points per bin (its leaf minimum) and is refitted
     for every candidate; the embedding does not: within a fold, every
