@@ -178,10 +178,19 @@ def nearest_center(X, centers):
     ``X``; the lowest index on ties."""
     sq = np.einsum("ij,ij->i", centers, centers)
     out = np.empty(X.shape[0], dtype=np.int64)
+    # one table of distances, reused by every block and computed in place:
+    # fresh temporaries of a block's size cost more (page faults) than the
+    # product itself
+    table = np.empty((min(NEAREST_BLOCK_ROWS, X.shape[0]), centers.shape[0]))
     for lo in range(0, X.shape[0], NEAREST_BLOCK_ROWS):
         block = X[lo : lo + NEAREST_BLOCK_ROWS]
-        # ||x - c||^2 - ||x||^2: the same order over the centres
-        out[lo : lo + block.shape[0]] = np.argmin(sq - 2.0 * block @ centers.T, axis=1)
+        dist = table[: block.shape[0]]
+        # ||x - c||^2 - ||x||^2 = ||c||^2 - 2 x.c: the same order over the
+        # centres (the same numbers as sq - 2.0 * (block @ centers.T))
+        np.matmul(block, centers.T, out=dist)
+        dist *= -2.0
+        dist += sq
+        np.argmin(dist, axis=1, out=out[lo : lo + block.shape[0]])
     return out
 
 

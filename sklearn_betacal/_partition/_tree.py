@@ -735,13 +735,15 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         e = unit_exponent(X)  # computed on X * 2**-e: no overflow
         U = np.ldexp(X, -e)
         mean = (w @ U) / total
-        spread = float(np.sqrt(np.mean((w @ (U - mean) ** 2) / total)))
+        U -= mean  # centred in place: one array of the rows' size, not three
+        spread = float(np.sqrt(np.mean((w @ U**2) / total)))
         if not (np.isfinite(spread) and spread > 0):
             spread = 1.0
         self.tree_, self.components_, self.n_directions_ = None, None, 0
         self.mean_ = np.ldexp(mean, e)
         self.scale_ = np.full(d, np.ldexp(spread, e))
-        Xs = (U - mean) / spread
+        Xs = U
+        Xs /= spread
         if self.directions == "recalibration":
             # the learned recalibration directions as extra coordinates, on
             # one scale with the features: together as much spread as all d
@@ -759,7 +761,9 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         n_fine = max(
             int(total // (FINE_LEAVES * leaf)), min(int(total // leaf), MIN_FINE_CELLS)
         )
-        n_fine = _merge.distinct_rows_upto(Xs[keep], min(n_fine, _merge.MAX_FINE_CELLS))
+        n_fine = _merge.distinct_rows_upto(
+            Xs if keep.all() else Xs[keep], min(n_fine, _merge.MAX_FINE_CELLS)
+        )
         self.split_pvalue_ = 1.0
         if self.max_depth == 0 or n_fine < 2:
             self.centers_ = np.zeros((1, d))
@@ -783,8 +787,14 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             self.centers_ = np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
             fine = _merge.nearest_center(Xs, self.centers_)
             k = target.shape[1]
-            S = np.zeros((n_fine, k))
-            np.add.at(S, fine, target * w[:, None])
+            # per column, summed in row order as np.add.at sums (same bits)
+            tw = target * w[:, None]
+            S = np.column_stack(
+                [
+                    np.bincount(fine, weights=tw[:, j], minlength=n_fine)
+                    for j in range(k)
+                ]
+            )
             W = np.bincount(fine, weights=w, minlength=n_fine)
             sigma2 = _score_variance(target, w)
             stat, n_used = _merge.heterogeneity_statistic(S, W)
@@ -814,9 +824,10 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         (the scaled features, then the scaled learned-direction positions)."""
         d = self.n_features_in_
         Xc = X - self.mean_
-        Xs = Xc / self.scale_[:d]
         if self.components_ is None:
-            return Xs
+            Xc /= self.scale_[:d]  # in place: the same numbers, one array
+            return Xc
+        Xs = Xc / self.scale_[:d]
         return np.column_stack([Xs, (Xc @ self.components_.T) / self.scale_[d:]])
 
     def _project(self, X):
