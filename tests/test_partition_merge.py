@@ -17,6 +17,7 @@ from sklearn_betacal._partition._merge import (
     check_hierarchy,
     distinct_rows_upto,
     merge_cells,
+    nearest_center,
 )
 
 
@@ -349,3 +350,23 @@ def test_sbb_auto_points_per_bin_reaches_the_partitioner_resolved(nu):
         assert leaf <= 2 * sbb.points_per_bin_
     else:
         assert leaf == 2 * sbb.points_per_bin_
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_nearest_center_is_the_argmin_of_the_distance_table(seed, monkeypatch):
+    """The in-place blocks give the index of ``argmin(||c||^2 - 2 x.c)`` as
+    that table computed whole (the same numbers: ties, the lowest index, and
+    every block boundary alike)."""
+    from sklearn_betacal._partition import _merge
+
+    rng = np.random.default_rng(seed)
+    n, k, d = 1000 + 37 * seed, 1 + 20 * seed, 1 + 5 * seed
+    X = np.round(rng.normal(size=(n, d)), 1)  # rounded: exact ties happen
+    C = np.round(X[rng.integers(0, n, k)] + rng.normal(0, 0.05, (k, d)), 1)
+    C[-1] = C[0]  # a duplicate centre: the lower index wins
+    table = np.einsum("ij,ij->i", C, C) - 2.0 * (X @ C.T)
+    expected = np.argmin(table, axis=1)
+    assert_array_equal(nearest_center(X, C), expected)
+    monkeypatch.setattr(_merge, "NEAREST_BLOCK_ROWS", 97)  # many blocks, a short one
+    assert_array_equal(nearest_center(X, C), expected)
+    assert nearest_center(X[:0], C).shape == (0,)
