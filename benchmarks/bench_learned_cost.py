@@ -10,12 +10,17 @@
    on a draw of ``_tree.KMEANS_ROWS_PER_CELL`` rows per centre), side by side.
 2. ``betacal fit --partition learned --tune`` against the same command
    without ``--tune`` (goal: within 10x), on the first 600 and 5,000 rows of
-   the bundled TriviaQA set (question + answer text). Every command's exit
-   status is checked: a failing command stops the benchmark with its message
-   (it was once timed as a 0.00 s run).
+   the bundled TriviaQA set (question + answer text), and, side by side, the
+   ``--tune`` of session 7 (each candidate refitted through the text
+   pipeline with the fold's embedding frozen: ``_fit._embedded_bb_folds``
+   switched off, so ``_learned_fold_partitions`` serves every method). Every
+   command's exit status is checked: a failing command stops the benchmark
+   with its message (it was once timed as a 0.00 s run).
 
 Contenders interleaved round-robin (``_measure.median_times``), medians of
-``REPEATS``; one BLAS thread. Run:
+``REPEATS``; one BLAS thread. The tables give CPU seconds of this process
+(``time.process_time``: on a shared machine the other processes' load
+inflates wall-clock times unevenly); the wall-clock ratios follow them. Run:
 ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_learned_cost.py``
 (``--out`` writes elsewhere than ``results/learned_cost.md``, e.g. to time
 another checkout of the package with the same script).
@@ -41,6 +46,7 @@ from sklearn_betacal import (
     CalibrationTreePartitioner,
     KDTreePartitioner,
 )
+from sklearn_betacal.cli import _fit as cli_fit
 from sklearn_betacal.cli import main as cli_main
 from sklearn_betacal.datasets import load_triviaqa_confidence
 
@@ -78,7 +84,8 @@ def fit_ratios():
                 _tree.KMEANS_ROWS_PER_CELL = DEFAULT_KMEANS_ROWS
 
         fns = {name: (lambda name=name: fit(name)) for name in PARTITIONERS}
-        rows.append((X.shape[0], median_times(fns, REPEATS, warmup=1)))
+        med = median_times(fns, REPEATS, warmup=1, cpu=True)
+        rows.append((X.shape[0], {k: cpu for k, (_, cpu) in med.items()}, med))
     return rows
 
 
@@ -95,8 +102,14 @@ def run_cli(argv):
     return out.getvalue()
 
 
+def _pipeline_folds(*args):
+    """``_embedded_bb_folds`` switched off: the --tune of session 7."""
+    return None
+
+
 def cli_ratios():
-    """``[(rows, single s, --tune s, chosen b line)]`` of the CLI fits."""
+    """``[(rows, single s, --tune s, --tune before s, chosen b line)]`` of
+    the CLI fits (the same choice before and after, checked)."""
     frame = load_triviaqa_confidence().frame
     frame = frame.dropna(subset=["answer"]).reset_index(drop=True)
     out = []
@@ -114,15 +127,30 @@ def cli_ratios():
                 model = str(Path(tmp) / f"m{n}_{name}.skops")
                 said[name] = run_cli([*base, model, *extra])
 
+            def before():
+                fast = getattr(cli_fit, "_embedded_bb_folds", None)
+                if fast is None:  # a checkout before it: its --tune is this
+                    return command(["--tune"], "before")
+                cli_fit._embedded_bb_folds = _pipeline_folds
+                try:
+                    command(["--tune"], "before")
+                finally:
+                    cli_fit._embedded_bb_folds = fast
+
             fns = {
                 "single": lambda: command([], "single"),
                 "tune": lambda: command(["--tune"], "tune"),
+                "before": before,
             }
-            med = median_times(fns, CLI_REPEATS, warmup=1 if n == 600 else 0)
+            both = median_times(fns, CLI_REPEATS, warmup=1 if n == 600 else 0, cpu=True)
+            med = {k: cpu for k, (_, cpu) in both.items()}
+            wall = {k: w for k, (w, _) in both.items()}
             chosen = next(
                 (line for line in said["tune"].splitlines() if "tuned" in line), ""
             )
-            out.append((n, med["single"], med["tune"], chosen))
+            if chosen not in said["before"]:
+                raise RuntimeError(f"--tune chose otherwise before: {said['before']}")
+            out.append((n, med["single"], med["tune"], med["before"], chosen, wall))
     return out
 
 
@@ -148,8 +176,9 @@ def main(argv=None):
         *top.splitlines(),
         *([f"code timed: {args.label}"] if args.label else []),
         "",
-        f"Medians of {REPEATS} (CLI: {CLI_REPEATS}) interleaved runs, one BLAS "
-        f"thread, `{Path(sys.argv[0]).name}`; load average {load0} (start), "
+        f"CPU seconds (process_time), medians of {REPEATS} (CLI: {CLI_REPEATS}) "
+        f"interleaved runs, one BLAS thread, `{Path(sys.argv[0]).name}`; load "
+        f"average {load0} (start), "
         f"{load1} (after the fits), {load2} (end), {os.cpu_count()} cores shared.",
         "",
         "## BB fit: learned partition / kd-tree (goal <= 3x)",
@@ -157,22 +186,34 @@ def main(argv=None):
         "| rows | kd-tree s | " + " | ".join(f"{n} s | ratio" for n in names) + " |",
         "|---|---|" + "---|---|" * len(names),
     ]
-    for n, med in fits:
+    walls = []
+    for n, med, both in fits:
         kd = med["kd-tree"]
         cells = " | ".join(f"{med[k]:.3f} | {med[k] / kd:.1f}x" for k in names)
         lines.append(f"| {n} | {kd:.3f} | {cells} |")
+        w = {k: wall for k, (wall, _) in both.items()}
+        walls.append(f"{n} rows {w['merge (default)'] / w['kd-tree']:.1f}x")
+    lines += ["", "Wall-clock ratio of the default: " + ", ".join(walls) + "."]
     lines += [
         "",
         "## `betacal fit --partition learned`: --tune / single fit (goal <= 10x)",
         "",
-        "| rows | single s | --tune s | ratio | --tune chose |",
-        "|---|---|---|---|---|",
+        "| rows | single s | --tune s | ratio | --tune before s | ratio "
+        "| --tune chose (before and after) |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for n, single, tuned, chosen in clis:
+    walls = []
+    for n, single, tuned, old, chosen, wall in clis:
+        walls.append(
+            f"{n} rows {wall['tune'] / wall['single']:.1f}x "
+            f"(before {wall['before'] / wall['single']:.1f}x)"
+        )
         b = chosen.split("b = ")[1].split(" ")[0] if "b = " in chosen else "?"
         lines.append(
-            f"| {n} | {single:.2f} | {tuned:.2f} | {tuned / single:.1f}x | b = {b} |"
+            f"| {n} | {single:.2f} | {tuned:.2f} | {tuned / single:.1f}x | "
+            f"{old:.2f} | {old / single:.1f}x | b = {b} |"
         )
+    lines += ["", "Wall-clock ratio of --tune: " + ", ".join(walls) + "."]
     write_result(args.out, lines)
 
 
