@@ -646,7 +646,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             if self.criterion == "residual":
                 target = (y - h).reshape(-1, 1)
             else:
-                target = recalibration_scores(h, y, w)
+                target = self._recalibration_scores(h, y, w)
         total = float(np.sum(w))
         if self.strategy == "merge":
             return self._fit_merge(
@@ -702,6 +702,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             self._walk(X), weights=w, minlength=self.n_cells_
         )
         return self
+
+    def _recalibration_scores(self, h, y, w):
+        """:func:`recalibration_scores` of the rows the tree is grown on (a
+        method: a caller growing many trees on the same rows, as ``betacal
+        fit --tune``'s candidates do, computes them once)."""
+        return recalibration_scores(h, y, w)
 
     def __setstate__(self, state):
         # a model saved before the learned directions existed was grown on
