@@ -456,12 +456,14 @@ def test_tune_fold_embedding_gives_the_learned_fit_bit_for_bit():
     assert n_split >= 4  # the embedding matters: the trees split
 
 
-def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit():
+def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit(
+    monkeypatch,
+):
     """--method bb --partition learned --tune fits each candidate on the
-    numbers [confidence, fold embedding] with the fold's tree: every fold's
-    model and score are exactly those of refitting embedder and tree on the
-    text (the search's scorer, cross_val_score), on folds where the tree
-    splits."""
+    numbers [confidence, fold embedding] with the fold's tree, its Platt
+    scores computed once per fold: every fold's model and score are exactly
+    those of refitting embedder and tree on the text (the search's scorer,
+    cross_val_score), on folds where the tree splits."""
     import warnings
 
     from sklearn.base import clone
@@ -469,6 +471,7 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit():
     from sklearn.model_selection import KFold, cross_val_score
 
     from sklearn_betacal._cells import fit_supervised
+    from sklearn_betacal._partition import _tree
     from sklearn_betacal.cli import build_parser
     from sklearn_betacal.cli._fit import _embedded_bb_folds, build_estimator
     from sklearn_betacal.datasets import load_triviaqa_confidence
@@ -492,6 +495,13 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit():
     cv = KFold(5, shuffle=True, random_state=0)
     folds = _embedded_bb_folds(est, X, y, cv, args, part.transform(Z), debiased)
     assert len(folds) == 5
+    n_platt = []
+    scores = _tree.recalibration_scores
+
+    def counted(*a):
+        n_platt.append(1)
+        return scores(*a)
+
     n_split = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # small cells of fold models
@@ -500,7 +510,9 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit():
             slow = cross_val_score(
                 candidate, X, y, scoring=scorer, cv=cv, error_score="raise"
             )
-            assert [fold(candidate) for fold in folds] == slow.tolist()
+            with monkeypatch.context() as m:
+                m.setattr(_tree, "recalibration_scores", counted)
+                assert [fold(candidate) for fold in folds] == slow.tolist()
             for fold, (train, test) in zip(folds[:2], cv.split(X), strict=False):
                 fast = fold.fit(candidate)
                 whole = clone(candidate).fit(X.iloc[train], y[train])
@@ -511,6 +523,7 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit():
                 assert fast.partitioner_.centers_.tobytes() == tree.centers_.tobytes()
                 n_split += tree.n_cells_ > 1
     assert n_split >= 3  # the embedding matters: the trees split
+    assert len(n_platt) == 5  # once per fold, for all three candidates
     # another calibrator (S-BB's scaler may read the features) is not taken
     sbb, _ = build_estimator(
         build_parser().parse_args(["s-bb" if a == "bb" else a for a in argv])

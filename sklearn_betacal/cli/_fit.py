@@ -397,7 +397,8 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
     again for every candidate, no pipeline. Its binning reads only the
     confidences and the cells, so its scores are those of refitting the
     whole partition, bit for bit (tested); S-BB/HS-BB, whose scaler may read
-    the features, take the general path.
+    the features, take the general path. The tree's per-row recalibration
+    scores (a global Platt fit on its rows) are computed once per fold too.
     """
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
@@ -415,12 +416,30 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
         return None
     Z = X.drop(columns=[args.confidence])
     h = X[args.confidence].to_numpy(dtype=np.float64)
+    tree_type = type(part.steps[-1][1])
+    scores = {}  # (h, y, w bytes) -> a tree's recalibration scores
+
+    class FoldTree(tree_type):
+        """The learned tree, its per-row recalibration scores computed once
+        per set of rows: every candidate of a fold grows its tree on the
+        same rows, with the same global Platt fit (the scores are a function
+        of the rows' confidences, labels and weights alone)."""
+
+        def _recalibration_scores(self, h, y, w):
+            key = (h.tobytes(), y.tobytes(), w.tobytes())
+            if key not in scores:
+                scores[key] = super()._recalibration_scores(h, y, w)
+            return scores[key].copy()
+
+    cache = hasattr(tree_type, "_recalibration_scores")
     folds = []
     for train, test in cv.split(X):
         # seeded as the calibrator's fit seeds its clone of the partition
         fold = clone(part)
         seed_inner(fold, getattr(est, "random_state", None), name="partitioner")
         (_, head), (_, tree) = fold.steps
+        if cache:
+            tree = FoldTree(**tree.get_params(deep=False))
         # the rows the calibrator grows its tree on (the same for every b)
         plan = clone(est).set_params(partitioner=tree)._fit_plan(tree, len(train), None)
         grow = train[plan.grow_rows]
