@@ -413,17 +413,11 @@ def test_tune_of_the_learned_tree_embeds_once_and_scores_as_a_grid_search(
     assert np.ptp(scores) > 1e-4
 
 
-def test_tune_fold_embedding_gives_the_learned_fit_bit_for_bit():
-    """The fold partitioner of --partition learned --tune (embedding fitted
-    and computed once per fold) gives every candidate exactly the model of
-    refitting embedder and tree, on folds where the tree splits."""
-    import warnings
-
-    from sklearn.base import clone
-    from sklearn.model_selection import KFold
-
+def _learned_tune_on_triviaqa():
+    """``(argv, args, est, X, y)`` of ``betacal fit --method bb --partition
+    learned --tune`` on the first 1,500 TriviaQA rows (question + answer)."""
     from sklearn_betacal.cli import build_parser
-    from sklearn_betacal.cli._fit import _learned_fold_partitions, build_estimator
+    from sklearn_betacal.cli._fit import build_estimator
     from sklearn_betacal.datasets import load_triviaqa_confidence
 
     frame = load_triviaqa_confidence().frame.dropna(subset=["answer"]).iloc[:1500]
@@ -434,6 +428,21 @@ def test_tune_fold_embedding_gives_the_learned_fit_bit_for_bit():
     est, _ = build_estimator(args)
     X = frame[["verbal_confidence", "question", "answer"]].reset_index(drop=True)
     y = frame["correct_judge"].to_numpy().astype(float)
+    return argv, args, est, X, y
+
+
+def test_tune_fold_embedding_gives_the_learned_fit_bit_for_bit():
+    """The fold partitioner of --partition learned --tune (embedding fitted
+    and computed once per fold) gives every candidate exactly the model of
+    refitting embedder and tree, on folds where the tree splits."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold
+
+    from sklearn_betacal.cli._fit import _learned_fold_partitions
+
+    argv, args, est, X, y = _learned_tune_on_triviaqa()
     cv = KFold(5, shuffle=True, random_state=0)
     folds = _learned_fold_partitions(est, X, cv, args)
     n_split = 0
@@ -474,17 +483,9 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit(
     from sklearn_betacal._partition import _tree
     from sklearn_betacal.cli import build_parser
     from sklearn_betacal.cli._fit import _embedded_bb_folds, build_estimator
-    from sklearn_betacal.datasets import load_triviaqa_confidence
     from sklearn_betacal.metrics import make_beta_calibration_error_scorer
 
-    frame = load_triviaqa_confidence().frame.dropna(subset=["answer"]).iloc[:1500]
-    argv = ["fit", "f.csv", "--confidence", "verbal_confidence", "--label",
-            "correct_judge", "--text", "question", "answer", "--method", "bb",
-            "--partition", "learned", "--tune", "--output", "m.skops"]  # fmt: skip
-    args = build_parser().parse_args(argv)
-    est, _ = build_estimator(args)
-    X = frame[["verbal_confidence", "question", "answer"]].reset_index(drop=True)
-    y = frame["correct_judge"].to_numpy().astype(float)
+    argv, args, est, X, y = _learned_tune_on_triviaqa()
     Z = X[["question", "answer"]]
     part = clone(est.partitioner)
     fit_supervised(part, Z, y, confidence=X["verbal_confidence"].to_numpy())
