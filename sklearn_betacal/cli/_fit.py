@@ -431,6 +431,8 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
                 scores[key] = super()._recalibration_scores(h, y, w)
             return scores[key].copy()
 
+    # named as the tree it stands for, in any message of a fold's fit
+    FoldTree.__name__ = FoldTree.__qualname__ = tree_type.__name__
     cache = hasattr(tree_type, "_recalibration_scores")
     folds = []
     for train, test in cv.split(X):
