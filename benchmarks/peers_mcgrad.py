@@ -11,8 +11,9 @@ a partition. Both see the same features, on three studies:
   datasets pooled; the **dataset is the evaluation beta, hidden** from every
   calibrator (as in ``learned_partition.py``): they see the confidence and a
   32-d TF-IDF+SVD embedding of question + answer (:class:`TextEmbedder`,
-  fitted on the calibration rows). Test rows are a question-level holdout
-  (``GroupShuffleSplit`` on the question text, 30 %).
+  fitted on the calibration rows; ``--embedding minilm``: MiniLM of the
+  question, PCA to 32-d on the calibration rows). Test rows are a
+  question-level holdout (``GroupShuffleSplit`` on the question text, 30 %).
 - ``planted``: planted groups of known truth (``_planted.planted_groups``:
   16 Gaussian blobs in 32-d, each with its own intercept/slope
   miscalibration on the logit, 1,000-5,000 calibration rows per group, 2,000
@@ -350,7 +351,45 @@ def run_set(
 
 
 # -------------------------------------------------------------------- data
-def influences_sets(data_dir, seeds, models=None, kinds=("verbal", "token")):
+#: ``--embedding``: the text view every method of the influences study sees
+EMBEDDINGS = {
+    # TextEmbedder's default, question + answer (the benchmark's since session 4)
+    "tfidf": {"text_columns": ["question", "answer"]},
+    # all-MiniLM-L6-v2 of the question, PCA to 32-d on the calibration rows
+    # (the ``embeddings`` extra; encodings memoized by text, see _memo_minilm)
+    "minilm": {"text_columns": ["question"], "method": "minilm"},
+}
+
+
+def _memo_minilm():
+    """Memoize ``_text._minilm_encode`` by text within this process.
+
+    The encoder is frozen (only the PCA after it is fitted), so a text's
+    encoding is the same whichever set asks for it; without the memo every
+    (model, kind, seed) re-encodes the same 10k questions (minutes each on
+    2 shared cores). Batches are encoded as the texts not seen before.
+    """
+    from sklearn_betacal import _text
+
+    if getattr(_text._minilm_encode, "memo", None) is not None:
+        return
+    raw, memo = _text._minilm_encode, {}
+
+    def encode(texts, batch_size):
+        texts = list(texts)
+        new = list(dict.fromkeys(t for t in texts if t not in memo))
+        if new:
+            for t, e in zip(new, raw(new, batch_size), strict=True):
+                memo[t] = e
+        return np.array([memo[t] for t in texts], dtype=np.float64)
+
+    encode.memo = memo
+    _text._minilm_encode = encode
+
+
+def influences_sets(
+    data_dir, seeds, models=None, kinds=("verbal", "token"), embedding="tfidf"
+):
     path = data_dir / "influences" / "influences_llm_calibration_all.parquet"
     if not path.is_file():
         print(f"no influences data at {path}: skipped")
@@ -370,10 +409,10 @@ def influences_sets(data_dir, seeds, models=None, kinds=("verbal", "token")):
             for seed in seeds:
                 split = GroupShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
                 tr, te = next(split.split(rows, groups=q_all))
+                if embedding == "minilm":
+                    _memo_minilm()
                 emb = TextEmbedder(
-                    text_columns=["question", "answer"],
-                    n_components=32,
-                    random_state=seed,
+                    **EMBEDDINGS[embedding], n_components=32, random_state=seed
                 ).fit(rows.iloc[tr])
                 Z = np.asarray(emb.transform(rows), dtype=float)
                 yield (
@@ -524,7 +563,9 @@ def report(R, args, elapsed, load0, load1, versions, note=""):
         f"{R.load.mean():.2f}, max {R.load.max():.2f}). {versions}. "
         f"Studies {', '.join(R.study.unique())}; seeds "
         f"{sorted(int(v) for v in R.seed.unique())}"
-        f"{'; --quick' if args.quick else ''}. BLAS/OpenMP threads limited to 1 "
+        f"{'; --quick' if args.quick else ''}; influences embedding "
+        f"{getattr(args, 'embedding', 'tfidf')!r} ({EMBEDDINGS[getattr(args, 'embedding', 'tfidf')]})"
+        ". BLAS/OpenMP threads limited to 1 "
         "(threadpoolctl; LightGBM num_threads=1).",
         "",
         "Ratios: CE / UMD = geometric mean over (set, seed) of the method's "
@@ -628,6 +669,14 @@ def main(argv=None):
     add_set_arguments(parser)
     parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument(
+        "--embedding",
+        choices=sorted(EMBEDDINGS),
+        default="tfidf",
+        help="influences: the text view (tfidf = TextEmbedder's default on "
+        "question + answer; minilm = MiniLM of the question, needs the "
+        "embeddings extra)",
+    )
+    parser.add_argument(
         "--methods", nargs="*", default=None, help="only these methods (UMD is kept)"
     )
     parser.add_argument("--data", type=Path, default=_default_data())
@@ -674,7 +723,10 @@ def main(argv=None):
         models = args.models or (["phi4"] if args.quick else None)
         kinds = args.kinds[:1] if args.quick else args.kinds
         sets.append(
-            ("influences", influences_sets(args.data, args.seeds, models, kinds))
+            (
+                "influences",
+                influences_sets(args.data, args.seeds, models, kinds, args.embedding),
+            )
         )
     if "planted" in args.studies:
         sets.append(("planted", planted_sets(args.seeds)))
