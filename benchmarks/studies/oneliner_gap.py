@@ -272,6 +272,46 @@ def summarize(R):
     return "\n".join(out) + "\n"
 
 
+def case_check(data_dir, model="gemma9", seed=0):
+    """How much of the character view's dataset accuracy is letter case:
+    full and 32-d character TF-IDF of the question with case kept and
+    lower-cased, and NQ vs WikiQA alone (``--case-check``)."""
+    *_, h, y, g, q, Z, tr, te = next(sets(data_dir, [seed], [model], ["verbal"]))
+    del h, y, Z
+    q = np.asarray(q, dtype=object)
+
+    def acc(fit, test, labels_fit, labels_test):
+        lr = LogisticRegression(max_iter=3000).fit(fit, labels_fit)
+        return float(np.mean(lr.predict(test) == labels_test))
+
+    out = []
+    for lower in (False, True):
+        C = (
+            TfidfVectorizer(
+                analyzer="char_wb",
+                ngram_range=(2, 4),
+                sublinear_tf=True,
+                lowercase=lower,
+            )
+            .fit(q[tr])
+            .transform(q)
+        )
+        S = TruncatedSVD(32, random_state=seed).fit(C[tr]).transform(C)
+        out.append(
+            f"char, lowercase={lower}: full {acc(C[tr], C[te], g[tr], g[te]):.3f}, "
+            f"32-d SVD {acc(S[tr], S[te], g[tr], g[te]):.3f}"
+        )
+        if not lower:
+            two = np.isin(g, [0, 3])  # nq, wikiqa (factorized in sorted order)
+            a, b = tr[two[tr]], te[two[te]]
+            chance = np.bincount(g[b]).max() / b.size
+            out.append(
+                f"NQ vs WikiQA, full char with case: {acc(C[a], C[b], g[a], g[b]):.3f}"
+                f" (chance {chance:.3f})"
+            )
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=_default_data())
@@ -281,7 +321,11 @@ def main(argv=None):
     ap.add_argument("--minilm", default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--summarize", type=Path, default=None, help="a CSV of a run")
+    ap.add_argument("--case-check", action="store_true")
     args = ap.parse_args(argv)
+    if args.case_check:
+        print(case_check(args.data))
+        return
     if args.summarize:
         print(summarize(pd.read_csv(args.summarize)))
         return
