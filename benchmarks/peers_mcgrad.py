@@ -389,9 +389,10 @@ def _memo_minilm():
     _text._minilm_encode = encode
 
 
-def influences_sets(
-    data_dir, seeds, models=None, kinds=("verbal", "token"), embedding="tfidf"
-):
+def influence_rows(data_dir, models=None, kinds=("verbal", "token")):
+    """Each (model, kind) of the influences verb-prompt rows with a valid
+    confidence: ``(model, kind, rows, h, y, g, q)`` with the hidden dataset as
+    ``g`` and the question texts as ``q`` (nothing when the data is absent)."""
     path = data_dir / "influences" / "influences_llm_calibration_all.parquet"
     if not path.is_file():
         print(f"no influences data at {path}: skipped")
@@ -404,27 +405,35 @@ def influences_sets(
         for kind in kinds:
             col = CONFIDENCE_COLUMNS[kind]
             rows = A[(A.model == model) & A[col].between(0, 1)].reset_index(drop=True)
-            h_all = rows[col].to_numpy(float)
-            y_all = rows.correct_judge.to_numpy(int)
-            g_all = pd.factorize(rows.dataset, sort=True)[0]  # hidden beta
-            q_all = rows.question.to_numpy()
-            for seed in seeds:
-                split = GroupShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
-                tr, te = next(split.split(rows, groups=q_all))
-                if embedding == "minilm":
-                    _memo_minilm()
-                emb = TextEmbedder(
-                    **EMBEDDINGS[embedding], n_components=32, random_state=seed
-                ).fit(rows.iloc[tr])
-                Z = np.asarray(emb.transform(rows), dtype=float)
-                yield (
-                    f"{model} {kind}",
-                    seed,
-                    (
-                        (h_all[tr], Z[tr], g_all[tr], y_all[tr], q_all[tr]),
-                        (h_all[te], Z[te], g_all[te], y_all[te], None),
-                    ),
-                )
+            h = rows[col].to_numpy(float)
+            y = rows.correct_judge.to_numpy(int)
+            g = pd.factorize(rows.dataset, sort=True)[0]  # hidden beta
+            yield model, kind, rows, h, y, g, rows.question.to_numpy()
+
+
+def influences_sets(
+    data_dir, seeds, models=None, kinds=("verbal", "token"), embedding="tfidf"
+):
+    for model, kind, rows, h_all, y_all, g_all, q_all in influence_rows(
+        data_dir, models, kinds
+    ):
+        for seed in seeds:
+            split = GroupShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
+            tr, te = next(split.split(rows, groups=q_all))
+            if embedding == "minilm":
+                _memo_minilm()
+            emb = TextEmbedder(
+                **EMBEDDINGS[embedding], n_components=32, random_state=seed
+            ).fit(rows.iloc[tr])
+            Z = np.asarray(emb.transform(rows), dtype=float)
+            yield (
+                f"{model} {kind}",
+                seed,
+                (
+                    (h_all[tr], Z[tr], g_all[tr], y_all[tr], q_all[tr]),
+                    (h_all[te], Z[te], g_all[te], y_all[te], None),
+                ),
+            )
 
 
 def planted_sets(seeds, n_groups=16):

@@ -46,7 +46,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from peers_mcgrad import B, _default_data, scores  # noqa: E402
+from peers_mcgrad import B, _default_data, influence_rows, scores  # noqa: E402
 from sklearn.decomposition import TruncatedSVD  # noqa: E402
 from sklearn.feature_extraction.text import TfidfVectorizer  # noqa: E402
 from sklearn.model_selection import (  # noqa: E402
@@ -63,7 +63,6 @@ from sklearn_betacal import (  # noqa: E402
     TextEmbedder,
     UMDBinner,
 )
-from sklearn_betacal.cli._protocol import CONFIDENCE_COLUMNS  # noqa: E402
 from sklearn_betacal.metrics import beta_calibration_noise_floor  # noqa: E402
 
 
@@ -86,29 +85,17 @@ def bb(part, seed):
 def sets(data_dir, seeds, models, kinds):
     """``peers_mcgrad.influences_sets``'s rows and split, with the question
     texts of both sides (for the MiniLM view)."""
-    path = data_dir / "influences" / "influences_llm_calibration_all.parquet"
-    A = pd.read_parquet(path)
-    A = A[(A.prompt_style == "verb") & A.correct_judge.isin([0, 1])].copy()
-    A["answer"] = A["extracted_answer"].fillna("").astype(str)
-    A["question"] = A["question"].fillna("").astype(str)
-    for model in models or sorted(A.model.unique()):
-        for kind in kinds:
-            col = CONFIDENCE_COLUMNS[kind]
-            rows = A[(A.model == model) & A[col].between(0, 1)].reset_index(drop=True)
-            h = rows[col].to_numpy(float)
-            y = rows.correct_judge.to_numpy(int)
-            g = pd.factorize(rows.dataset, sort=True)[0]
-            q = rows.question.to_numpy()
-            for seed in seeds:
-                split = GroupShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
-                tr, te = next(split.split(rows, groups=q))
-                emb = TextEmbedder(
-                    text_columns=["question", "answer"],
-                    n_components=32,
-                    random_state=seed,
-                ).fit(rows.iloc[tr])
-                Z = np.asarray(emb.transform(rows), dtype=float)
-                yield f"{model} {kind}", seed, h, y, g, q, Z, tr, te
+    for model, kind, rows, h, y, g, q in influence_rows(data_dir, models, kinds):
+        for seed in seeds:
+            split = GroupShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
+            tr, te = next(split.split(rows, groups=q))
+            emb = TextEmbedder(
+                text_columns=["question", "answer"],
+                n_components=32,
+                random_state=seed,
+            ).fit(rows.iloc[tr])
+            Z = np.asarray(emb.transform(rows), dtype=float)
+            yield f"{model} {kind}", seed, h, y, g, q, Z, tr, te
 
 
 def run(data_dir, seeds, models, kinds, minilm, csv=None):
