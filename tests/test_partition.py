@@ -715,6 +715,20 @@ def test_group_column_out_of_range_column():
         GroupColumnPartitioner(group_column=3).fit(np.zeros((3, 2)))
 
 
+def test_group_column_out_of_range_inside_calibrator_says_what_to_change():
+    # X = [confidence, group]: the partitioner sees the group column alone, so
+    # group_column=1 (the position in the user's X) is one too many; the
+    # error must say positions count the partition features, not X
+    X = np.c_[np.linspace(0.1, 0.9, 20), np.arange(20) % 2]
+    y = np.arange(20) % 3 == 0
+    cal = BetaBinningCalibrator(partitioner=GroupColumnPartitioner(1))
+    with pytest.raises(ValueError, match="group_column=1") as info:
+        cal.fit(X, y)
+    msg = str(info.value)
+    assert "without its confidence column" in msg
+    assert "group_column=0" in msg
+
+
 # --------------------------------------------------------------------------
 # ClusterPartitioner
 

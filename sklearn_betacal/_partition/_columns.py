@@ -98,9 +98,14 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
             idx = int(np.flatnonzero(names == self.group_column)[0])
         else:
             if not -X.shape[1] <= self.group_column < X.shape[1]:
+                n = X.shape[1]
                 raise ValueError(
-                    f"group_column={self.group_column} is out of range for X with "
-                    f"{X.shape[1]} column(s)."
+                    f"group_column={self.group_column} is out of range for the "
+                    f"{n} column(s) this partitioner was given (positions 0..{n - 1} "
+                    f"or -{n}..-1). A calibrator passes its partitioner X without "
+                    "its confidence column, so positions count the other columns: "
+                    "with X = [confidence, group] use group_column=0 (or pass a "
+                    "DataFrame and name the column)."
                 )
             idx = self.group_column
         g = X[:, idx]
