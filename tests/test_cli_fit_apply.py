@@ -737,3 +737,83 @@ def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     assert isinstance(parts[1][1][-1], CalibrationTreePartitioner)
     assert parts[1][1][-1].leaf_n_samples_.sum() == 2000  # the honest half
     assert main(["apply", str(crossed), str(src), str(tmp_path / "c.csv")]) == 0
+
+
+class _FullDisk:
+    """A binary file that takes ``room`` bytes, then fails as a full disk."""
+
+    def __init__(self, fh, room):
+        self._fh, self._room = fh, room
+
+    def write(self, data):
+        data = bytes(data)
+        if len(data) > self._room:
+            self._fh.write(data[: self._room])
+            self._room = 0
+            raise OSError(28, "No space left on device")
+        self._room -= len(data)
+        return self._fh.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._fh.close()
+
+
+def _disk_with_room(monkeypatch, room):
+    real = os.fdopen
+
+    def fdopen(fd, mode="r", *args, **kwargs):
+        return _FullDisk(real(fd, mode, *args, **kwargs), room)
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+
+
+@pytest.mark.parametrize("out_name", ["out.csv", "out.parquet", "out.csv.gz"])
+def test_apply_failing_mid_write_keeps_old_output_and_leaves_no_temp_file(
+    fitted, frame, tmp_path, capsys, monkeypatch, out_name
+):
+    # the disk fills after the first chunks are written: OUT keeps its old
+    # bytes (no partial file), no temporary file is left, IN is untouched
+    if out_name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    _, model = fitted
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    out = tmp_path / out_name
+    out.write_bytes(b"old output")
+    before = src.read_bytes()
+    _disk_with_room(monkeypatch, 20_000)
+    argv = ["apply", str(model), str(src), str(out), "--chunk-size", "500", "--force"]
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert status != 0 and "No space left on device" in err, err
+    assert out.read_bytes() == b"old output"
+    assert src.read_bytes() == before
+    assert _listing(tmp_path) == sorted(["in.csv", out_name])
+    monkeypatch.undo()
+    assert main(argv) == 0 and len(out.read_bytes()) > 20_000  # room was short
+
+
+def test_fit_failing_mid_write_keeps_old_model_and_leaves_no_temp_file(
+    frame, tmp_path, capsys, monkeypatch
+):
+    src = tmp_path / "train.csv"
+    frame.to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    model.write_bytes(b"old model")
+    before = src.read_bytes()
+    _disk_with_room(monkeypatch, 1_000)
+    status = main(
+        ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--method", "platt", "--output", str(model), "--force"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status != 0 and "No space left on device" in err, err
+    assert model.read_bytes() == b"old model"
+    assert src.read_bytes() == before
+    assert _listing(tmp_path) == ["m.skops", "train.csv"]
