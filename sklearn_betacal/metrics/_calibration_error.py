@@ -326,6 +326,13 @@ def reliability_table(
     the bin count. A bin holding one point has an interval of width about
     ``1 - alpha/2``: its gap is mostly noise (chapter 000).
 
+    Equal-width bins hold the value passed, not the decimal it was typed
+    from: a float32 ``0.7`` (``0.699999988``) is below the edge ``0.7`` and
+    lands in ``[0.6, 0.7)``, as in :func:`sklearn.calibration.calibration_curve`.
+    Keep decimal confidences in float64, or round them after the cast
+    (``np.round(p.astype(np.float64), 6)``); see :ref:`the User Guide
+    <metrics>`.
+
     References
     ----------
     .. [1] C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial
@@ -422,6 +429,13 @@ def expected_calibration_error(
     (downward bias) and sampling noise inflates each bin's gap (upward
     bias); its value depends on ``n_bins`` and ``strategy``. Compare models
     only at the same binning.
+
+    Equal-width bins hold the value passed, not the decimal it was typed
+    from: a float32 ``0.7`` (``0.699999988``) is below the edge ``0.7`` and
+    lands in ``[0.6, 0.7)``, as in :func:`sklearn.calibration.calibration_curve`.
+    Keep decimal confidences in float64, or round them after the cast
+    (``np.round(p.astype(np.float64), 6)``); see :ref:`the User Guide
+    <metrics>`.
 
     The equal-width path never builds a table: one weighted ``bincount`` of
     ``y - p`` per block of rows gives every bin's signed gap.
