@@ -315,7 +315,8 @@ default=None
     it (with a warning otherwise, as ``CalibratedClassifierCV`` does) and to
     the calibrator's. With metadata routing enabled it goes where it is
     requested (``estimator.set_fit_request(sample_weight=True)``,
-    ``calibrator.set_fit_request(sample_weight=True)``).
+    ``calibrator.set_fit_request(sample_weight=True)``); the default
+    calibrator (``calibrator=None``) requests it.
 
     References
     ----------
@@ -390,7 +391,12 @@ default=None
     # ------------------------------------------------------------ checking
     def _get_calibrator(self):
         if self.calibrator is None:
-            return default_calibrator()
+            cal = default_calibrator()
+            if _routing_enabled():
+                # built here, so the user cannot set its request: it takes
+                # the weights, as it does without routing
+                cal.set_fit_request(sample_weight=True)
+            return cal
         return self.calibrator
 
     def _check_setup(self):

@@ -415,6 +415,25 @@ def test_calibrated_sample_weight_reaches_classifier_and_calibrator():
             )
 
 
+def test_calibrated_default_calibrator_takes_routed_sample_weight():
+    # with routing on, the default calibrator (built inside, so the user
+    # cannot call its set_fit_request) raised UnsetMetadataPassedError; it
+    # uses the weights as it does without routing
+    X, y = make_classification(n_samples=600, random_state=5)
+    w = np.where(np.arange(600) % 3 == 0, 0.0, 2.0)
+    plain = CalibratedClassifier(LogisticRegression(), cv=2, random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = CalibratedClassifier(
+            LogisticRegression().set_fit_request(sample_weight=True),
+            cv=2,
+            random_state=0,
+        ).fit(X, y, sample_weight=w)
+        proba = routed.predict_proba(X)
+    assert proba.tobytes() == plain.predict_proba(X).tobytes()
+
+
 def test_calibrated_calibration_display(binary_split):
     pytest.importorskip("matplotlib")
     import matplotlib
