@@ -565,3 +565,18 @@ def test_report_plot_without_matplotlib_names_the_extra(
     status, out, err = run([*argv, "--plot", str(tmp_path / "f")], capsys)
     assert_usage_error(status, out, err, "sklearn-betacal[plot]")
     assert not (tmp_path / "f").exists()
+
+
+@pytest.mark.parametrize("command", ["report", "fit"])
+def test_decimal_commas_are_named_not_sent_to_verbalized(tmp_path, capsys, command):
+    # '0,7' in a ';'-separated file: the error sent the user to --verbalized,
+    # which cannot read it either; it must name the decimal comma
+    path = tmp_path / "semi.csv"
+    rows = [f"0,{d};{d % 2}" for d in range(1, 10)]
+    path.write_text("conf;ok\n" + "\n".join(rows) + "\n")
+    argv = [command, str(path), "--confidence", "conf", "--label", "ok"]
+    if command == "fit":
+        argv += ["--method", "platt", "--output", str(tmp_path / "m.skops")]
+    status, _, err = run(argv, capsys)
+    assert status == 2 and "decimal comma" in err and "--verbalized" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["semi.csv"]

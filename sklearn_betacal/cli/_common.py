@@ -5,6 +5,7 @@ the output-path check, the signal handling and the confidence-type check."""
 import argparse
 import contextlib
 import os
+import re
 import signal
 import tempfile
 import threading
@@ -81,6 +82,19 @@ def signals_unwind():
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d*,\d+\s*")
+
+
+def decimal_comma_hint(example):
+    """A fix for a number written with a decimal comma (``'0,7'``), else ``None``."""
+    if _DECIMAL_COMMA.fullmatch(str(example)) is None:
+        return None
+    return (
+        "it looks like a decimal comma: write the file with '.' as the "
+        "decimal separator (e.g. pandas to_csv(decimal='.'))"
+    )
 
 
 def check_confidence_kind(values, column):

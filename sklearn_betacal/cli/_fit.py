@@ -23,6 +23,7 @@ from ._common import (
     add_pos_label,
     add_progress_flags,
     check_output,
+    decimal_comma_hint,
     one_line,
     read_labels,
 )
@@ -90,7 +91,7 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     bad = np.isnan(numeric) & values.notna().to_numpy()
     if bad.any():
         example = values[bad].iloc[0]
-        hint = (
+        hint = decimal_comma_hint(example) or (
             "pass --verbalized to parse text confidences"
             if command == "fit"
             else f"the model reads {FORMAT_FLAGS[fmt]}; to parse text "

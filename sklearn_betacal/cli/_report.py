@@ -16,6 +16,7 @@ from ._common import (
     add_pos_label,
     check_confidence_kind,
     check_output,
+    decimal_comma_hint,
     one_line,
     read_labels,
 )
@@ -92,11 +93,14 @@ def _check_columns(
         text = frame[confidence].dropna().astype(str)
         if len(text) and pd.to_numeric(text, errors="coerce").isna().any():
             bad = pd.to_numeric(text, errors="coerce").isna()
+            example = text[bad].iloc[0]
+            hint = decimal_comma_hint(example) or (
+                "pass --verbalized to read model text ('Probability: 0.8', "
+                "'80%', 'highly likely'), or --percent for numbers in 0-100"
+            )
             raise UsageError(
                 f"confidence column {confidence!r} has {int(bad.sum())} "
-                f"non-numeric value(s) such as {text[bad].iloc[0][:40]!r}; pass "
-                "--verbalized to read model text ('Probability: 0.8', '80%', "
-                "'highly likely'), or --percent for numbers in 0-100"
+                f"non-numeric value(s) such as {example[:40]!r}; {hint}"
             )
     try:
         # "logit" checks type and finiteness only; the [0, 1] check below has a
