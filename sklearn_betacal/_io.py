@@ -161,6 +161,12 @@ def _reading(path, kind):
         yield
     except TableReadError:
         raise
+    except UnicodeDecodeError as exc:
+        raise TableReadError(
+            f"could not read {path} as {kind}: it is not UTF-8 text (it holds "
+            f"the byte {exc.object[exc.start : exc.start + 1]!r}); save it as "
+            "UTF-8 (e.g. pandas to_csv(encoding='utf-8'))"
+        ) from None
     except _READ_ERRORS as exc:
         raise TableReadError(
             f"could not read {path} as {kind}: {shorten(_one_line(exc), 500)}"

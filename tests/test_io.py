@@ -70,3 +70,13 @@ def test_file_kind_and_read_table(tmp_path):
         read_table(path, ["q"])
     # a TableReadError is a ValueError: library callers need no new except
     assert issubclass(TableReadError, ValueError)
+
+
+def test_table_not_in_utf8_says_how_to_fix(tmp_path):
+    # a Latin-1 export (Excel's default in Western Europe) gave only the
+    # codec's message; the error must say to re-save the file as UTF-8
+    path = tmp_path / "latin.csv"
+    path.write_bytes(b"conf,ok,note\n0.7,1,caf\xe9\n0.2,0,x\n")
+    with pytest.raises(TableReadError, match="not UTF-8") as info:
+        read_table(path, ["conf", "ok", "note"])
+    assert "save it as UTF-8" in str(info.value)
