@@ -240,17 +240,18 @@ def check_boosted_state(state):
 #: share it (the partitioner is fitted once, on all rows)
 _TEMPLATE_STATE = ("classes_", "n_features_in_", "feature_names_in_", "partitioner_")
 
-#: Rows (total weight) per bin of the per-cell estimate of ``nu``
-#: (``scaler="features"``); a lighter cell is not measured.
+#: Rows (total weight) per bin of the per-cell estimate of ``nu``; a
+#: lighter cell is not measured.
 NU_CELL_BIN_WEIGHT = 100
 
 
-def _cell_misspecification(y, t, w, cells):
+def _cell_misspecification(y, t, s, w, cells):
     """The largest ``nu`` (Def. 3.2) of the proxies ``t`` within one cell.
 
     Per cell ``>= 0`` of total weight at least ``NU_CELL_BIN_WEIGHT``:
     :func:`estimate_misspecification` with up to 10 equal-mass bins of the
-    binned score (here the proxies themselves) of at least that weight each.
+    binned score ``s`` (``h``, or the proxies themselves for
+    ``scaler="features"``) of at least that weight each.
     """
     w = np.ones(y.shape[0]) if w is None else w
     inside = cells >= 0
@@ -264,7 +265,7 @@ def _cell_misspecification(y, t, w, cells):
         nu = max(
             nu,
             estimate_misspecification(
-                y[r], t[r], t[r], n_bins=n_bins, sample_weight=w[r]
+                y[r], t[r], s[r], n_bins=n_bins, sample_weight=w[r]
             ),
         )
     return nu
@@ -334,12 +335,13 @@ default="hierarchical"
         ``points_per_bin="auto"``. ``"auto"``: estimated with
         :func:`estimate_misspecification` (10 equal-mass bins of ``h``) on D2,
         whose true labels are held out from the scaler, before they are
-        replaced by the proxies. For ``scaler="features"`` the bins are of
-        the binned score ``g(x)``, and the estimate is the largest of the
-        pooled one and the one within each cell of weight >= 100 (up to 10
-        bins of weight >= 100 each), so that ``epsilon_`` bounds every cell.
-        Assuming 0 lets Thm 3.1 promise a bound that the proxies' bias
-        breaks.
+        replaced by the proxies (for ``scaler="features"`` the bins are of
+        the binned score ``g(x)``). For every scaler the estimate is the
+        largest of the pooled one and the one within each cell of weight >=
+        100 (up to 10 bins of weight >= 100 each), so that ``epsilon_``
+        bounds every cell: a scaler can be off in each cell while its pooled
+        gap is small. Assuming 0 lets Thm 3.1 promise a bound that the
+        proxies' bias breaks.
     covariate : {"confidence", "logit"}, default="confidence"
         What the ``"hierarchical"`` and ``"pooled"`` scalers regress on: the
         raw confidence as in Eq. 5, or its logit clipped at a data-aware
@@ -642,16 +644,14 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         total2 = float(d2.shape[0]) if w2 is None else float(w2.sum())
         if self.nu == "auto":
             # D2's labels are held out from the scaler: measure the proxies
-            # against them (Def. 3.2), before they are replaced by proxies
-            self.nu_ = estimate_misspecification(
-                y[d2], t2, s2, n_bins=10, sample_weight=w2
+            # against them (Def. 3.2), before they are replaced by proxies.
+            # Any scaler can be miscalibrated differently in each cell (the
+            # pooled estimate averages a cell's gap away): the bound of a
+            # cell needs its own, so nu_ is the largest of the two
+            self.nu_ = max(
+                estimate_misspecification(y[d2], t2, s2, n_bins=10, sample_weight=w2),
+                _cell_misspecification(y[d2], t2, s2, w2, cells[d2]),
             )
-            if features:
-                # a scaler that sees the features can be miscalibrated
-                # differently in each cell: the bound of a cell needs its own
-                self.nu_ = max(
-                    self.nu_, _cell_misspecification(y[d2], t2, w2, cells[d2])
-                )
         else:
             self.nu_ = float(self.nu)
         self.points_per_bin_ = self._resolve_points_per_bin(total2, nu=self.nu_)

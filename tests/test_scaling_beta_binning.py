@@ -176,12 +176,56 @@ def test_sbb_nu_auto_is_estimated_on_d2_against_its_true_labels():
     kw = {"points_per_bin": "auto", "epsilon": 0.2, "random_state": 0}
     sbb = ScalingBetaBinningCalibrator(GroupColumnPartitioner(), **kw).fit(X, y)
     d2 = sbb.binning_indices_
-    nu = estimate_misspecification(y[d2], sbb.proxy_proba(X[d2]), X[d2, 0])
+    t2, h2, c2 = sbb.proxy_proba(X[d2]), X[d2, 0], X[d2, 1]
+    # the largest of the pooled estimate and each cell's (bins of h, 10 of
+    # about 50 rows in each cell of about 500: bins of >= 100 give 5 each)
+    per_cell = [
+        estimate_misspecification(y[d2][c2 == g], t2[c2 == g], h2[c2 == g], n_bins=5)
+        for g in range(4)
+    ]
+    nu = max(estimate_misspecification(y[d2], t2, h2), *per_cell)
     assert sbb.nu_ == nu > 0
     assert sbb.points_per_bin_ == points_per_bin_for_epsilon(0.2, 2000, nu=nu)
     fixed = ScalingBetaBinningCalibrator(GroupColumnPartitioner(), nu=0.0, **kw)
     assert fixed.fit(X, y).nu_ == 0.0
     assert fixed.points_per_bin_ < sbb.points_per_bin_  # nu costs points
+
+
+@pytest.mark.parametrize("scaler", ["pooled", "hierarchical", "features"])
+def test_sbb_nu_auto_bounds_every_cell_where_the_pooled_estimate_does_not(scaler):
+    """Known truth: accuracy h + 0.15 in cell 0 and h - 0.15 in cell 1, so a
+    scaler that pools the cells is off by 0.15 in each while its pooled
+    misspecification is about 0 (the two gaps cancel). ``nu_`` must reach
+    the cells' true 0.15 for every scaler; the pooled estimate alone stays
+    far below it for the pooled scaler."""
+    rng = np.random.default_rng(3)
+    n = 8000
+    cell = rng.integers(0, 2, n)
+    h = rng.uniform(0.2, 0.8, n)
+    acc = h + np.where(cell == 0, 0.15, -0.15)
+    y = (rng.uniform(size=n) < acc).astype(int)
+    noise = rng.uniform(size=n)  # a feature that carries nothing
+    X = np.column_stack([h, cell, noise])
+    sbb = ScalingBetaBinningCalibrator(
+        FrozenEstimator(GroupColumnPartitioner(0).fit(X[:, 1:])),
+        scaler=scaler,
+        points_per_bin=100,
+        random_state=0,
+    ).fit(X, y)
+    d2 = sbb.binning_indices_
+    t2 = sbb.proxy_proba(X[d2])
+    s2 = t2 if scaler == "features" else h[d2]
+    pooled = estimate_misspecification(y[d2], t2, s2)
+    # the proxies' true misspecification in each cell, from the known truth
+    true_cell = max(
+        np.abs(acc[d2][cell[d2] == g] - t2[cell[d2] == g]).mean() for g in (0, 1)
+    )
+    assert sbb.nu_ >= pooled
+    if scaler == "pooled":
+        assert true_cell > 0.13 and pooled < 0.07, (true_cell, pooled)
+        assert sbb.nu_ > true_cell, (sbb.nu_, true_cell)
+    else:  # the cell's intercept is learned: nu_ still bounds the truth
+        assert sbb.nu_ >= true_cell, (sbb.nu_, true_cell)
 
 
 @pytest.mark.parametrize("scaler", ["hierarchical", "pooled"])
