@@ -35,7 +35,7 @@ Usage::
     OMP_NUM_THREADS=1 nice .venv/bin/python benchmarks/studies/guarantee.py \
         --part scaling --sim skewed --repeats 50 --n 8000 --b 200
     OMP_NUM_THREADS=1 nice .venv/bin/python benchmarks/studies/guarantee.py \
-        --part scaling --sim planted --repeats 60 --n 24000 --b 200
+        --part scaling --sim planted --repeats 30 --n 24000 --b 200
     # also --sim skewed: --repeats 30 --n 8000 --b 50; --repeats 20 --n 16000 --b 800
 """
 
