@@ -85,13 +85,18 @@ def test_numba_build_is_the_numpy_build_bit_for_bit(
 @pytest.mark.parametrize("kind", ["continuous", "ties", "heavy", "sorted"])
 @pytest.mark.parametrize("layout", ["C", "F", "strided"])
 @pytest.mark.parametrize("fuse_nodes", [1, 2**20])
-def test_numba_build_deep_tree_in_small_chunks(kind, layout, fuse_nodes, monkeypatch):
+@pytest.mark.parametrize("row_bounds", [0, 2**16])
+def test_numba_build_deep_tree_in_small_chunks(
+    kind, layout, fuse_nodes, row_bounds, monkeypatch
+):
     # small chunks and compiled-selection threshold: every level runs
     # through the padded, multi-class and compiled small-segment paths
     pytest.importorskip("numba")
     monkeypatch.setattr(kern, "_SEL_BLOCK", 37)
     monkeypatch.setattr(kern, "_NB_SMALL", 5)
     monkeypatch.setattr(kern, "_NB_FUSE_NODES", fuse_nodes)
+    # leaf bounds in row order, or in the walk over the leaves (many blocks)
+    monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
     X = _data(np.random.default_rng(1), 3000, 6, kind, np.float64)
     if layout == "F":
         X = np.asfortranarray(X)
@@ -220,6 +225,8 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
         "split_reorder_next",
         "leaf_bounds",
         "leaf_bounds_rows",
+        "leaf_tables",
+        "_flush_leaves",
     ):
         monkeypatch.setattr(nb, name, getattr(nb, name).py_func)
     monkeypatch.setattr(

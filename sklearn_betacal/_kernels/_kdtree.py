@@ -655,7 +655,6 @@ def _assemble(
 ):
     """Node table, leaf paths and leaf bounds from the level-wise build
     (``nb``: the compiled kernels, or ``None`` for the NumPy passes)."""
-    M = F.shape[1]
     counts = [a.shape[0] for a in lv_axis]
     base = np.r_[0, np.cumsum(counts)].astype(np.intp)  # first node id per level
     n_nodes = int(base[-1])
@@ -668,6 +667,66 @@ def _assemble(
         child = base[lev + 1] + 2 * np.arange(si.shape[0], dtype=np.intp)
         left[base[lev] + si] = child
         right[base[lev] + si] = child + 1
+    axis = np.concatenate(lv_axis)
+    if nb is not None:
+        # One compiled walk over the tree, leaves left to right: cell ids,
+        # starts, paths and (large tables) the bounds, no sort and no pass
+        # per depth. ``cell`` holds each leaf's size until the walk.
+        n_cells = sum(p[1].shape[0] for p in leaf_parts)
+        L = max(p[0] for p in leaf_parts)
+        cell = np.full(n_nodes, -1, dtype=np.intp)
+        for lev, loc, _, sz in leaf_parts:
+            cell[base[lev] + loc] = sz
+        starts = np.empty(n_cells, dtype=np.intp)
+        n_samples = np.empty(n_cells, dtype=np.intp)
+        axes_t = np.empty((L, n_cells), dtype=np.intp)
+        lower_t = np.empty((L, n_cells))
+        upper_t = np.empty((L, n_cells))
+        by_rows = n_cells * L <= _NB_ROW_BOUNDS
+        nb.leaf_tables(
+            F, order, axis, left, right, cell, starts, n_samples, axes_t,
+            lower_t, upper_t, not by_rows,
+        )  # fmt: skip
+        if by_rows:
+            # one pass over F in row order (tables in cache), NaN beyond depth
+            lower_c = np.full((n_cells, L), np.inf)
+            upper_c = np.full((n_cells, L), -np.inf)
+            cell_of_row = A.view(np.int32)[: F.shape[0]]
+            nb.leaf_bounds_rows(
+                F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c,
+                cell_of_row,
+            )  # fmt: skip
+            lower_t[...] = lower_c.T
+            upper_t[...] = upper_c.T
+            del lower_c, upper_c
+            lower_t += 0.0
+            upper_t += 0.0
+    else:
+        cell, starts, n_samples, axes_t, lower_t, upper_t = _leaf_tables(
+            F, order, leaf_parts, lv_parent, lv_axis, base, n_nodes, axis_rule, A, B
+        )
+    return {
+        "axis": axis,
+        "threshold": np.concatenate(lv_thr),
+        "left": left,
+        "right": right,
+        "cell": cell,
+        "depth": np.repeat(np.arange(len(counts), dtype=np.intp), counts),
+        "leaf_axes": axes_t.T,
+        "leaf_lower": lower_t.T,
+        "leaf_upper": upper_t.T,
+        "leaf_n_samples": n_samples,
+        "order": order,
+    }
+
+
+def _leaf_tables(
+    F, order, leaf_parts, lv_parent, lv_axis, base, n_nodes, axis_rule, A, B
+):
+    """The leaf arrays of :func:`_assemble` in NumPy passes (the reference):
+    ``(cell, starts, n_samples, axes_t, lower_t, upper_t)``, the tables
+    depth-major ``(L, n_cells)``."""
+    M = F.shape[1]
     loc, gs, sz = (np.concatenate([p[i] for p in leaf_parts]) for i in (1, 2, 3))
     lvl = np.repeat(
         np.array([p[0] for p in leaf_parts], dtype=np.intp),
@@ -698,21 +757,7 @@ def _assemble(
     # depths ("cycle" with L > M) is read once.
     lower_t = np.empty((L, n_cells))
     upper_t = np.empty((L, n_cells))
-    if nb is not None and n_cells * L <= _NB_ROW_BOUNDS:
-        # one pass over F in row order (tables in cache), NaN beyond depth
-        lower_c = np.full((n_cells, L), np.inf)
-        upper_c = np.full((n_cells, L), -np.inf)
-        cell_of_row = A.view(np.int32)[: F.shape[0]]
-        nb.leaf_bounds_rows(
-            F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c, cell_of_row
-        )
-        lower_t[...] = lower_c.T
-        upper_t[...] = upper_c.T
-        del lower_c, upper_c
-    elif nb is not None:
-        # one pass over the leaves' rows, NaN beyond each leaf's depth
-        nb.leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t)
-    elif axis_rule == "cycle":
+    if axis_rule == "cycle":
         Lm = min(L, M)
         _cycle_bounds(F, order, starts, n_samples, lower_t[:Lm], upper_t[:Lm], A, B)
         for j in range(Lm, L):
@@ -726,7 +771,7 @@ def _assemble(
             lower_t[j] = np.minimum.reduceat(vals, starts)
             upper_t[j] = np.maximum.reduceat(vals, starts)
             del vals
-    for j in range(L if nb is None else 0):
+    for j in range(L):
         # NaN beyond a leaf's own depth (few leaves but at the last levels)
         short = np.flatnonzero(lvl <= j)
         lower_t[j, short] = np.nan
@@ -736,19 +781,7 @@ def _assemble(
     # routing is the same), and the two paths must give the same bytes.
     lower_t += 0.0
     upper_t += 0.0
-    return {
-        "axis": np.concatenate(lv_axis),
-        "threshold": np.concatenate(lv_thr),
-        "left": left,
-        "right": right,
-        "cell": cell,
-        "depth": np.repeat(np.arange(len(counts), dtype=np.intp), counts),
-        "leaf_axes": axes_t.T,
-        "leaf_lower": lower_t.T,
-        "leaf_upper": upper_t.T,
-        "leaf_n_samples": n_samples,
-        "order": order,
-    }
+    return cell, starts, n_samples, axes_t, lower_t, upper_t
 
 
 def _level_axes(axis, left, right, n_levels):

@@ -449,3 +449,134 @@ def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell
         for j in range(depth[c], L):
             lower_c[c, j] = np.nan
             upper_c[c, j] = np.nan
+
+
+@_jit
+def _flush_leaves(c0, nc, depth, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds):
+    """Block rows ``ax_b[b, j]`` (cells ``c0 .. c0 + nc - 1``) into the
+    depth-major tables, a run of ``nc`` columns per depth (-1 / NaN beyond
+    a cell's depth ``depth[b]``)."""
+    for j in range(axes_t.shape[0]):
+        for b in range(nc):
+            if j < depth[b]:
+                axes_t[j, c0 + b] = ax_b[b, j]
+            else:
+                axes_t[j, c0 + b] = -1
+        if bounds:
+            for b in range(nc):
+                if j < depth[b]:
+                    lower_t[j, c0 + b] = lo_b[b, j]
+                    upper_t[j, c0 + b] = hi_b[b, j]
+                else:
+                    lower_t[j, c0 + b] = np.nan
+                    upper_t[j, c0 + b] = np.nan
+
+
+@_jit
+def leaf_tables(
+    F,
+    order,
+    axis,
+    left,
+    right,
+    cell,
+    starts,
+    n_samples,
+    axes_t,
+    lower_t,
+    upper_t,
+    bounds,
+):
+    """The leaves of the built tree in one walk: cell ids, rows, paths and,
+    with ``bounds``, the leaf bounds (``_assemble``'s passes, deep trees).
+
+    ``axis``, ``left``, ``right``: the node table (breadth first, -1 at
+    leaves); ``cell`` holds each leaf's number of rows on entry (-1 at
+    internal nodes) and its cell id on return. The walk visits the leaves
+    left to right (in order: left subtree first), which is the order of
+    their rows in ``order`` and so the cells' numbering of the NumPy path
+    (its stable sort by start) without a sort; the path from the root is
+    the walk's stack. Fills ``starts``, ``n_samples`` (per cell) and the
+    depth-major tables ``axes_t`` (-1 beyond a leaf's depth) and, with
+    ``bounds``, ``lower_t``/``upper_t`` (NaN beyond its depth, ``+ 0.0``
+    applied: a signed zero bound is +0.0 as in the NumPy path). A
+    coordinate used at several depths ("cycle" deeper than ``M``) is read
+    once per row. Each leaf reads only its own rows (one row for the tiny
+    leaves of deep trees); the tables are written ``_LEAF_BLOCK`` cells at
+    a time, a run per depth (a column per cell would put all depths of the
+    8 MB-strided tables on the same cache sets).
+    """
+    L = axes_t.shape[0]
+    W = max(L, 1)
+    stack = np.zeros(L + 1, dtype=np.intp)
+    side = np.zeros(L + 1, dtype=np.intp)
+    slot = np.full(F.shape[1], -1, dtype=np.intp)
+    uax = np.zeros(W, dtype=np.intp)
+    umap = np.zeros(W, dtype=np.intp)
+    ulo = np.zeros(W, dtype=F.dtype)
+    uhi = np.zeros(W, dtype=F.dtype)
+    ax_b = np.zeros((_LEAF_BLOCK, W), dtype=np.intp)
+    lo_b = np.zeros((_LEAF_BLOCK, W))
+    hi_b = np.zeros((_LEAF_BLOCK, W))
+    depth = np.zeros(_LEAF_BLOCK, dtype=np.intp)
+    c = 0
+    c0 = 0
+    s = 0
+    top = 0
+    while top >= 0:
+        node = stack[top]
+        if axis[node] >= 0:
+            # inner node: its left subtree, then its right one, then up
+            if side[top] < 2:
+                nxt = left[node] if side[top] == 0 else right[node]
+                side[top] += 1
+                top += 1
+                stack[top] = nxt
+                side[top] = 0
+            else:
+                top -= 1
+            continue
+        m = cell[node]
+        cell[node] = c
+        starts[c] = s
+        n_samples[c] = m
+        b = c - c0
+        depth[b] = top
+        nu = 0
+        for j in range(top):
+            a = axis[stack[j]]
+            ax_b[b, j] = a
+            u = slot[a]
+            if u < 0:
+                u = nu
+                slot[a] = nu
+                uax[nu] = a
+                nu += 1
+            umap[j] = u
+        if bounds and m > 0:
+            row = order[s]
+            for u in range(nu):
+                v = F[row, uax[u]]
+                ulo[u] = v
+                uhi[u] = v
+            for r in range(s + 1, s + m):
+                row = order[r]
+                for u in range(nu):
+                    v = F[row, uax[u]]
+                    if v < ulo[u]:
+                        ulo[u] = v
+                    if v > uhi[u]:
+                        uhi[u] = v
+            for j in range(top):
+                lo_b[b, j] = np.float64(ulo[umap[j]]) + 0.0
+                hi_b[b, j] = np.float64(uhi[umap[j]]) + 0.0
+        for u in range(nu):
+            slot[uax[u]] = -1
+        c += 1
+        s += m
+        top -= 1
+        if c - c0 == _LEAF_BLOCK:
+            _flush_leaves(c0, _LEAF_BLOCK, depth, ax_b, lo_b, hi_b, axes_t, lower_t,
+                          upper_t, bounds)  # fmt: skip
+            c0 = c
+    _flush_leaves(c0, c - c0, depth, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds)
