@@ -19,7 +19,10 @@ coordinate, :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
 quickselect was 3-4x slower on 1e6 values), :func:`leaf_bounds` is the
 leaf-bound pass of ``_assemble`` in one pass over the leaves' rows, and
 :func:`leaf_bounds_rows` the same in row order when the leaf tables fit in
-cache; :func:`split_reorder_next` is :func:`split_reorder` that also
+cache; :func:`leaf_tables` builds the leaf table (cell ids, paths and the
+bounds of large tables) in one walk over the tree, and replaces
+:func:`leaf_bounds` (kept for the benchmark's "before" kernel);
+:func:`split_reorder_next` is :func:`split_reorder` that also
 gathers the next level's column (the root level, cycle rule). Order
 statistics are values of the node and the threshold is the same IEEE
 expression (``lo + (hi - lo) / 2``, no fast-math), so the tree is the NumPy
