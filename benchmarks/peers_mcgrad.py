@@ -29,7 +29,9 @@ default, the reference of every ratio) and ``UMD 15 bins`` (its default);
 (:class:`ClusterPartitioner`), with the true groups (oracle,
 :class:`GroupColumnPartitioner` on the hidden beta); ``HS-BB``
 (:class:`ScalingBetaBinningCalibrator`, kd-tree cells, its default) and
-``HS-BB tree`` (over ``CalibrationTreePartitioner()``); ``MCGrad`` given the
+``HS-BB tree`` (over ``CalibrationTreePartitioner()``); ``S-BB features
+tree()`` (``scaler="features"``) and the same cross-fitted with ``cv=3``;
+``MCGrad`` given the
 same features, and ``MCGrad + groups`` (also the true groups as a categorical
 feature: MCGrad's oracle).
 
@@ -52,6 +54,8 @@ Usage::
     python benchmarks/peers_mcgrad.py --quick          # smoke test, ~1 min
     python benchmarks/peers_mcgrad.py --studies influences planted cifar \
         --out benchmarks/results/peers_mcgrad.md
+    python benchmarks/peers_mcgrad.py --studies influences \
+        --embedding minilm tfidf   # both views, same rows, one process
 
 Without ``mcgrad`` installed the MCGrad rows are skipped (with a message).
 """
@@ -96,6 +100,7 @@ from sklearn_betacal.metrics import (  # noqa: E402
 HERE = Path(__file__).resolve().parent
 B = 50
 ONE_LINER = "BB tree()"
+SBB_CV = "S-BB features tree() cv=3"
 
 
 def _default_data():
@@ -265,6 +270,18 @@ def methods(seed, MCGrad, needs=False):
             lambda: ScalingBetaBinningCalibrator(
                 CalibrationTreePartitioner(),
                 scaler="features",
+                points_per_bin=B,
+                random_state=seed,
+            ),
+            "hZ",
+        ),
+        # the same cross-fitted (cv=3: each fold binned on its own rows, its
+        # scaler on the other two), the strongest shipped calibrator here
+        SBB_CV: Ours(
+            lambda: ScalingBetaBinningCalibrator(
+                CalibrationTreePartitioner(),
+                scaler="features",
+                cv=3,
                 points_per_bin=B,
                 random_state=seed,
             ),
@@ -519,13 +536,14 @@ def summary(R, group):
     return lines
 
 
-def goal_rows(R, group):
-    """The one-liner against MCGrad on one group: the issue's goal table."""
-    if not (R.method == "MCGrad").any():
+def goal_rows(R, group, method=ONE_LINER):
+    """``method`` (default the one-liner) against MCGrad on one group: the
+    issue's goal table."""
+    if not (R.method == "MCGrad").any() or not (R.method == method).any():
         return []
     key = ["set", "seed"]
     umd = R[R.method == "UMD"].set_index(key)
-    one = R[R.method == ONE_LINER].set_index(key)
+    one = R[R.method == method].set_index(key)
     mc = R[R.method == "MCGrad"].set_index(key).loc[one.index]
     u = umd.loc[one.index]
     r1, rm = _geo(one.beta_ce / u.beta_ce), _geo(mc.beta_ce / u.beta_ce)
@@ -552,13 +570,26 @@ def goal_rows(R, group):
 def _groups(R):
     """(label, rows) per reported group: influences by kind, else by study."""
     for study, S in R.groupby("study", sort=False):
-        if study == "influences":
+        if study.startswith("influences"):  # "influences minilm" with views
             for kind in ("verbal", "token"):
                 K = S[S.set.str.endswith(" " + kind)]
                 if len(K):
-                    yield f"influences {kind}", K
+                    yield f"{study} {kind}", K
         else:
             yield study, S
+
+
+GOAL_HEAD = [
+    "| data | CE / UMD | debiased / UMD | Brier | log loss | ECE | AUROC | fit / MCGrad |",
+    "|---|---|---|---|---|---|---|---|",
+]
+
+
+def _views(args):
+    """The influences views of a run, each with its TextEmbedder options."""
+    views = getattr(args, "embedding", "tfidf")
+    views = [views] if isinstance(views, str) else views
+    return ", ".join(f"{v!r} ({EMBEDDINGS[v]})" for v in views)
 
 
 def report(R, args, elapsed, load0, load1, versions, note=""):
@@ -575,7 +606,7 @@ def report(R, args, elapsed, load0, load1, versions, note=""):
         f"Studies {', '.join(R.study.unique())}; seeds "
         f"{sorted(int(v) for v in R.seed.unique())}"
         f"{'; --quick' if args.quick else ''}; influences embedding "
-        f"{getattr(args, 'embedding', 'tfidf')!r} ({EMBEDDINGS[getattr(args, 'embedding', 'tfidf')]})"
+        f"{_views(args)}"
         ". BLAS/OpenMP threads limited to 1 "
         "(threadpoolctl; LightGBM num_threads=1).",
         "",
@@ -594,11 +625,23 @@ def report(R, args, elapsed, load0, load1, versions, note=""):
         "CE ≤ 0.65× UMD, debiased ≤ 0.55×, Brier and log loss ≤ MCGrad's, "
         "AUROC ≥ MCGrad's − 0.005, fit ≤ ⅓ of MCGrad's time.",
         "",
-        "| data | CE / UMD | debiased / UMD | Brier | log loss | ECE | AUROC | fit / MCGrad |",
-        "|---|---|---|---|---|---|---|---|",
+        *GOAL_HEAD,
     ]
     for label, G in _groups(R):
         lines += goal_rows(G, label)
+    if (R.method == SBB_CV).any():
+        lines += [
+            "",
+            f"## Goal table: {SBB_CV} vs MCGrad",
+            "",
+            "The same cells for ScalingBetaBinningCalibrator("
+            "CalibrationTreePartitioner(), scaler='features', cv=3) in place "
+            "of the one-liner.",
+            "",
+            *GOAL_HEAD,
+        ]
+        for label, G in _groups(R):
+            lines += goal_rows(G, label, SBB_CV)
     head = (
         "| data | method | CE / UMD | debiased / UMD | beta-CE | debiased ×100 | "
         + ("true CE | " if has_true else "")
@@ -682,10 +725,12 @@ def main(argv=None):
     parser.add_argument(
         "--embedding",
         choices=sorted(EMBEDDINGS),
-        default="tfidf",
+        nargs="+",
+        default=["tfidf"],
         help="influences: the text view (tfidf = TextEmbedder's default on "
         "question + answer; minilm = MiniLM of the question, needs the "
-        "embeddings extra)",
+        "embeddings extra); several: each view a study of its own "
+        "('influences minilm', ...) in the same process, on the same rows",
     )
     parser.add_argument(
         "--methods", nargs="*", default=None, help="only these methods (UMD is kept)"
@@ -733,12 +778,13 @@ def main(argv=None):
     if "influences" in args.studies:
         models = args.models or (["phi4"] if args.quick else None)
         kinds = args.kinds[:1] if args.quick else args.kinds
-        sets.append(
-            (
-                "influences",
-                influences_sets(args.data, args.seeds, models, kinds, args.embedding),
+        for emb in args.embedding:
+            sets.append(
+                (
+                    "influences" if len(args.embedding) == 1 else f"influences {emb}",
+                    influences_sets(args.data, args.seeds, models, kinds, emb),
+                )
             )
-        )
     if "planted" in args.studies:
         sets.append(("planted", planted_sets(args.seeds)))
     if "cifar" in args.studies:
