@@ -336,7 +336,9 @@ def test_sbb_auto_points_per_bin_reaches_the_partitioner_resolved(nu):
     sbb = ScalingBetaBinningCalibrator(
         CalibrationTreePartitioner(),
         points_per_bin="auto",
-        epsilon=0.2,
+        # the pooled scaler's per-cell nu is ~0.32 on these blobs: "auto"
+        # needs an epsilon above it
+        epsilon=0.2 if nu != "auto" else 0.45,
         nu=nu,
         scaler="pooled",
         random_state=0,

@@ -774,7 +774,8 @@ def test_auto_points_per_bin_reaches_learned_tree_when_nu_is_given():
     assert sbb.partitioner_.min_samples_leaf_ == 2 * sbb.points_per_bin_
     # nu="auto" is measured against the scaler, fitted on the cells: the
     # partition is lent the b of nu = 0, the smallest the estimate can give
-    sbb.set_params(nu="auto").fit(X, y)
+    # (the pooled scaler's per-cell nu is ~0.25 here, so epsilon must exceed it)
+    sbb.set_params(nu="auto", epsilon=0.4).fit(X, y)
     leaf = sbb.partitioner_.min_samples_leaf_
     assert leaf != DEFAULT_MIN_LEAF
     assert leaf <= 2 * sbb.points_per_bin_
