@@ -28,13 +28,21 @@ seconds; ratios as in ``peers_mcgrad.py`` (CE / UMD: geometric mean;
 debiased / UMD: median; fit / MCGrad: geometric mean of the same-process
 ratio). MCGrad runs where ``mcgrad`` is importable (a benchmark peer).
 
+Boosting settings (``--boosting NAME ...``, names of :data:`BOOSTINGS`):
+``current`` is the library's ``BOOSTING``; each other name adds the
+``S-BB features`` methods again, fitted with ``BOOSTING`` updated by that
+entry (suffix ``[NAME]``), side by side on the same rows. ``--methods``
+keeps only the listed methods (and their ``[NAME]`` copies).
+
 Run: ``OMP_NUM_THREADS=1 python benchmarks/studies/feature_scaler.py --data
-FOLDER`` (``--studies``, ``--seeds``, ``--models``; the data folder from
-``$BETACAL_SHARED_DATA`` if not given); results in
+FOLDER`` (``--studies``, ``--seeds``, ``--models``, ``--boosting``,
+``--methods``; the data folder from ``$BETACAL_SHARED_DATA`` if not given);
+results in
 ``results/feature_scaler.md`` and a CSV beside it.
 """
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -61,6 +69,7 @@ from sklearn_betacal import (  # noqa: E402
     ScalingBetaBinningCalibrator,
     UMDBinner,
 )
+from sklearn_betacal import _scaling_beta_binning as _sbb  # noqa: E402
 from sklearn_betacal.metrics import brier_decomposition  # noqa: E402
 
 B = 50
@@ -73,6 +82,36 @@ SCORES = [
     "auroc",
     "resolution",
 ]
+
+
+#: Candidate boosting settings: updates of the library's ``BOOSTING``
+#: (issue 21 item 4: fewer, larger leaves and L2 for small folds).
+BOOSTINGS = {
+    "current": {},
+    "small": {
+        "max_leaf_nodes": 4,
+        "min_samples_leaf": 100,
+        "l2_regularization": 1.0,
+        "max_iter": 800,
+    },
+    "mid": {
+        "max_leaf_nodes": 7,
+        "min_samples_leaf": 50,
+        "l2_regularization": 1.0,
+        "max_iter": 800,
+    },
+}
+
+
+@contextlib.contextmanager
+def boosting(update):
+    """The library's ``BOOSTING`` updated by ``update`` while inside."""
+    saved = _sbb.BOOSTING
+    _sbb.BOOSTING = {**saved, **update}
+    try:
+        yield
+    finally:
+        _sbb.BOOSTING = saved
 
 
 def resolution(y, f):
@@ -93,9 +132,26 @@ def scores(y, f, g, truth=None):
     }
 
 
-def methods(seed, MCGrad, needs=False):
-    """The contenders of one (set, seed)."""
+def methods(seed, MCGrad, needs=False, settings=("current",)):
+    """The contenders of one (set, seed); ``settings``: names of
+    :data:`BOOSTINGS` (each but ``current`` adds ``S-BB features``
+    copies suffixed ``[NAME]``)."""
     from peers_mcgrad import Ours, Peer
+
+    class Boosted(Ours):
+        """A feature-aware method fitted with other boosting settings."""
+
+        def __init__(self, inner, update):
+            self.inner, self.update = inner, update
+
+        def fit(self, h, Z, g, y, qid):
+            with boosting(self.update):
+                self.inner.fit(h, Z, g, y, qid)
+            self.model = self.inner.model
+            return self
+
+        def predict(self, h, Z, g):
+            return self.inner.predict(h, Z, g)
 
     class Alone(Ours):
         """The feature-aware scaler's own probabilities, without the binning."""
@@ -127,6 +183,13 @@ def methods(seed, MCGrad, needs=False):
         "S-BB features tree() cv=5": Ours(sbb("features", 5), "hZ"),
         "features scaler alone": Alone(sbb("features"), "hZ"),
     }
+    featured = [k for k in out if "features" in k]
+    for name in settings:
+        if name == "current":
+            continue
+        for key in featured:
+            fresh = methods(seed, None)[key]  # its own (unfitted) instance
+            out[f"{key} [{name}]"] = Boosted(fresh, BOOSTINGS[name])
     if MCGrad is not None:
         out["MCGrad"] = Peer(MCGrad, seed)
     return out
@@ -142,7 +205,7 @@ def summary(R):
     from peers_mcgrad import _groups
 
     out = []
-    order = list(methods(0, object))
+    order = list(methods(0, object, settings=list(BOOSTINGS)))
     for label, G in _groups(R):
         key = ["set", "seed"]
         umd = G[G.method == "UMD"].set_index(key)
@@ -216,6 +279,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_data_argument(ap)
     add_set_arguments(ap)
+    ap.add_argument(
+        "--boosting",
+        nargs="+",
+        choices=list(BOOSTINGS),
+        default=["current"],
+        help="boosting settings side by side (names of BOOSTINGS)",
+    )
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=None,
+        help="keep only these methods (and their [NAME] copies)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS / "feature_scaler.md")
     args = ap.parse_args(argv)
 
@@ -236,12 +312,29 @@ def main(argv=None):
         sets.append(("planted", planted_sets(args.seeds)))
     if "cifar" in args.studies:
         sets.append(("cifar", cifar_sets(folder, args.seeds)))
+    only = None
+    if args.methods:
+        every = methods(0, object, settings=args.boosting)
+        keep = {"UMD", *args.methods}  # UMD: the reference of the ratios
+        only = [k for k in every if k.split(" [")[0] in keep]
+
+    def make(seed, MCGrad, needs=False):
+        return methods(seed, MCGrad, needs, settings=args.boosting)
+
     records, turn = [], 0
     with threadpool_limits(limits=1):
         for study, gen in sets:
             for name, seed, data in gen:
                 records += run_set(
-                    study, name, seed, data, MCGrad, turn, make=methods, score=scores
+                    study,
+                    name,
+                    seed,
+                    data,
+                    MCGrad,
+                    turn,
+                    only=only,
+                    make=make,
+                    score=scores,
                 )
                 turn += 1
                 print(
