@@ -6,7 +6,8 @@ Reliability tables, ECE and beta-CE of LLM confidences
 
 Twelve LLMs answered 1,000 TriviaQA questions and stated how sure they were
 (the bundled :func:`~sklearn_betacal.datasets.load_triviaqa_confidence` set).
-We read their reliability table with counts and exact intervals (chapter 000),
+We read their reliability table with counts and exact intervals (the
+calibration chapter),
 recalibrate the confidences globally (UMD histogram binning, paper Alg. 4) and
 per model (beta-binning, Alg. 1-2, with one cell per model), and compare the
 average-case error (ECE, Def. 2.2) with the beta-calibration error

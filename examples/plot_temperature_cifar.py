@@ -5,7 +5,8 @@ Temperature scaling of CIFAR-100 and LLM confidences
 =====================================================
 
 Temperature scaling divides every logit by one fitted scalar ``tau``
-(chapter 000, "Temperature scaling: the one-scalar repair"; Guo et al. 2017).
+(the calibration chapter, "Temperature scaling: the one-scalar repair";
+Guo et al. 2017).
 We fit it
 
 * on the softmax outputs of a DenseNet-BC-100 on the CIFAR-100 test set (the
@@ -82,7 +83,7 @@ else:
 # The invariance theorem, asserted exactly
 # ----------------------------------------
 # ``tau > 0`` cannot change a single decision: the argmax of every row, hence
-# the accuracy, is bit-identical before and after (chapter 000).
+# the accuracy, is bit-identical before and after (the calibration chapter).
 if have_cifar:
     assert np.array_equal(P[test].argmax(axis=1), Q.argmax(axis=1))
     assert np.array_equal(correct, correct_after)
@@ -122,7 +123,7 @@ if have_cifar:
 # the even question ids and evaluated on the odd ones. Almost every
 # confidence is above 0.5 while only half of the answers are right: the
 # temperature has to flatten everything toward 0.5 (``tau`` near the upper
-# bound 20 of chapter 000's bracket; the verbalized confidences of the same
+# bound 20 of the calibration chapter's bracket; the verbalized confidences of the same
 # set reach it and trigger a ``ConvergenceWarning``). Temperature scaling keeps
 # every "above 0.5" decision; Platt scaling (two parameters) may move the
 # threshold, which repairs a bias of the model as a whole.

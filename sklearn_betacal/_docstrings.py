@@ -36,6 +36,14 @@ y : array-like of shape (n_samples,)
     confidence is the probability of ``pos_label``.
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights (see Notes).""",
+    # the Notes of the metrics that bin by equal width
+    "equal_width_values": """\
+Equal-width bins hold the value passed, not the decimal it was typed
+from: a float32 ``0.7`` (``0.699999988``) is below the edge ``0.7`` and
+lands in ``[0.6, 0.7)``, as in :func:`sklearn.calibration.calibration_curve`.
+Keep decimal confidences in float64, or round them after the cast
+(``np.round(p.astype(np.float64), 6)``); see :ref:`the User Guide
+<metrics>`.""",
     # the inputs of the metrics of (correctness, confidence) pairs
     "y_true": """\
 y_true : array-like of shape (n_samples,)

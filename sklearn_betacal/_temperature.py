@@ -3,7 +3,7 @@
 
 :class:`TemperatureScaler` validates the input, turns probabilities into
 logits, calls the Newton kernel in :mod:`sklearn_betacal._kernels._scaling`
-and stores ``temperature_``. The fit follows chapter 000 ("Temperature
+and stores ``temperature_``. The fit follows the calibration chapter ("Temperature
 scaling: the one-scalar repair"): held-out NLL, convex in ``1 / tau``, bracket
 ``tau in [0.05, 20]``; prediction keeps the chapter's invariance theorem.
 """
@@ -131,7 +131,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         converted to ``z = log(p)`` after clipping ``p`` to ``[1e-12, 1]``.
         ``"logit"``: any finite real scores, used as they are.
     temperature_bounds : tuple of two floats, default=(0.05, 20.0)
-        Bracket ``(tau_min, tau_max)`` of the search (chapter 000 uses
+        Bracket ``(tau_min, tau_max)`` of the search (the calibration chapter uses
         ``[0.05, 20]``). When the NLL keeps decreasing beyond a bound,
         ``temperature_`` is set to that bound and a ``ConvergenceWarning`` is
         raised; see Notes.
@@ -178,7 +178,8 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     Notes
     -----
     *Fit.* With signed labels ``y^pm = 2y - 1`` the NLL is
-    ``sum_i w_i softplus(-y^pm_i s_i beta)`` in ``beta = 1/tau`` (chapter 000),
+    ``sum_i w_i softplus(-y^pm_i s_i beta)`` in ``beta = 1/tau`` (the
+    calibration chapter),
     convex in ``beta``; the multiclass NLL
     ``sum_i w_i [logsumexp(beta z_i) - beta z_i,y_i]`` is convex too. The
     minimiser is found by Newton's method on ``beta`` with exact first and
@@ -203,8 +204,8 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
     every score is 0 the NLL does not depend on ``tau``: ``temperature_`` is
     ``1.0``, with a warning.
 
-    *Invariance theorem (chapter 000).* ``tau > 0`` preserves every order and
-    every sign. Prediction computes ``sigma(s * (1/tau))`` by a chain of
+    *Invariance theorem (the calibration chapter).* ``tau > 0`` preserves
+    every order and every sign. Prediction computes ``sigma(s * (1/tau))`` by a chain of
     non-decreasing floating-point steps, so no two rows ever swap order, and
     forces a negative score strictly below 0.5 and a positive one strictly
     above: every 0.5-decision (``p > 0.5`` and ``p >= 0.5``) and hence the

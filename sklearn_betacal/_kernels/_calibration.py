@@ -7,7 +7,7 @@ values (bool, integer or float dtype), ``w`` a non-negative float64 vector or
 ``None`` (unit weights). Nothing here checks its input.
 
 The equal-width bin of a confidence is ``min(floor(p * M), M - 1)``
-(chapter 000, "The reliability table, built from its definition"), so
+(the calibration chapter, "The reliability table, built from its definition"), so
 bin ``b`` covers ``[b/M, (b+1)/M)`` and the last bin also holds ``p = 1``.
 """
 
@@ -189,7 +189,7 @@ def cell_calibration_errors(gap, weight, norm):
 def calibration_error_from_sums(gap, weight, total_weight, norm):
     """Binned calibration error from per-bin signed gaps and weights.
 
-    ``l1``: ``sum_b (W_b/W) |acc_b - conf_b|`` (chapter 000 ECE, paper
+    ``l1``: ``sum_b (W_b/W) |acc_b - conf_b|`` (the calibration chapter ECE, paper
     Def. 2.2 estimated by binning, App. A.1); ``l2``: the square root of the
     weighted mean squared gap; ``max``: the largest gap over non-empty bins
     (MCE). ``weight`` may be ``None`` for ``l1``.

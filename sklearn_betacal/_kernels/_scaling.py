@@ -4,7 +4,7 @@
 Pure NumPy functions (no scikit-learn, no validation): float64 arrays that are
 already checked go in, arrays and floats come out.
 
-Temperature scaling (chapter 000, "Temperature scaling: the one-scalar
+Temperature scaling (the calibration chapter, "Temperature scaling: the one-scalar
 repair"; Guo et al. 2017) minimises the held-out negative log-likelihood
 
     NLL(beta) = sum_i w_i softplus(-y_i^pm s_i beta) / sum_i w_i
@@ -40,7 +40,7 @@ LOGIT_EPS = 1e-12
 
 #: Largest double below 0.5 and smallest double above it: a negative score must
 #: map below 0.5 and a positive one above it (sign part of the invariance
-#: theorem, chapter 000), even when ``exp`` rounds ``exp(-z)`` to exactly 1.
+#: theorem, the calibration chapter), even when ``exp`` rounds ``exp(-z)`` to exactly 1.
 BELOW_HALF = float(np.nextafter(0.5, 0.0))
 ABOVE_HALF = float(np.nextafter(0.5, 1.0))
 
@@ -197,7 +197,9 @@ def newton_convex_1d(derivs, lo, hi, x0=1.0, rtol=1e-12, max_iter=200):
 # binary temperature scaling
 # --------------------------------------------------------------------------
 def binary_margins(s, y):
-    """Signed margins ``t_i = y_i^pm s_i`` with ``y^pm = 2y - 1`` (chapter 000).
+    """Signed margins ``t_i = y_i^pm s_i`` with ``y^pm = 2y - 1``.
+
+    As in the calibration chapter.
 
     ``y`` holds 0.0/1.0; arithmetic instead of ``np.where`` (4x faster).
     """
@@ -282,7 +284,7 @@ def sigmoid_scaled(s, beta):
     round to the same double). ``sigma(z) >= 0.5`` exactly when ``z >= 0``,
     and the last step makes the output strictly below 0.5 for every negative
     score and strictly above for every positive one (invariance theorem,
-    chapter 000), even when ``beta * s`` underflows or ``exp`` rounds to 1.
+    the calibration chapter), even when ``beta * s`` underflows or ``exp`` rounds to 1.
     Below ``beta * s ~= -709`` the result is 0 (true value < 1e-308).
     """
     p = np.multiply(s, -beta)
@@ -379,7 +381,7 @@ def softmax_scaled(z, beta, argmax_before):
     within an ulp of it. Where that merge would move the (first-index)
     argmax away from ``argmax_before``, the leading class is raised by one
     ulp, the rounding the exact value calls for (invariance theorem,
-    chapter 000, at the argmax level).
+    the calibration chapter, at the argmax level).
     """
     with np.errstate(over="ignore", invalid="ignore"):
         p = np.multiply(z, beta)

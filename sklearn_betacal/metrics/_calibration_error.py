@@ -324,14 +324,9 @@ def reliability_table(
     Weights are frequency weights, so the standard error and the interval use
     the bin's total weight as the number of trials; with unit weights that is
     the bin count. A bin holding one point has an interval of width about
-    ``1 - alpha/2``: its gap is mostly noise (chapter 000).
+    ``1 - alpha/2``: its gap is mostly noise (the calibration chapter).
 
-    Equal-width bins hold the value passed, not the decimal it was typed
-    from: a float32 ``0.7`` (``0.699999988``) is below the edge ``0.7`` and
-    lands in ``[0.6, 0.7)``, as in :func:`sklearn.calibration.calibration_curve`.
-    Keep decimal confidences in float64, or round them after the cast
-    (``np.round(p.astype(np.float64), 6)``); see :ref:`the User Guide
-    <metrics>`.
+    %(equal_width_values)s
 
     References
     ----------
@@ -394,7 +389,7 @@ def expected_calibration_error(
 
     ``ECE = sum_b (W_b / W) |acc_b - conf_b|`` with ``W_b`` the weight in bin
     ``b`` and ``W`` the total weight: the binned estimate of the average-case
-    calibration error ``CE(h)`` (paper Def. 2.2; chapter 000).
+    calibration error ``CE(h)`` (paper Def. 2.2; the calibration chapter).
 
     Read more in the :ref:`User Guide <metrics>`.
 
@@ -430,12 +425,7 @@ def expected_calibration_error(
     bias); its value depends on ``n_bins`` and ``strategy``. Compare models
     only at the same binning.
 
-    Equal-width bins hold the value passed, not the decimal it was typed
-    from: a float32 ``0.7`` (``0.699999988``) is below the edge ``0.7`` and
-    lands in ``[0.6, 0.7)``, as in :func:`sklearn.calibration.calibration_curve`.
-    Keep decimal confidences in float64, or round them after the cast
-    (``np.round(p.astype(np.float64), 6)``); see :ref:`the User Guide
-    <metrics>`.
+    %(equal_width_values)s
 
     The equal-width path never builds a table: one weighted ``bincount`` of
     ``y - p`` per block of rows gives every bin's signed gap.
@@ -522,7 +512,7 @@ def brier_decomposition(
     """Brier score split into a binned calibration and a refinement term.
 
     ``BS = sum_b (W_b/W)(conf_b - acc_b)**2 + sum_b (W_b/W) acc_b (1 - acc_b)``
-    (chapter 000, "ECE, derived, then the Brier score, decomposed").
+    (the calibration chapter, "ECE, derived, then the Brier score, decomposed").
 
     Read more in the :ref:`User Guide <metrics>`.
 
