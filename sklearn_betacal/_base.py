@@ -14,7 +14,7 @@
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -33,6 +33,7 @@ from ._validation import (
     check_cell_ids,
     check_confidence,
     check_frame_columns,
+    check_real,
     check_weights,
     column_names,
     confidence_position,
@@ -96,14 +97,7 @@ def check_binning_tables(owner, name, table, *, stacked):
         keys |= {"edge_start", "lookup_start"}
     if not isinstance(table, dict) or set(table) != keys:
         raise damaged(owner, f"{name} is not a binning table's dict of arrays")
-    delta = table["delta"]
-    if (
-        isinstance(delta, bool | np.bool_)
-        or not isinstance(delta, Real)
-        or not np.isfinite(delta)
-        or delta < 0
-    ):
-        raise damaged(owner, f"{name}: delta is not a finite number >= 0")
+    check_real(owner, f"{name}: delta", table["delta"], low=0, strict=False)
 
     def arr(key, kind="f", finite=True):
         name_key = f"{name}[{key!r}]"

@@ -24,8 +24,8 @@ from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._validation import (
     MAX_COUNT_TOTAL,
+    check_real,
     check_weights,
-    damaged,
     require_labels,
     squeeze_column,
     validate_confidence_data,
@@ -317,13 +317,7 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         # a negative one reversed every ranking, NaN predicted NaN
         owner = type(self).__name__
         if "temperature_" in state:
-            t = state["temperature_"]
-            if (
-                isinstance(t, bool | np.bool_)
-                or not isinstance(t, numbers.Real)
-                or not (np.isfinite(t) and t > 0)
-            ):
-                raise damaged(owner, "temperature_ is not a finite number > 0")
+            check_real(owner, "temperature_", state["temperature_"], low=0, strict=True)
         if "logit_eps_" in state:
             state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
         super().__setstate__(state)

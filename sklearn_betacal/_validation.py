@@ -836,6 +836,20 @@ def check_array_state(
 _KINDS = {"i": "signed integers", "f": "floats", "if": "numbers"}
 
 
+def check_real(owner, name, value, *, low, strict):
+    """``value`` as a finite Python float ``> low`` (``strict``) or ``>= low``
+    (not a bool)."""
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(value)
+        or (value <= low if strict else value < low)
+    ):
+        sign = ">" if strict else ">="
+        raise damaged(owner, f"{name} is not a finite number {sign} {low}")
+    return float(value)
+
+
 def check_count(owner, name, value, low=0):
     """``value`` as a Python int ``>= low`` (not a bool)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
@@ -849,6 +863,7 @@ __all__ = [
     "check_array_state",
     "check_binary_labels",
     "check_count",
+    "check_real",
     "check_cell_ids",
     "is_dataframe",
     "other_columns",
