@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 
 from sklearn_betacal import io as model_io
 from sklearn_betacal.cli import main
@@ -817,3 +818,46 @@ def test_fit_failing_mid_write_keeps_old_model_and_leaves_no_temp_file(
     assert model.read_bytes() == b"old model"
     assert src.read_bytes() == before
     assert _listing(tmp_path) == ["m.skops", "train.csv"]
+
+
+def test_cv_cross_fits_the_scaler_and_reports_every_fold(frame, tmp_path, capsys):
+    src = tmp_path / "train.csv"
+    frame.iloc[:3000].to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--model-column", "model", "--method", "s-bb",
+            "--cv", "3", "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "cross-fitted over 3 folds (--cv 3)" in out
+    assert all(f"fold {j} of 3:" in out for j in (1, 2, 3))
+    est = model_io.load(model)
+    assert est.cv == 3 and est.scaler == "pooled" and len(est.estimators_) == 3
+    # every row binned exactly once over the folds, as the summary says
+    binned = np.concatenate([m.binning_indices_ for m in est.estimators_])
+    assert_array_equal(np.sort(binned), np.arange(3000))
+    # the model file holds what the same calibrator fitted in Python holds
+    X = frame.iloc[:3000][["verbal_confidence", "model"]]
+    y = frame.iloc[:3000]["correct_judge"].astype(int)
+    again = clone(est).fit(X, y)
+    assert_array_equal(est.predict_proba(X), again.predict_proba(X))
+    result = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(src), str(result)]) == 0
+    p = pd.read_csv(result)["calibrated_confidence"]
+    assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["umd", "bb", "hls"])
+def test_cv_is_refused_where_there_is_no_scaler_to_cross_fit(
+    frame, tmp_path, capsys, method
+):
+    src = tmp_path / "train.csv"
+    frame.iloc[:500].to_csv(src, index=False)
+    groups = [] if method == "umd" else ["--model-column", "model"]
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", *groups, "--method", method, "--cv", "3",
+            "--output", str(tmp_path / "m.skops")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--cv cross-fits the scaler of hs-bb and s-bb, not of {method}" in err
+    assert not (tmp_path / "m.skops").exists()

@@ -225,6 +225,10 @@ def build_estimator(args):
             raise UsageError(
                 "--epsilon chooses points per bin; drop --points-per-bin/--tune"
             )
+    if args.cv is not None and args.method not in ("hs-bb", "s-bb"):
+        raise UsageError(
+            f"--cv cross-fits the scaler of hs-bb and s-bb, not of {args.method}"
+        )
     cls = getattr(sb, name)
     b = 50 if args.points_per_bin is None else args.points_per_bin
     if args.epsilon is not None:
@@ -241,6 +245,8 @@ def build_estimator(args):
         params.update(points_per_bin=b, random_state=args.random_state)
     if args.method == "s-bb":
         params["scaler"] = "pooled"
+    if args.cv is not None:
+        params["cv"] = args.cv
     if args.epsilon is not None:
         params["epsilon"] = args.epsilon
     return est.set_params(**params), features
@@ -714,6 +720,18 @@ def summarize(est, X, args, out):
             file=out,
         )
         return
+    members = getattr(est, "estimators_", None)
+    if members is not None:  # --cv: one Alg. 3 per fold, each with its bounds
+        k = len(members)
+        print(
+            f"cross-fitted over {k} folds (--cv {k}): each fold binned by a "
+            "scaler fitted on the other folds, so every row is binned once",
+            file=out,
+        )
+        for j, member in enumerate(members):
+            print(f"fold {j + 1} of {k}:", file=out)
+            summarize(member, X, args, out)
+        return
     cells = est.apply(X)
     rows = getattr(est, "binning_indices_", None)
     if rows is not None:
@@ -834,6 +852,13 @@ def add_fit(subparsers):
         "splits), or cells learned where the miscalibration differs "
         "(CalibrationTreePartitioner: fine cells merged by their "
         "recalibration, fitted on half of the rows)",
+    )
+    parser.add_argument(
+        "--cv",
+        type=_int_at_least(2),
+        metavar="K",
+        help="hs-bb/s-bb: cross-fit the scaler over K folds (every row binned, "
+        "each by a scaler that did not see it) instead of one split",
     )
     parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
     parser.add_argument("--n-components", type=_int_at_least(1), default=16)
