@@ -225,9 +225,12 @@ def build_estimator(args):
             raise UsageError(
                 "--epsilon chooses points per bin; drop --points-per-bin/--tune"
             )
-    if args.cv is not None and args.method not in ("hs-bb", "s-bb"):
+    sbb = METHODS["s-bb"][0]  # the methods with a scaler to cross-fit
+    if args.cv is not None and name != sbb:
+        scaling = sorted(m for m, (n, _) in METHODS.items() if n == sbb)
         raise UsageError(
-            f"--cv cross-fits the scaler of hs-bb and s-bb, not of {args.method}"
+            f"--cv cross-fits the scaler of {' and '.join(scaling)}, "
+            f"not of {args.method}"
         )
     cls = getattr(sb, name)
     b = 50 if args.points_per_bin is None else args.points_per_bin
