@@ -15,6 +15,7 @@ import warnings
 import weakref
 from collections.abc import Mapping
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -94,6 +95,51 @@ def _count_cells(cells, sample_weight):
             )
     lut = np.full(ids.shape[0] + 1, -1, dtype=np.int64)
     return ids.astype(np.int64), n_rows, n_s, lut
+
+
+class FallbackCounts(NamedTuple):
+    """One fit's cells without a binning of their own (``_warn_fallback``)."""
+
+    b: int
+    rows: int
+    cells: int
+    of_cells: int
+    up_rows: int
+    up_cells: int
+
+
+def _span(values):
+    """``"40"`` or ``"40 to 50"``: one number, or the range over folds."""
+    lo, hi = min(values), max(values)
+    return f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
+
+
+def fallback_message(who, counts, n_fits=1):
+    """The small-cell warning of one fit, or of ``n_fits`` folds at once.
+
+    ``counts`` holds the :class:`FallbackCounts` of the fits that had such
+    cells (a fold without any has none); over several folds each figure is
+    the range over those folds.
+    """
+    c = FallbackCounts(*(list(v) for v in zip(*counts, strict=True)))
+    root_rows = [r - u for r, u in zip(c.rows, c.up_rows, strict=True)]
+    root_cells = [r - u for r, u in zip(c.cells, c.up_cells, strict=True)]
+    where = (
+        "" if n_fits == 1 else f"in {len(counts)} of the {n_fits} cross-fitted folds, "
+    )
+    return (
+        f"{who}: {where}{_span(c.rows)} calibration rows in "
+        f"{_span(c.cells)} of {_span(c.of_cells)} cells have fewer than "
+        f"b={_span(c.b)} points and get no binning of their own (Thm 3.1 "
+        f"needs b per cell): {_span(c.up_rows)} rows in {_span(c.up_cells)} "
+        "cells use their nearest ancestor region with >= b points, "
+        f"{_span(root_rows)} rows in {_span(root_cells)} cells the root "
+        "binning. Their bound holds for that region, not for the cell (see "
+        "fallback_cells_, fallback_to_, epsilon_"
+        + ("" if n_fits == 1 else " of each of estimators_")
+        + "); lower points_per_bin or use fewer, larger cells to keep it per "
+        "cell."
+    )
 
 
 class _CellTableView(Mapping):
@@ -440,21 +486,27 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.epsilon_root_ = float(eps[0])
 
     def _warn_fallback(self, cells, fallback, to, b, n_cells):
+        """Warn of the cells binned by an ancestor region or the root.
+
+        A fit that sets ``_fallback_counts`` to a list (``cv=k``'s members)
+        appends its counts there instead, for one warning over all folds
+        (:func:`fallback_message`).
+        """
         if fallback.size == 0:
             return
         rows = np.isin(cells, fallback)
         up = fallback[to >= 0]
         n_up = int(np.isin(cells, up).sum())
-        n_root = int(rows.sum()) - n_up
+        counts = FallbackCounts(
+            int(b), int(rows.sum()), int(fallback.size), int(n_cells),
+            n_up, int(up.size),
+        )  # fmt: skip
+        deferred = getattr(self, "_fallback_counts", None)
+        if deferred is not None:
+            deferred.append(counts)
+            return
         warnings.warn(
-            f"{type(self).__name__}: {int(rows.sum())} calibration rows in "
-            f"{fallback.size} of {n_cells} cells have fewer than b={b} points "
-            "and get no binning of their own (Thm 3.1 needs b per cell): "
-            f"{n_up} rows in {up.size} cells use their nearest ancestor region "
-            f"with >= b points, {n_root} rows in {fallback.size - up.size} cells "
-            "the root binning. Their bound holds for that region, not for the "
-            "cell (see fallback_cells_, fallback_to_, epsilon_); lower "
-            "points_per_bin or use fewer, larger cells to keep it per cell.",
+            fallback_message(type(self).__name__, [counts]),
             UserWarning,
             stacklevel=3,
         )

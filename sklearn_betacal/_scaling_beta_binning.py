@@ -14,6 +14,7 @@ partitioner, binning and prediction (Alg. 2) are those of
 hold-out set with true labels, for use with :mod:`sklearn_betacal.bounds`.
 """
 
+import warnings
 import weakref
 from numbers import Integral, Real
 
@@ -32,7 +33,7 @@ from ._compat import (
 )
 from ._defaults import hierarchical_scaler, platt_scaler
 from ._docstrings import fill_doc
-from ._group_binning import _GroupBinningBase
+from ._group_binning import _GroupBinningBase, fallback_message
 from ._kernels._boosting import forest_raw, prepare_forest
 from ._kernels._calibration import quantile_bin_index, quantile_edges
 from ._kernels._scaling import data_logit_eps, to_logit
@@ -604,14 +605,23 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         folds = np.array_split(rng.permutation(n), k)
         # the template fit's state: every fold shares the partitioner
         shared = {key: v for key, v in vars(self).items() if key in _TEMPLATE_STATE}
-        members = []
+        members, small = [], []
         for j in range(k):
             member = clone(self).set_params(cv=None)
             member.__dict__.update(shared)
+            # the folds' small-cell warnings: one for all k, below
+            member._fallback_counts = small
             d1 = np.sort(np.concatenate(folds[:j] + folds[j + 1 :]))
             d2 = np.sort(folds[j])
             members.append(
                 member._fit_split(X, h, y, sample_weight, cells, d1, d2, rng)
+            )
+            del member._fallback_counts
+        if small:
+            warnings.warn(
+                fallback_message(f"{type(self).__name__}(cv={k})", small, k),
+                UserWarning,
+                stacklevel=3,
             )
         params = self.get_params(deep=False)
         for key in set(vars(members[0])) - set(params) - set(_TEMPLATE_STATE):

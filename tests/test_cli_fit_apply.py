@@ -847,6 +847,24 @@ def test_cv_cross_fits_the_scaler_and_reports_every_fold(frame, tmp_path, capsys
     assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
 
 
+def test_cv_warns_of_the_folds_small_cells_on_one_line(frame, tmp_path, capsys):
+    """--cv K: the K folds' small-cell warnings reach stderr as one line
+    (the ranges over the folds), not as K near-copies."""
+    src = tmp_path / "train.csv"
+    frame.iloc[:3000].to_csv(src, index=False)
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--model-column", "model", "--method", "s-bb",
+            "--cv", "3", "--points-per-bin", "400", "--quiet",
+            "--output", str(tmp_path / "m.skops")]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err.splitlines()
+    small = [line for line in err if "fewer than b=" in line]
+    assert len(small) == 1, err
+    assert small[0].startswith(
+        "betacal: warning: ScalingBetaBinningCalibrator(cv=3): in "
+    ), small
+
+
 @pytest.mark.parametrize("method", ["umd", "bb", "hls"])
 def test_cv_is_refused_where_there_is_no_scaler_to_cross_fit(
     frame, tmp_path, capsys, method

@@ -688,3 +688,43 @@ def test_sbb_cv_auto_points_per_bin_is_resolved_on_each_fold():
     assert sbb._planned_points_per_bin(3001, None) == points_per_bin_for_epsilon(
         0.2, 1000, alpha=0.1
     )
+
+
+def _span(v):
+    return str(v[0]) if min(v) == max(v) else f"{min(v)} to {max(v)}"
+
+
+def test_sbb_cv_warns_of_small_cells_once_with_the_folds_ranges():
+    """cv=k: the folds' small-cell warnings come as one, whose figures are
+    the ranges of the members' own counts (a user reads one message, not k
+    near-copies)."""
+    X, y = _grouped_data(0, n=1200, n_groups=8)
+    # cells 6 and 7 small: about 15 rows each per fold of 400
+    X[:, 1] = np.where(X[:, 1] >= 6, 6 + (X[:, 1] == 7), X[:, 1])
+    keep = (X[:, 1] < 6) | (np.arange(1200) % 4 == 0)
+    X, y = X[keep], y[keep]
+    with pytest.warns(UserWarning) as record:
+        sbb = ScalingBetaBinningCalibrator(
+            GroupColumnPartitioner(),
+            scaler="pooled",
+            cv=3,
+            points_per_bin=30,
+            random_state=0,
+        ).fit(X, y)
+    msgs = [str(r.message) for r in record if "fewer than b=" in str(r.message)]
+    assert len(msgs) == 1, msgs
+    (msg,) = msgs
+    rows = [
+        int(np.isin(X[m.binning_indices_, 1], m.fallback_cells_).sum())
+        for m in sbb.estimators_
+    ]
+    n_small = [m.fallback_cells_.shape[0] for m in sbb.estimators_]
+    assert min(n_small) > 0
+    assert msg.startswith(
+        "ScalingBetaBinningCalibrator(cv=3): in 3 of the 3 cross-fitted folds, "
+        f"{_span(rows)} calibration rows in {_span(n_small)} of 8 cells"
+    ), msg
+    assert f"{_span(rows)} rows in {_span(n_small)} cells the root binning" in msg
+    assert "epsilon_ of each of estimators_" in msg
+    # the members keep no trace of the deferral
+    assert all(not hasattr(m, "_fallback_counts") for m in sbb.estimators_)
