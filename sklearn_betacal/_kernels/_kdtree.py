@@ -72,7 +72,7 @@ _NB_SMALL = 64
 
 # With the compiled kernels, leaf tables of at most this many entries
 # (``n_cells x depth``: 3 tables of ~0.5 MiB) get their bounds in one pass
-# over ``F`` in row order; larger ones leaf by leaf (``leaf_bounds``).
+# over ``F`` in row order; larger ones leaf by leaf (in ``leaf_tables``).
 _NB_ROW_BOUNDS = 2**16
 
 # With the compiled kernels and the cycle rule, levels of at most this many

@@ -16,12 +16,10 @@ moves the node's left rows in front of its right rows, order kept, in one
 pass over the node's rows. :func:`take` / :func:`gather` read the split
 coordinate, :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
 (long segments keep NumPy's partition, SIMD where NumPy has it: a scalar
-quickselect was 3-4x slower on 1e6 values), :func:`leaf_bounds` is the
-leaf-bound pass of ``_assemble`` in one pass over the leaves' rows, and
-:func:`leaf_bounds_rows` the same in row order when the leaf tables fit in
-cache; :func:`leaf_tables` builds the leaf table (cell ids, paths and the
-bounds of large tables) in one walk over the tree, and replaces
-:func:`leaf_bounds` (kept for the benchmark's "before" kernel);
+quickselect was 3-4x slower on 1e6 values); :func:`leaf_tables` builds the
+leaf table (cell ids, paths and the bounds of large tables) in one walk
+over the tree, and :func:`leaf_bounds_rows` the bounds in one pass over
+``F`` in row order when the leaf tables fit in cache;
 :func:`split_reorder_next` is :func:`split_reorder` that also
 gathers the next level's column (the root level, cycle rule). Order
 statistics are values of the node and the threshold is the same IEEE
@@ -316,55 +314,6 @@ def split_reorder(
 
 
 @_jit
-def leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t):
-    """Min and max of every leaf's rows in every coordinate of its path.
-
-    ``axes_t[j, c]`` is leaf ``c``'s coordinate at depth ``j`` (-1 beyond
-    its depth: NaN bounds); its rows are ``order[starts[c]:starts[c] +
-    n_samples[c]]``. Fills ``lower_t`` and ``upper_t`` (float64, shaped like
-    ``axes_t``) in one pass over the rows (a row's path coordinates share
-    its first cache lines), ``_LEAF_BLOCK`` leaves at a time so that the
-    depth-major tables are read and written a row segment at a time.
-    """
-    L, n_cells = axes_t.shape
-    ax = np.empty((_LEAF_BLOCK, L), dtype=np.intp)
-    lo = np.empty((_LEAF_BLOCK, L), dtype=F.dtype)
-    hi = np.empty((_LEAF_BLOCK, L), dtype=F.dtype)
-    depth = np.zeros(_LEAF_BLOCK, dtype=np.intp)
-    for c0 in range(0, n_cells, _LEAF_BLOCK):
-        nc = min(_LEAF_BLOCK, n_cells - c0)
-        depth[:nc] = 0
-        for j in range(L):
-            for b in range(nc):
-                a = axes_t[j, c0 + b]
-                ax[b, j] = a
-                if a >= 0:
-                    depth[b] = j + 1
-        for b in range(nc):
-            s = starts[c0 + b]
-            e = s + n_samples[c0 + b]
-            row = order[s]
-            for j in range(depth[b]):
-                v = F[row, ax[b, j]]
-                lo[b, j] = v
-                hi[b, j] = v
-            for r in range(s + 1, e):
-                row = order[r]
-                for j in range(depth[b]):
-                    v = F[row, ax[b, j]]
-                    lo[b, j] = min(lo[b, j], v)
-                    hi[b, j] = max(hi[b, j], v)
-        for j in range(L):
-            for b in range(nc):
-                if j < depth[b]:
-                    lower_t[j, c0 + b] = lo[b, j]
-                    upper_t[j, c0 + b] = hi[b, j]
-                else:
-                    lower_t[j, c0 + b] = np.nan
-                    upper_t[j, c0 + b] = np.nan
-
-
-@_jit
 def split_reorder_next(
     F,
     p,
@@ -427,7 +376,7 @@ def split_reorder_next(
 
 @_jit
 def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell):
-    """:func:`leaf_bounds` in row order, for leaf tables that fit in cache.
+    """:func:`leaf_tables`' bounds in row order, for leaf tables that fit in cache.
 
     ``axes_c``, ``lower_c``, ``upper_c``: cell-major ``(n_cells, L)``
     tables (``lower_c`` filled with +inf, ``upper_c`` with -inf by the
