@@ -202,7 +202,7 @@ def speed(args):
     peers = set(args.peer_depths)
     for depth in args.depths:
         tree = build_kdtree(X, depth, msl, "cycle")
-        reached = tree["leaf_axes"].shape[1]
+        reached = int(tree["depth"].max())
         del tree
         f_c, f_w = timed(lambda r=reached: floor(X, r), reps)
         row = [f"{depth} ({reached})", f"{f_c:.3f} ({f_w:.3f})"]
