@@ -34,7 +34,12 @@ as balanced, and otherwise make the node a leaf.
 Bounded leaves (App. C): for every leaf and every coordinate used on the path
 from the root to it, the smallest and largest value of the leaf's own rows
 bound the cell; a point routed to that leaf but outside a bound belongs to no
-leaf (cell id ``-1``, handled by the root calibrator, Alg. 2 line 5).
+leaf (cell id ``-1``, handled by the root calibrator, Alg. 2 line 5). Each
+leaf's bounds are stored once per distinct coordinate of its path (slots in
+order of first use: ``n_cells x min(depth, M)`` values, not one per depth,
+which for "cycle" deeper than ``M`` repeats the same coordinates); the
+per-depth tables are built from them on demand (:func:`leaf_path_axes`,
+:func:`expand_bounds`).
 """
 
 import numpy as np
