@@ -12,10 +12,10 @@ each depth:
   kd-tree must at least do), over the depth the tree actually reached;
 * the kernel ``build_kdtree`` (split_axis="cycle") on validated data, as
   committed ("after": its NumPy path, and its compiled path "numba" when
-  the extra ``fast`` is installed, compiled before timing) and -- with ``--before REF`` -- the kernel file of the
-  git revision REF loaded into the same process ("before"; its compiled
-  path when numba is installed, with today's ``_kdtree_numba``, whose
-  functions of REF it calls are unchanged), with the extra
+  the extra ``fast`` is installed, compiled before timing) and -- with
+  ``--before REF`` -- the kernel files of the git revision REF loaded into
+  the same process ("before"; its compiled path, REF's own
+  ``_kdtree_numba``, when numba is installed), with the extra
   memory of each (``tracemalloc`` peak above the level before the call,
   per row; it includes the fitted arrays the kernel returns);
 * the estimator ``KDTreePartitioner.fit`` (kernel + ``validate_data``,
@@ -53,9 +53,14 @@ order). Usage::
 """
 
 import argparse
+import importlib
+import importlib.util
 import math
 import os
+import re
 import subprocess
+import sys
+import tempfile
 import time
 import types
 
@@ -103,21 +108,55 @@ def floor(X, depth):
         np.partition(col, (col.shape[0] - 1) // 2)
 
 
-def kernel_at(ref):
-    """The kd-tree kernel module as of git revision ``ref`` (for "before")."""
+def _git_show(ref, path):
     here = os.path.dirname(os.path.abspath(__file__))
-    src = subprocess.run(
-        ["git", "show", f"{ref}:sklearn_betacal/_kernels/_kdtree.py"],
+    return subprocess.run(
+        ["git", "show", f"{ref}:{path}"],
         cwd=here,
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    mod = types.ModuleType(f"kdtree_at_{ref}")
-    # its relative imports resolve in today's package (``_scaling``, and the
-    # compiled kernels ``_kdtree_numba``, whose functions of that revision
-    # are kept unchanged)
-    mod.__package__ = "sklearn_betacal._kernels"
+
+
+def kernel_at(ref):
+    """The kd-tree kernel module as of git revision ``ref`` (for "before"),
+    with that revision's compiled kernels ``_kdtree_numba``.
+
+    Both files are executed into a stand-in package registered in
+    ``sys.modules``: the old ``from . import _kdtree_numba`` finds the old
+    compiled kernels, and its other relative imports (``from ._scaling
+    import ...``) today's modules of ``sklearn_betacal._kernels``, so
+    today's package needs none of the old functions. The old kernels
+    compile in memory (no source file for numba's disk cache).
+    """
+    tag = "".join(ch if ch.isalnum() else "_" for ch in ref)
+    pkg_name = f"sklearn_betacal._kernels._at_{tag}"
+    if pkg_name in sys.modules:
+        return sys.modules[f"{pkg_name}._kdtree"]
+    pkg = types.ModuleType(pkg_name)
+    pkg.__path__ = []
+    sys.modules[pkg_name] = pkg
+    src = _git_show(ref, "sklearn_betacal/_kernels/_kdtree.py")
+    for name in set(re.findall(r"^from \.(\w+) import", src, re.M)):
+        if name != "_kdtree_numba":
+            sys.modules[f"{pkg_name}.{name}"] = importlib.import_module(
+                f"sklearn_betacal._kernels.{name}"
+            )
+    try:
+        nb_src = _git_show(ref, "sklearn_betacal/_kernels/_kdtree_numba.py")
+    except subprocess.CalledProcessError:
+        nb_src = None  # a revision before the compiled kernels
+    if nb_src is not None and importlib.util.find_spec("numba") is not None:
+        nb = types.ModuleType(f"{pkg_name}._kdtree_numba")
+        nb.__package__ = pkg_name
+        nb.__file__ = os.path.join(tempfile.gettempdir(), f"{tag}_kdtree_numba.py")
+        sys.modules[nb.__name__] = nb
+        pkg._kdtree_numba = nb
+        exec(compile(nb_src, f"{ref}:_kdtree_numba.py", "exec"), nb.__dict__)
+    mod = types.ModuleType(f"{pkg_name}._kdtree")
+    mod.__package__ = pkg_name
+    sys.modules[mod.__name__] = mod
     exec(compile(src, f"{ref}:_kdtree.py", "exec"), mod.__dict__)
     return mod
 
@@ -163,14 +202,17 @@ def speed(args):
     peers = set(args.peer_depths)
     for depth in args.depths:
         tree = build_kdtree(X, depth, msl, "cycle")
-        reached = tree["leaf_axes"].shape[1]
+        reached = int(tree["depth"].max())
         del tree
         f_c, f_w = timed(lambda r=reached: floor(X, r), reps)
         row = [f"{depth} ({reached})", f"{f_c:.3f} ({f_w:.3f})"]
         if before is not None:
             b_reps = reps if depth <= 16 else max(1, min(reps, args.slow_repeats))
-            # "before" runs its compiled path when numba is installed
+            # "before" runs its compiled path when numba is installed; one
+            # untimed build compiles what this depth needs (as the build of
+            # "after" above, whose kernels numba may also load from disk)
             before.USE_NUMBA = has_numba
+            before.build_kdtree(X, depth, msl, "cycle")
             b_c, b_w = timed(
                 lambda depth=depth: before.build_kdtree(X, depth, msl, "cycle"), b_reps
             )

@@ -223,7 +223,6 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
         "small_kth",
         "split_reorder",
         "split_reorder_next",
-        "leaf_bounds",
         "leaf_bounds_rows",
         "leaf_tables",
         "_flush_leaves",

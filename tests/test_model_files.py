@@ -24,6 +24,8 @@ from sklearn_betacal import io as model_io
 
 sio = pytest.importorskip("skops.io")
 
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
 
 class Odd:
     """A type that no trusted list names."""
@@ -448,22 +450,78 @@ def test_kdtree_with_a_bad_child_is_refused(tmp_path, value):
         model_io.load(bad)
 
 
+def _kdtree_old_layout(part):
+    """The fitted state of ``part`` in the layout before the bounds were
+    stored once per coordinate: per-depth tables, no ``bound_*``."""
+    state = {k: v for k, v in part.__getstate__().items() if "bound_" not in k}
+    state.update(
+        leaf_axes_=part.leaf_axes_,
+        leaf_lower_=part.leaf_lower_,
+        leaf_upper_=part.leaf_upper_,
+    )
+    return state
+
+
 def test_kdtree_leaf_table_and_cell_checks(tmp_path):
-    """A leaf axis beyond the features, cell ids that are not 0..n-1."""
+    """A leaf axis beyond the features, cell ids that are not 0..n-1, bound
+    tables that do not fit the tree, in either layout."""
     part = KD.partitioner_
-    state = part.__getstate__()
-    for key, value, match in [
-        ("leaf_axes_", np.full_like(part.leaf_axes_, 7), "leaf_axes_ entry"),
-        ("depth_", part.depth_ + 1, "depth_"),
-        ("n_cells_", part.n_cells_ + 1, "n_cells_"),
-        ("leaf_lower_", part.leaf_lower_[:1], "shape"),
-    ]:
+    new = part.__getstate__()
+    old = _kdtree_old_layout(part)
+    cases = [
+        (old, "leaf_axes_", np.full_like(part.leaf_axes_, 7), "leaf_axes_ entry"),
+        (
+            old,
+            "leaf_axes_",
+            part.leaf_axes_[:, ::-1].copy(),
+            "coordinates of the paths",
+        ),
+        (old, "depth_", part.depth_ + 1, "depth_"),
+        (old, "n_cells_", part.n_cells_ + 1, "n_cells_"),
+        (old, "leaf_lower_", part.leaf_lower_[:1], "shape"),
+        (new, "bound_axes_", np.full_like(part.bound_axes_, 7), "distinct coordinates"),
+        (new, "bound_axes_", part.bound_axes_[:, :1].copy(), "distinct coordinates"),
+        (new, "bound_lower_", part.bound_lower_[:1], "shape"),
+        (new, "bound_upper_", part.bound_upper_[:, :1], "shape"),
+        (new, "depth_", part.depth_ + 1, "depth_"),
+    ]
+    for state, key, value, match in cases:
         broken = dict(state, **{key: value})
         with pytest.raises(ValueError, match=match):
             type(part).__new__(type(part)).__setstate__(broken)
-    tree = dict(state["tree_"], cell=state["tree_"]["cell"][::-1].copy())
-    with pytest.raises(ValueError, match="cell ids"):
-        type(part).__new__(type(part)).__setstate__(dict(state, tree_=tree))
+    for state in (old, new):
+        tree = dict(state["tree_"], cell=state["tree_"]["cell"][::-1].copy())
+        with pytest.raises(ValueError, match="cell ids"):
+            type(part).__new__(type(part)).__setstate__(dict(state, tree_=tree))
+    # the old layout is converted to the new one, table for table
+    loaded = type(part).__new__(type(part))
+    loaded.__setstate__(dict(old))
+    assert "leaf_lower_" not in vars(loaded)
+    for key in ("bound_axes_", "bound_lower_", "bound_upper_"):
+        assert_array_equal(vars(loaded)[key], new[key])
+
+
+@pytest.mark.parametrize("name", ["cycle", "max_spread", "pca"])
+def test_kdtree_model_file_of_the_per_depth_layout_loads(name):
+    """Files written with per-depth leaf tables (by
+    tests/data/kdtree_old_format_make.py at 3b6daf0) load, give the same
+    cells and the same tables, and fit as today's fit does."""
+    sys.path.insert(0, DATA)
+    try:
+        from kdtree_old_format_make import MODELS, data
+    finally:
+        sys.path.remove(DATA)
+    ref = json.loads(open(os.path.join(DATA, "kdtree_old_format.json")).read())[name]
+    part = model_io.load(os.path.join(DATA, f"kdtree_old_format_{name}.skops"))
+    X, probe = data()
+    assert part.apply(probe).tolist() == ref["cells"]
+    assert part.leaf_axes_.tolist() == ref["leaf_axes"]
+    for key in ("leaf_lower", "leaf_upper"):
+        want = np.array(ref[key], dtype=float)  # None -> NaN
+        assert np.array_equal(getattr(part, key + "_"), want, equal_nan=True)
+    fresh = sb.KDTreePartitioner(**MODELS[name]).fit(X)
+    for key in ("bound_axes_", "bound_lower_", "bound_upper_", "leaf_n_samples_"):
+        assert getattr(part, key).tobytes() == getattr(fresh, key).tobytes(), key
 
 
 def _legacy_partitioner():

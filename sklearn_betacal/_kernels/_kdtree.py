@@ -34,7 +34,12 @@ as balanced, and otherwise make the node a leaf.
 Bounded leaves (App. C): for every leaf and every coordinate used on the path
 from the root to it, the smallest and largest value of the leaf's own rows
 bound the cell; a point routed to that leaf but outside a bound belongs to no
-leaf (cell id ``-1``, handled by the root calibrator, Alg. 2 line 5).
+leaf (cell id ``-1``, handled by the root calibrator, Alg. 2 line 5). Each
+leaf's bounds are stored once per distinct coordinate of its path (slots in
+order of first use: ``n_cells x min(depth, M)`` values, not one per depth,
+which for "cycle" deeper than ``M`` repeats the same coordinates); the
+per-depth tables are built from them on demand (:func:`leaf_path_axes`,
+:func:`expand_bounds`).
 """
 
 import numpy as np
@@ -72,7 +77,7 @@ _NB_SMALL = 64
 
 # With the compiled kernels, leaf tables of at most this many entries
 # (``n_cells x depth``: 3 tables of ~0.5 MiB) get their bounds in one pass
-# over ``F`` in row order; larger ones leaf by leaf (``leaf_bounds``).
+# over ``F`` in row order; larger ones leaf by leaf (in ``leaf_tables``).
 _NB_ROW_BOUNDS = 2**16
 
 # With the compiled kernels and the cycle rule, levels of at most this many
@@ -377,11 +382,15 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         Node arrays (breadth-first order, root = 0): ``axis`` (-1 at leaves),
         ``threshold`` (NaN at leaves), ``left``/``right`` (-1 at leaves),
         ``cell`` (leaf id, -1 at internal nodes), ``depth``. Leaf arrays,
-        indexed by cell id (leaves numbered left to right): ``leaf_axes``
-        (n_cells, L) the coordinates used on the path, root first, -1
-        padded; ``leaf_lower``, ``leaf_upper`` the bounds (NaN padded);
-        ``leaf_n_samples``; and ``order`` (n,) the row indices grouped by cell
-        (cell ``c`` holds the next ``leaf_n_samples[c]`` of them).
+        indexed by cell id (leaves numbered left to right): ``bound_axes``
+        (n_cells, K) the distinct coordinates used on the path, in order of
+        first use from the root, -1 padded (``K <= min(L, M)``, ``L`` the
+        depth reached: a coordinate used at several depths is stored once);
+        ``bound_lower``, ``bound_upper`` the bounds in them (NaN padded; the
+        per-depth tables are :func:`leaf_path_axes` and
+        :func:`expand_bounds`); ``leaf_n_samples``; and ``order`` (n,) the
+        row indices grouped by cell (cell ``c`` holds the next
+        ``leaf_n_samples[c]`` of them).
     """
     n, M = F.shape
     # int32 row indices halve the memory traffic of every reordering pass.
@@ -668,6 +677,7 @@ def _assemble(
         left[base[lev] + si] = child
         right[base[lev] + si] = child + 1
     axis = np.concatenate(lv_axis)
+    M = F.shape[1]
     if nb is not None:
         # One compiled walk over the tree, leaves left to right: cell ids,
         # starts, paths and (large tables) the bounds, no sort and no pass
@@ -679,18 +689,20 @@ def _assemble(
             cell[base[lev] + loc] = sz
         starts = np.empty(n_cells, dtype=np.intp)
         n_samples = np.empty(n_cells, dtype=np.intp)
-        axes_t = np.empty((L, n_cells), dtype=np.intp)
-        lower_t = np.empty((L, n_cells))
-        upper_t = np.empty((L, n_cells))
-        by_rows = n_cells * L <= _NB_ROW_BOUNDS
-        nb.leaf_tables(
-            F, order, axis, left, right, cell, starts, n_samples, axes_t,
+        K = min(L, M)  # at most this many distinct coordinates on a path
+        axes_t = np.empty((K, n_cells), dtype=np.intp)
+        lower_t = np.empty((K, n_cells))
+        upper_t = np.empty((K, n_cells))
+        by_rows = n_cells * K <= _NB_ROW_BOUNDS
+        K, _ = nb.leaf_tables(
+            F, order, axis, left, right, L, cell, starts, n_samples, axes_t,
             lower_t, upper_t, not by_rows,
         )  # fmt: skip
+        axes_t, lower_t, upper_t = axes_t[:K], lower_t[:K], upper_t[:K]
         if by_rows:
-            # one pass over F in row order (tables in cache), NaN beyond depth
-            lower_c = np.full((n_cells, L), np.inf)
-            upper_c = np.full((n_cells, L), -np.inf)
+            # one pass over F in row order (tables in cache), NaN beyond
+            lower_c = np.full((n_cells, K), np.inf)
+            upper_c = np.full((n_cells, K), -np.inf)
             cell_of_row = A.view(np.int32)[: F.shape[0]]
             nb.leaf_bounds_rows(
                 F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c,
@@ -712,9 +724,9 @@ def _assemble(
         "right": right,
         "cell": cell,
         "depth": np.repeat(np.arange(len(counts), dtype=np.intp), counts),
-        "leaf_axes": axes_t.T,
-        "leaf_lower": lower_t.T,
-        "leaf_upper": upper_t.T,
+        "bound_axes": axes_t.T,
+        "bound_lower": lower_t.T,
+        "bound_upper": upper_t.T,
         "leaf_n_samples": n_samples,
         "order": order,
     }
@@ -725,7 +737,9 @@ def _leaf_tables(
 ):
     """The leaf arrays of :func:`_assemble` in NumPy passes (the reference):
     ``(cell, starts, n_samples, axes_t, lower_t, upper_t)``, the tables
-    depth-major ``(L, n_cells)``."""
+    slot-major ``(K, n_cells)``: slot ``u`` of cell ``c`` holds the
+    ``u``-th distinct coordinate on its path in order of first use (-1
+    beyond) and its bounds (NaN beyond)."""
     M = F.shape[1]
     loc, gs, sz = (np.concatenate([p[i] for p in leaf_parts]) for i in (1, 2, 3))
     lvl = np.repeat(
@@ -740,48 +754,141 @@ def _leaf_tables(
     cell = np.full(n_nodes, -1, dtype=np.intp)
     cell[base[lvl] + loc] = np.arange(n_cells)
     L = int(lvl.max())
-    # Leaf arrays are filled one depth at a time, so they are built as
-    # (L, n_cells) rows and returned transposed (a Fortran-ordered view):
-    # writing a column of a C-ordered (n_cells, L) array touches a new cache
-    # line per value. ``apply_kdtree`` reads them column by column too.
-    # Path coordinates, from the deepest level up, all leaves at once.
-    axes_t = np.full((L, n_cells), -1, dtype=np.intp)
-    cur = loc.copy()
-    for j in range(L - 1, -1, -1):
-        deeper = np.flatnonzero(lvl > j)
-        up = lv_parent[j + 1][cur[deeper]]
-        axes_t[j, deeper] = lv_axis[j][up]
-        cur[deeper] = up
-    # Bounds (App. C): min/max order statistics of each leaf's own rows in
-    # every coordinate used on its path. A coordinate used at several
-    # depths ("cycle" with L > M) is read once.
-    lower_t = np.empty((L, n_cells))
-    upper_t = np.empty((L, n_cells))
     if axis_rule == "cycle":
-        Lm = min(L, M)
-        _cycle_bounds(F, order, starts, n_samples, lower_t[:Lm], upper_t[:Lm], A, B)
-        for j in range(Lm, L):
-            lower_t[j] = lower_t[j % M]
-            upper_t[j] = upper_t[j % M]
+        # depth j splits on j mod M: slot u is coordinate u, used by the
+        # leaves deeper than u
+        K = min(L, M)
+        axes_t = np.tile(np.arange(K, dtype=np.intp)[:, None], (1, n_cells))
     else:
-        for j in range(L):
-            # per depth the leaves' own coordinates, gathered in leaf order
-            ax = np.maximum(axes_t[j], 0).astype(order.dtype)
+        # Path coordinates, from the deepest level up, all leaves at once,
+        # built as (L, n_cells) rows (writing a column of a C-ordered
+        # (n_cells, L) array touches a new cache line per value).
+        path_t = np.full((L, n_cells), -1, dtype=np.intp)
+        cur = loc.copy()
+        for j in range(L - 1, -1, -1):
+            deeper = np.flatnonzero(lvl > j)
+            up = lv_parent[j + 1][cur[deeper]]
+            path_t[j, deeper] = lv_axis[j][up]
+            cur[deeper] = up
+        axes_t = distinct_path_axes(path_t.T)[0].T.copy()
+        K = axes_t.shape[0]
+    # Bounds (App. C): min/max order statistics of each leaf's own rows in
+    # every coordinate used on its path, each coordinate once.
+    lower_t = np.empty((K, n_cells))
+    upper_t = np.empty((K, n_cells))
+    if axis_rule == "cycle":
+        _cycle_bounds(F, order, starts, n_samples, lower_t, upper_t, A, B)
+        for u in range(K):
+            # NaN beyond a leaf's own depth (few leaves but at the last levels)
+            short = np.flatnonzero(lvl <= u)
+            axes_t[u, short] = -1
+    else:
+        for u in range(K):
+            # per slot the leaves' own coordinates, gathered in leaf order
+            ax = np.maximum(axes_t[u], 0).astype(order.dtype)
             vals = F[order, np.repeat(ax, n_samples)]
-            lower_t[j] = np.minimum.reduceat(vals, starts)
-            upper_t[j] = np.maximum.reduceat(vals, starts)
+            lower_t[u] = np.minimum.reduceat(vals, starts)
+            upper_t[u] = np.maximum.reduceat(vals, starts)
             del vals
-    for j in range(L):
-        # NaN beyond a leaf's own depth (few leaves but at the last levels)
-        short = np.flatnonzero(lvl <= j)
-        lower_t[j, short] = np.nan
-        upper_t[j, short] = np.nan
+    unused = axes_t < 0
+    lower_t[unused] = np.nan
+    upper_t[unused] = np.nan
     # A bound of 0 is +0.0: which of the tied values -0.0 and +0.0 a min or
     # max returns depends on the reduction's order (they compare equal, so
     # routing is the same), and the two paths must give the same bytes.
     lower_t += 0.0
     upper_t += 0.0
     return cell, starts, n_samples, axes_t, lower_t, upper_t
+
+
+def leaf_path_axes(axis, left, right, cell, depth):
+    """The split coordinate at every depth of every cell's path.
+
+    From the node arrays alone (``axis`` -1 at leaves, ``cell`` the leaf
+    ids 0 .. n_cells - 1, ``depth`` per node). Returns an ``(n_cells, L)``
+    intp array, ``L`` the deepest leaf's depth: entry ``[c, j]`` is the
+    coordinate split by the depth-``j`` ancestor of cell ``c``, -1 beyond
+    the leaf's depth (``KDTreePartitioner.leaf_axes_``). All leaves walk up
+    one level at a time: ``L`` vectorised steps.
+    """
+    parent = np.full(axis.shape[0], -1, dtype=np.intp)
+    inner = np.flatnonzero(axis >= 0)
+    parent[left[inner]] = inner
+    parent[right[inner]] = inner
+    leaves = np.flatnonzero(cell >= 0)
+    leaves = leaves[np.argsort(cell[leaves])]
+    lvl = depth[leaves]
+    L = int(lvl.max()) if leaves.shape[0] else 0
+    path_t = np.full((L, leaves.shape[0]), -1, dtype=np.intp)
+    cur = leaves.astype(np.intp)
+    for j in range(L - 1, -1, -1):
+        deeper = np.flatnonzero(lvl > j)
+        cur[deeper] = parent[cur[deeper]]
+        path_t[j, deeper] = axis[cur[deeper]]
+    return path_t.T
+
+
+def distinct_path_axes(path):
+    """Every leaf's distinct path coordinates, each once.
+
+    ``path``: ``(n_cells, L)`` as :func:`leaf_path_axes` (-1 padded).
+    Returns ``(axes, slot)``: ``axes`` of shape ``(n_cells, K)``, row ``c``
+    the distinct coordinates of ``path[c]`` in order of first use (-1
+    padded; ``K`` the most any leaf has), and ``slot`` shaped like ``path``,
+    the column of ``axes`` that holds ``path[c, j]`` (-1 where it is -1).
+    """
+    n, L = path.shape
+    if L == 0:
+        return np.zeros((n, 0), dtype=np.intp), np.zeros((n, 0), dtype=np.intp)
+    # sorted per row, stably: a coordinate's first use heads its run
+    by = np.argsort(path, axis=1, kind="stable")
+    srt = np.take_along_axis(path, by, axis=1)
+    head = np.ones((n, L), dtype=bool)
+    head[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    head &= srt >= 0
+    first = np.zeros((n, L), dtype=bool)
+    np.put_along_axis(first, by, head, axis=1)
+    rank = np.cumsum(first, axis=1, dtype=np.intp) - 1
+    K = int(rank[:, -1].max()) + 1 if n else 0
+    axes = np.full((n, K), -1, dtype=np.intp)
+    r, j = np.nonzero(first)
+    axes[r, rank[r, j]] = path[r, j]
+    # the slot of a later use is that of its run's head
+    head_pos = np.maximum.accumulate(np.where(head, np.arange(L), 0), axis=1)
+    slot_srt = np.take_along_axis(np.take_along_axis(rank, by, axis=1), head_pos, 1)
+    slot = np.empty((n, L), dtype=np.intp)
+    np.put_along_axis(slot, by, slot_srt, axis=1)
+    slot[path < 0] = -1
+    return axes, slot
+
+
+def collapse_bounds(slot, lower, upper, n_slots):
+    """Per-depth bound tables ``(n_cells, L)`` to per-slot ones ``(n_cells,
+    n_slots)`` (``slot`` from :func:`distinct_path_axes`): the tightest
+    bound of each coordinate over its uses, which is every use's bound in
+    a fitted tree; NaN in unused slots."""
+    n = slot.shape[0]
+    lo = np.full((n, n_slots), -np.inf)
+    hi = np.full((n, n_slots), np.inf)
+    r, j = np.nonzero(slot >= 0)
+    u = slot[r, j]
+    np.maximum.at(lo, (r, u), lower[r, j])
+    np.minimum.at(hi, (r, u), upper[r, j])
+    unused = np.ones((n, n_slots), dtype=bool)
+    unused[r, u] = False
+    lo[unused] = np.nan
+    hi[unused] = np.nan
+    return lo, hi
+
+
+def expand_bounds(slot, table):
+    """Per path entry the bound of its coordinate: ``table[c, slot[c, j]]``,
+    NaN where ``slot`` is -1 (``(n_cells, L)`` from the slot table)."""
+    if table.shape[1] == 0:
+        return np.full(slot.shape, np.nan)
+    out = np.take_along_axis(table, np.maximum(slot, 0), axis=1)
+    out[slot < 0] = np.nan
+    return out
 
 
 def _level_axes(axis, left, right, n_levels):
@@ -802,25 +909,31 @@ def _level_axes(axis, left, right, n_levels):
     return out
 
 
-def apply_kdtree(F, axis, threshold, left, right, cell, leaf_axes, lower, upper):
+def apply_kdtree(
+    F, axis, threshold, left, right, cell, n_levels, bound_axes, lower, upper
+):
     """Cell id of every row of ``F``; -1 outside its leaf's bounds (App. C).
 
     A row is routed down level by level (left iff ``F[p] <= threshold``, the
     same rule as in the build) and then checked against the bounds of the leaf
-    it reached; ``lower``/``upper`` may be ``None`` to skip the check.
-    ``F`` is finite (the partitioner validates it).
+    it reached: ``bound_axes[c]``, the distinct coordinates on the path of
+    cell ``c`` (-1 padded), and their bounds ``lower[c]``, ``upper[c]`` (the
+    build's ``bound_*`` tables); ``lower``/``upper`` may be ``None`` to skip
+    the check. ``F`` is finite (the partitioner validates it).
 
     Every level is a handful of element-wise passes over all rows (leaves
-    route to themselves, so no row is ever compacted out);
-    ``leaf_axes.shape[1]``, the longest root-to-leaf path, is the number of
-    levels. A level whose split nodes all use one axis (the cycle rule)
-    reads that column as it is, without a gather; with right children
-    numbered ``left + 1`` (the build's level order) the step is ``left +
-    (v > threshold)``. The bounds are checked per feature axis (a lower and
-    an upper bound per leaf, infinite where the leaf does not bound the
-    axis) when that table is no larger than the rows, else per path slot.
+    route to themselves, so no row is ever compacted out); ``n_levels``,
+    the longest root-to-leaf path, is the number of levels. A level whose
+    split nodes all use one axis (the cycle rule) reads that column as it
+    is, without a gather; with right children numbered ``left + 1`` (the
+    build's level order) the step is ``left + (v > threshold)``. The bounds
+    are checked per feature axis (a lower and an upper bound per leaf,
+    infinite where the leaf does not bound the axis) when that table is no
+    larger than the rows, else per slot of the bound tables.
     """
-    prep = prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper)
+    prep = prepare_kdtree(
+        axis, threshold, left, right, cell, n_levels, bound_axes, lower, upper
+    )
     return route_kdtree(F, prep)
 
 
@@ -828,22 +941,23 @@ def prepare_node_walk(tree):
     """:func:`prepare_kdtree` for a tree of plain node arrays without leaf
     bounds (a dict with ``feature``, ``threshold``, ``children_left``,
     ``children_right``, ``cell`` and ``depth``: the learned tree's and the
-    stored boosted trees' layout); of the leaf table only its width, the
-    number of levels, is used."""
-    levels = np.full((1, int(tree["depth"].max())), -1, dtype=np.intp)
+    stored boosted trees' layout)."""
     return prepare_kdtree(
         tree["feature"],
         tree["threshold"],
         tree["children_left"],
         tree["children_right"],
         tree["cell"],
-        levels,
+        int(tree["depth"].max()),
+        None,
         None,
         None,
     )
 
 
-def prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper):
+def prepare_kdtree(
+    axis, threshold, left, right, cell, n_levels, bound_axes, lower, upper
+):
     """The tables :func:`route_kdtree` reads, built from the tree alone.
 
     Nothing here depends on the rows, so a caller that routes many small
@@ -856,7 +970,8 @@ def prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper):
     node_ids = np.arange(n_nodes, dtype=np.intp)
     inner = ~leaf
     adjacent = bool(np.all(right[inner] == left[inner] + 1))
-    n_levels = max(leaf_axes.shape[1], 1)
+    depth = n_levels
+    n_levels = max(n_levels, 1)
     prep = {
         "thr": np.where(leaf, np.inf, threshold),
         "lft": np.where(leaf, node_ids, left),
@@ -866,22 +981,24 @@ def prepare_kdtree(axis, threshold, left, right, cell, leaf_axes, lower, upper):
         "level_axis": _level_axes(axis, left, right, n_levels).tolist(),
         "node_axis": np.where(leaf, 0, axis),
         "cell": cell,
-        "leaf_axes": leaf_axes,
+        "depth": depth,
+        "bound_axes": bound_axes,
         "lower": lower,
         "upper": upper,
         "bounds": None,
     }
-    if lower is not None and leaf_axes.shape[1] > 0:
-        n_leaves = leaf_axes.shape[0]
-        used = leaf_axes >= 0
-        axes = np.unique(leaf_axes[used])
-        # per feature axis: the leaf's bounds on it (+-inf if it has none)
+    if lower is not None and depth > 0:
+        n_leaves = bound_axes.shape[0]
+        used = bound_axes >= 0
+        axes = np.unique(bound_axes[used])
+        # per feature axis: the leaf's bounds on it (+-inf if it has none;
+        # a leaf's slots hold distinct coordinates)
         r, j = np.nonzero(used)
-        which = np.searchsorted(axes, leaf_axes[r, j])
+        which = np.searchsorted(axes, bound_axes[r, j])
         lo = np.full((axes.shape[0], n_leaves), -np.inf)
         hi = np.full((axes.shape[0], n_leaves), np.inf)
-        np.maximum.at(lo, (which, r), lower[r, j])
-        np.minimum.at(hi, (which, r), upper[r, j])
+        lo[which, r] = lower[r, j]
+        hi[which, r] = upper[r, j]
         prep["bounds"] = (axes.tolist(), lo, hi)
     # the same tables as Python lists, for a walk of a few rows (below)
     prep["walk"] = (
@@ -932,11 +1049,11 @@ def route_kdtree(F, prep):
     See :func:`apply_kdtree`; the result is the same array.
     """
     n, d = F.shape
-    if n <= WALK_ROWS and prep["leaf_axes"].shape[1] > 0:
+    if n <= WALK_ROWS and prep["depth"] > 0:
         return _walk(F, prep)
     thr, lft, rgt = prep["thr"], prep["lft"], prep["rgt"]
     adjacent, level_axis = prep["adjacent"], prep["level_axis"]
-    leaf_axes, lower, upper = prep["leaf_axes"], prep["lower"], prep["upper"]
+    bound_axes, lower, upper = prep["bound_axes"], prep["lower"], prep["upper"]
     flat = base = None
     t = np.empty(n, dtype=thr.dtype)
     gt = np.empty(n, dtype=bool)
@@ -982,9 +1099,9 @@ def route_kdtree(F, prep):
         else:
             node = np.where(gt, rgt[node], lft[node])
     out = prep["cell"][node]
-    if lower is None or leaf_axes.shape[1] == 0:
+    if lower is None or prep["depth"] == 0:
         return out
-    n_leaves, n_slots = leaf_axes.shape
+    n_leaves, n_slots = bound_axes.shape
     small = min(d, n_slots) * (n_leaves + 1) <= max(n, 1024)  # tables <= rows
     inside = np.ones(n, dtype=bool)
     if small:
@@ -1003,8 +1120,8 @@ def route_kdtree(F, prep):
         if flat is None:
             flat = np.ascontiguousarray(F).reshape(-1)
             base = np.arange(n, dtype=np.intp) * d
-        for j in range(leaf_axes.shape[1]):
-            axj = leaf_axes[:, j][out]
+        for j in range(n_slots):
+            axj = bound_axes[:, j][out]
             usedj = axj >= 0
             vals = flat[base + np.maximum(axj, 0)]
             inside &= ~usedj | ((vals >= lower[:, j][out]) & (vals <= upper[:, j][out]))

@@ -16,12 +16,10 @@ moves the node's left rows in front of its right rows, order kept, in one
 pass over the node's rows. :func:`take` / :func:`gather` read the split
 coordinate, :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
 (long segments keep NumPy's partition, SIMD where NumPy has it: a scalar
-quickselect was 3-4x slower on 1e6 values), :func:`leaf_bounds` is the
-leaf-bound pass of ``_assemble`` in one pass over the leaves' rows, and
-:func:`leaf_bounds_rows` the same in row order when the leaf tables fit in
-cache; :func:`leaf_tables` builds the leaf table (cell ids, paths and the
-bounds of large tables) in one walk over the tree, and replaces
-:func:`leaf_bounds` (kept for the benchmark's "before" kernel);
+quickselect was 3-4x slower on 1e6 values); :func:`leaf_tables` builds the
+leaf table (cell ids, paths and the bounds of large tables) in one walk
+over the tree, and :func:`leaf_bounds_rows` the bounds in one pass over
+``F`` in row order when the leaf tables fit in cache;
 :func:`split_reorder_next` is :func:`split_reorder` that also
 gathers the next level's column (the root level, cycle rule). Order
 statistics are values of the node and the threshold is the same IEEE
@@ -316,55 +314,6 @@ def split_reorder(
 
 
 @_jit
-def leaf_bounds(F, order, starts, n_samples, axes_t, lower_t, upper_t):
-    """Min and max of every leaf's rows in every coordinate of its path.
-
-    ``axes_t[j, c]`` is leaf ``c``'s coordinate at depth ``j`` (-1 beyond
-    its depth: NaN bounds); its rows are ``order[starts[c]:starts[c] +
-    n_samples[c]]``. Fills ``lower_t`` and ``upper_t`` (float64, shaped like
-    ``axes_t``) in one pass over the rows (a row's path coordinates share
-    its first cache lines), ``_LEAF_BLOCK`` leaves at a time so that the
-    depth-major tables are read and written a row segment at a time.
-    """
-    L, n_cells = axes_t.shape
-    ax = np.empty((_LEAF_BLOCK, L), dtype=np.intp)
-    lo = np.empty((_LEAF_BLOCK, L), dtype=F.dtype)
-    hi = np.empty((_LEAF_BLOCK, L), dtype=F.dtype)
-    depth = np.zeros(_LEAF_BLOCK, dtype=np.intp)
-    for c0 in range(0, n_cells, _LEAF_BLOCK):
-        nc = min(_LEAF_BLOCK, n_cells - c0)
-        depth[:nc] = 0
-        for j in range(L):
-            for b in range(nc):
-                a = axes_t[j, c0 + b]
-                ax[b, j] = a
-                if a >= 0:
-                    depth[b] = j + 1
-        for b in range(nc):
-            s = starts[c0 + b]
-            e = s + n_samples[c0 + b]
-            row = order[s]
-            for j in range(depth[b]):
-                v = F[row, ax[b, j]]
-                lo[b, j] = v
-                hi[b, j] = v
-            for r in range(s + 1, e):
-                row = order[r]
-                for j in range(depth[b]):
-                    v = F[row, ax[b, j]]
-                    lo[b, j] = min(lo[b, j], v)
-                    hi[b, j] = max(hi[b, j], v)
-        for j in range(L):
-            for b in range(nc):
-                if j < depth[b]:
-                    lower_t[j, c0 + b] = lo[b, j]
-                    upper_t[j, c0 + b] = hi[b, j]
-                else:
-                    lower_t[j, c0 + b] = np.nan
-                    upper_t[j, c0 + b] = np.nan
-
-
-@_jit
 def split_reorder_next(
     F,
     p,
@@ -427,11 +376,12 @@ def split_reorder_next(
 
 @_jit
 def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell):
-    """:func:`leaf_bounds` in row order, for leaf tables that fit in cache.
+    """:func:`leaf_tables`' bounds in row order, for leaf tables that fit in cache.
 
-    ``axes_c``, ``lower_c``, ``upper_c``: cell-major ``(n_cells, L)``
-    tables (``lower_c`` filled with +inf, ``upper_c`` with -inf by the
-    caller, NaN written beyond each leaf's depth); ``cell``: an int32 work
+    ``axes_c``, ``lower_c``, ``upper_c``: cell-major ``(n_cells, K)``
+    tables of every leaf's distinct path coordinates (-1 padded) and their
+    bounds (``lower_c`` filled with +inf, ``upper_c`` with -inf by the
+    caller, NaN written beyond each leaf's coordinates); ``cell``: an int32 work
     buffer of ``n`` values (the leaf of every row, by row id). Reading ``F``
     once front to back replaces one sparse sweep over all of ``F`` per leaf
     (a leaf's rows, in row order, are spread over the whole array).
@@ -460,24 +410,24 @@ def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell
 
 
 @_jit
-def _flush_leaves(c0, nc, depth, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds):
-    """Block rows ``ax_b[b, j]`` (cells ``c0 .. c0 + nc - 1``) into the
-    depth-major tables, a run of ``nc`` columns per depth (-1 / NaN beyond
-    a cell's depth ``depth[b]``)."""
-    for j in range(axes_t.shape[0]):
+def _flush_leaves(c0, nc, count, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds):
+    """Block rows ``ax_b[b, u]`` (cells ``c0 .. c0 + nc - 1``) into the
+    slot-major tables, a run of ``nc`` columns per slot (-1 / NaN beyond
+    a cell's ``count[b]`` distinct coordinates)."""
+    for u in range(axes_t.shape[0]):
         for b in range(nc):
-            if j < depth[b]:
-                axes_t[j, c0 + b] = ax_b[b, j]
+            if u < count[b]:
+                axes_t[u, c0 + b] = ax_b[b, u]
             else:
-                axes_t[j, c0 + b] = -1
+                axes_t[u, c0 + b] = -1
         if bounds:
             for b in range(nc):
-                if j < depth[b]:
-                    lower_t[j, c0 + b] = lo_b[b, j]
-                    upper_t[j, c0 + b] = hi_b[b, j]
+                if u < count[b]:
+                    lower_t[u, c0 + b] = lo_b[b, u]
+                    upper_t[u, c0 + b] = hi_b[b, u]
                 else:
-                    lower_t[j, c0 + b] = np.nan
-                    upper_t[j, c0 + b] = np.nan
+                    lower_t[u, c0 + b] = np.nan
+                    upper_t[u, c0 + b] = np.nan
 
 
 @_jit
@@ -487,6 +437,7 @@ def leaf_tables(
     axis,
     left,
     right,
+    n_levels,
     cell,
     starts,
     n_samples,
@@ -495,41 +446,45 @@ def leaf_tables(
     upper_t,
     bounds,
 ):
-    """The leaves of the built tree in one walk: cell ids, rows, paths and,
-    with ``bounds``, the leaf bounds (``_assemble``'s passes, deep trees).
+    """The leaves of the built tree in one walk: cell ids, rows, the
+    distinct coordinates of every path and, with ``bounds``, the leaf
+    bounds in them (``_assemble``'s passes, deep trees).
 
     ``axis``, ``left``, ``right``: the node table (breadth first, -1 at
-    leaves); ``cell`` holds each leaf's number of rows on entry (-1 at
-    internal nodes) and its cell id on return. The walk visits the leaves
-    left to right (in order: left subtree first), which is the order of
-    their rows in ``order`` and so the cells' numbering of the NumPy path
-    (its stable sort by start) without a sort; the path from the root is
-    the walk's stack. Fills ``starts``, ``n_samples`` (per cell) and the
-    depth-major tables ``axes_t`` (-1 beyond a leaf's depth) and, with
-    ``bounds``, ``lower_t``/``upper_t`` (NaN beyond its depth, ``+ 0.0``
-    applied: a signed zero bound is +0.0 as in the NumPy path). A
-    coordinate used at several depths ("cycle" deeper than ``M``) is read
-    once per row. Each leaf reads only its own rows (one row for the tiny
-    leaves of deep trees); the tables are written ``_LEAF_BLOCK`` cells at
-    a time, a run per depth (a column per cell would put all depths of the
-    8 MB-strided tables on the same cache sets). Returns a sum of
-    prefetched values, of no use but to keep the prefetching reads.
+    leaves; ``n_levels`` its depth); ``cell`` holds each leaf's number of
+    rows on entry (-1 at internal nodes) and its cell id on return. The
+    walk visits the leaves left to right (in order: left subtree first),
+    which is the order of their rows in ``order`` and so the cells'
+    numbering of the NumPy path (its stable sort by start) without a sort;
+    the path from the root is the walk's stack. Fills ``starts``,
+    ``n_samples`` (per cell) and the slot-major tables ``axes_t`` (slot
+    ``u`` of cell ``c``: the ``u``-th distinct coordinate on its path in
+    order of first use, -1 beyond) and, with ``bounds``,
+    ``lower_t``/``upper_t`` (NaN beyond, ``+ 0.0`` applied: a signed zero
+    bound is +0.0 as in the NumPy path); their first dimension is at least
+    the number of slots used. A coordinate used at several depths
+    ("cycle" deeper than ``M``) has one slot and is read once per row.
+    Each leaf reads only its own rows (one row for the tiny leaves of deep
+    trees); the tables are written ``_LEAF_BLOCK`` cells at a time, a run
+    per slot (a column per cell would put all slots of the 8 MB-strided
+    tables on the same cache sets). Returns the number of slots used and a
+    sum of prefetched values, of no use but to keep the prefetching reads.
     """
-    L = axes_t.shape[0]
-    W = max(L, 1)
+    L = n_levels
+    W = max(axes_t.shape[0], 1)
     stack = np.zeros(L + 1, dtype=np.intp)
     side = np.zeros(L + 1, dtype=np.intp)
     slot = np.full(F.shape[1], -1, dtype=np.intp)
     uax = np.zeros(W, dtype=np.intp)
-    umap = np.zeros(W, dtype=np.intp)
     ulo = np.zeros(W, dtype=F.dtype)
     uhi = np.zeros(W, dtype=F.dtype)
     ax_b = np.zeros((_LEAF_BLOCK, W), dtype=np.intp)
     lo_b = np.zeros((_LEAF_BLOCK, W))
     hi_b = np.zeros((_LEAF_BLOCK, W))
-    depth = np.zeros(_LEAF_BLOCK, dtype=np.intp)
+    count = np.zeros(_LEAF_BLOCK, dtype=np.intp)
     n = order.shape[0]
     ahead = 0.0
+    n_slots = 0
     c = 0
     c0 = 0
     s = 0
@@ -552,18 +507,16 @@ def leaf_tables(
         starts[c] = s
         n_samples[c] = m
         b = c - c0
-        depth[b] = top
         nu = 0
         for j in range(top):
             a = axis[stack[j]]
-            ax_b[b, j] = a
-            u = slot[a]
-            if u < 0:
-                u = nu
+            if slot[a] < 0:
                 slot[a] = nu
                 uax[nu] = a
+                ax_b[b, nu] = a
                 nu += 1
-            umap[j] = u
+        count[b] = nu
+        n_slots = max(n_slots, nu)
         if bounds and m > 0:
             if s + _AHEAD < n:
                 # touch a row ``_AHEAD`` ahead: its cache miss overlaps this
@@ -582,17 +535,17 @@ def leaf_tables(
                         ulo[u] = v
                     if v > uhi[u]:
                         uhi[u] = v
-            for j in range(top):
-                lo_b[b, j] = np.float64(ulo[umap[j]]) + 0.0
-                hi_b[b, j] = np.float64(uhi[umap[j]]) + 0.0
+            for u in range(nu):
+                lo_b[b, u] = np.float64(ulo[u]) + 0.0
+                hi_b[b, u] = np.float64(uhi[u]) + 0.0
         for u in range(nu):
             slot[uax[u]] = -1
         c += 1
         s += m
         top -= 1
         if c - c0 == _LEAF_BLOCK:
-            _flush_leaves(c0, _LEAF_BLOCK, depth, ax_b, lo_b, hi_b, axes_t, lower_t,
+            _flush_leaves(c0, _LEAF_BLOCK, count, ax_b, lo_b, hi_b, axes_t, lower_t,
                           upper_t, bounds)  # fmt: skip
             c0 = c
-    _flush_leaves(c0, c - c0, depth, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds)
-    return ahead
+    _flush_leaves(c0, c - c0, count, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds)
+    return n_slots, ahead

@@ -30,6 +30,9 @@ from ._base import (
 #: estimator -> (the fitted arrays the tables were built from, the tables)
 _ROUTING_TABLES = weakref.WeakKeyDictionary()
 
+#: estimator -> (the fitted arrays, the per-depth leaf tables built from them)
+_LEAF_TABLES = weakref.WeakKeyDictionary()
+
 _TREE_KEYS = {
     "feature": "axis",
     "threshold": "threshold",
@@ -100,10 +103,21 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     leaf_axes_ : ndarray of shape (`n_cells_`, `depth_`), int
         ``leaf_axes_[c, j]``: the coordinate split at depth ``j`` on the path
         to cell ``c`` (a column of ``X``, or a principal component for
-        ``"pca"``); ``-1`` beyond the leaf's depth.
+        ``"pca"``); ``-1`` beyond the leaf's depth. Built from ``tree_`` on
+        first access (and kept while the fit is).
     `leaf_lower_`, leaf_upper_ : ndarray of shape (`n_cells_`, `depth_`), float64
         Bounds of cell ``c`` in coordinate ``leaf_axes_[c, j]``: min and max
-        of its fitted rows; NaN where ``leaf_axes_`` is ``-1``.
+        of its fitted rows; NaN where ``leaf_axes_`` is ``-1``. Built from
+        ``bound_lower_`` / ``bound_upper_`` on first access.
+    bound_axes_ : ndarray of shape (`n_cells_`, n_slots), int
+        The distinct coordinates on the path to each cell, in order of first
+        use from the root, ``-1`` padded: a coordinate split at several
+        depths (``"cycle"`` deeper than ``n_features_in_``) is listed once.
+        ``n_slots <= min(depth_, n_features_in_)``.
+    `bound_lower_`, bound_upper_ : ndarray of shape (`n_cells_`, n_slots), float64
+        The bounds of cell ``c`` in coordinate ``bound_axes_[c, u]`` (NaN
+        where it is ``-1``): the fitted state the partitioner routes with,
+        each bound stored once.
     leaf_n_samples_ : ndarray of shape (`n_cells_`,), int
         Fitted rows per cell (all >= ``min_samples_leaf``).
     tree_ : dict of ndarrays
@@ -159,7 +173,10 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
     rows per level, and ``max_depth=64`` with ``min_samples_leaf=1`` (one
     row per leaf) costs ``log2(n_samples)`` such levels. Fit memory beyond
     ``X`` is ~25 bytes per row (float64; ~17 for float32) plus the fitted
-    arrays, whose leaf bounds hold ``2 * n_cells_ * depth_`` values;
+    arrays, whose leaf bounds hold two values per cell and distinct path
+    coordinate (``2 * n_cells_ * n_slots``; the per-depth tables
+    ``leaf_lower_``, ``leaf_upper_`` and ``leaf_axes_`` are only built when
+    read);
     ``"max_spread"`` reads every coordinate at every level (see
     ``benchmarks/results/kdtree.md``). float32 input is kept as float32
     (half the memory of float64); the input check for NaN/inf reads all
@@ -247,17 +264,17 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             F, self.max_depth, self.min_samples_leaf, axis_rule=rule
         )
         self.tree_ = {new: tree[old] for new, old in _TREE_KEYS.items()}
-        self.leaf_axes_ = tree["leaf_axes"]
-        self.leaf_lower_ = tree["leaf_lower"]
-        self.leaf_upper_ = tree["leaf_upper"]
-        if self.split_axis == "pca" and self.leaf_axes_.size:
+        self.bound_axes_ = tree["bound_axes"]
+        self.bound_lower_ = tree["bound_lower"]
+        self.bound_upper_ = tree["bound_upper"]
+        if self.split_axis == "pca" and self.bound_axes_.size:
             scale = np.abs(F).max(axis=0) if F.shape[0] else np.zeros(F.shape[1])
-            slack = 1e-9 * scale[np.maximum(self.leaf_axes_, 0)]
-            self.leaf_lower_ = self.leaf_lower_ - slack
-            self.leaf_upper_ = self.leaf_upper_ + slack
+            slack = 1e-9 * scale[np.maximum(self.bound_axes_, 0)]
+            self.bound_lower_ = self.bound_lower_ - slack
+            self.bound_upper_ = self.bound_upper_ + slack
         self.leaf_n_samples_ = tree["leaf_n_samples"]
-        self.n_cells_ = int(self.leaf_axes_.shape[0])
-        self.depth_ = int(self.leaf_axes_.shape[1])
+        self.n_cells_ = int(self.bound_axes_.shape[0])
+        self.depth_ = int(tree["depth"].max())
         return self
 
     def __setstate__(self, state):
@@ -270,6 +287,48 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         if "tree_" in state:
             _check_fitted_state(state)
         super().__setstate__(state)
+
+    def _leaf_tables(self):
+        """The per-depth tables ``leaf_axes_``, and the slot of every entry
+        in ``bound_axes_``, built once per fit (beside the estimator, as
+        the routing tables)."""
+        check_is_fitted(self)
+        key = (self.tree_, self.bound_axes_, self.bound_lower_, self.bound_upper_)
+        cached = _LEAF_TABLES.get(self)
+        if cached is not None and all(
+            a is b for a, b in zip(cached[0], key, strict=True)
+        ):
+            return cached[1]
+        t = self.tree_
+        path = _kdtree.leaf_path_axes(
+            t["feature"], t["children_left"], t["children_right"], t["cell"],
+            t["depth"],
+        )  # fmt: skip
+        tables = {"leaf_axes_": path, "slot": _kdtree.distinct_path_axes(path)[1]}
+        _LEAF_TABLES[self] = (key, tables)
+        return tables
+
+    def _expanded(self, name, compact):
+        tables = self._leaf_tables()
+        if name not in tables:
+            tables[name] = _kdtree.expand_bounds(tables["slot"], compact)
+        return tables[name]
+
+    @property
+    def leaf_axes_(self):
+        """The coordinate split at every depth of every cell's path
+        (``n_cells_``, ``depth_``), -1 beyond the leaf's depth."""
+        return self._leaf_tables()["leaf_axes_"]
+
+    @property
+    def leaf_lower_(self):
+        """Lower bound of every cell in ``leaf_axes_[c, j]`` (NaN beyond)."""
+        return self._expanded("leaf_lower_", self.bound_lower_)
+
+    @property
+    def leaf_upper_(self):
+        """Upper bound of every cell in ``leaf_axes_[c, j]`` (NaN beyond)."""
+        return self._expanded("leaf_upper_", self.bound_upper_)
 
     @fill_doc
     def apply(self, X):
@@ -297,7 +356,7 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         ``fit`` replaced the tree or ``bounded`` changed.
         """
         t = self.tree_
-        key = (t, self.leaf_axes_, self.leaf_lower_, self.leaf_upper_, self.bounded)
+        key = (t, self.bound_axes_, self.bound_lower_, self.bound_upper_, self.bounded)
         cached = _ROUTING_TABLES.get(self)
         if cached is not None and all(
             a is b for a, b in zip(cached[0], key, strict=True)
@@ -309,9 +368,10 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             t["children_left"],
             t["children_right"],
             t["cell"],
-            self.leaf_axes_,
-            self.leaf_lower_ if self.bounded else None,
-            self.leaf_upper_ if self.bounded else None,
+            self.depth_,
+            self.bound_axes_,
+            self.bound_lower_ if self.bounded else None,
+            self.bound_upper_ if self.bounded else None,
         )
         _ROUTING_TABLES[self] = (key, prep)
         return prep
@@ -356,10 +416,13 @@ def _check_fitted_state(state):
     """Check a fitted state before any array of it is used (a loaded model).
 
     Every array ``apply`` and ``cell_ancestors`` index with is checked: the
-    node arrays form one tree (:func:`~._base.check_node_arrays`), the leaf
-    tables have one row per cell and one column per level of the deepest
-    leaf, their split coordinates exist, and the rotation of ``"pca"`` fits
-    ``n_features_in_``. The checked arrays replace the stored ones.
+    node arrays form one tree (:func:`~._base.check_node_arrays`), the bound
+    tables have one row per cell and list each cell's distinct path
+    coordinates (those of the tree), and the rotation of ``"pca"`` fits
+    ``n_features_in_``. A state of the layout before the bounds were stored
+    once per coordinate (per-depth tables ``leaf_axes_``, ``leaf_lower_``,
+    ``leaf_upper_``, one column per level of the deepest leaf) is checked
+    as such and converted. The checked arrays replace the stored ones.
     """
     owner = "KDTreePartitioner"
     d = check_count(owner, "n_features_in_", state.get("n_features_in_"), 1)
@@ -378,15 +441,43 @@ def _check_fitted_state(state):
         raise damaged(owner, f"n_cells_ is not the tree's {n_cells} leaves")
     if check_count(owner, "depth_", state.get("depth_")) != n_levels:
         raise damaged(owner, f"depth_ is not the tree's depth {n_levels}")
-    shape = (n_cells, n_levels)
-    axes = check_array_state(owner, "leaf_axes_", state.get("leaf_axes_"), "i", shape)
-    if np.any((axes < -1) | (axes >= n_split)):
-        raise damaged(owner, f"a leaf_axes_ entry lies outside -1 .. {n_split - 1}")
-    state["tree_"], state["leaf_axes_"] = tree, axes
-    for name in ("leaf_lower_", "leaf_upper_"):
-        state[name] = check_array_state(
-            owner, name, state.get(name), "f", shape, finite=False
+    state["tree_"] = tree
+    path = _kdtree.leaf_path_axes(
+        tree["feature"], tree["children_left"], tree["children_right"],
+        tree["cell"], tree["depth"],
+    )  # fmt: skip
+    want, slot = _kdtree.distinct_path_axes(path)
+    if "leaf_axes_" in state:
+        shape = (n_cells, n_levels)
+        axes = check_array_state(
+            owner, "leaf_axes_", state.pop("leaf_axes_"), "i", shape
         )
+        if np.any((axes < -1) | (axes >= n_split)):
+            raise damaged(owner, f"a leaf_axes_ entry lies outside -1 .. {n_split - 1}")
+        if not np.array_equal(axes, path):
+            raise damaged(owner, "leaf_axes_ are not the coordinates of the paths")
+        lower, upper = (
+            check_array_state(owner, name, state.pop(name, None), "f", shape,
+                              finite=False)
+            for name in ("leaf_lower_", "leaf_upper_")
+        )  # fmt: skip
+        state["bound_axes_"] = want
+        state["bound_lower_"], state["bound_upper_"] = _kdtree.collapse_bounds(
+            slot, lower, upper, want.shape[1]
+        )
+    else:
+        axes = check_array_state(
+            owner, "bound_axes_", state.get("bound_axes_"), "i", (n_cells, None)
+        )
+        if not np.array_equal(axes, want):
+            raise damaged(
+                owner, "bound_axes_ are not the distinct coordinates of the paths"
+            )
+        state["bound_axes_"] = axes
+        for name in ("bound_lower_", "bound_upper_"):
+            state[name] = check_array_state(
+                owner, name, state.get(name), "f", axes.shape, finite=False
+            )
     state["leaf_n_samples_"] = check_array_state(
         owner, "leaf_n_samples_", state.get("leaf_n_samples_"), "i", (n_cells,)
     )
