@@ -70,7 +70,12 @@ STOPS = {"before (alpha / K)": True, "after (alpha)": False}
 
 
 def one_liner(stop, seed):
-    _tree.MERGE_STOP_PER_CELL = STOPS[stop]  # read when the partition is fitted
+    """The one-liner under arm ``stop``: a merge stop, or ``--honest``'s fraction."""
+    setting = STOPS[stop]
+    if isinstance(setting, float):  # --honest: today's stop, this honest_fraction
+        _tree.MERGE_STOP_PER_CELL = False
+        return CalibrationTreePartitioner(random_state=seed, honest_fraction=setting)
+    _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
     return CalibrationTreePartitioner(random_state=seed)
 
 
@@ -292,7 +297,17 @@ def main(argv=None):
     parser.add_argument("--other-seeds", type=int, default=3, help="other sets")
     parser.add_argument("--n-null", type=int, default=20)
     parser.add_argument("--out", type=Path, default=RESULTS / "merge_stop.md")
+    parser.add_argument(
+        "--honest",
+        nargs="+",
+        type=float,
+        default=None,
+        help="compare these honest_fraction values (today's stop) instead of the stops",
+    )
     args = parser.parse_args(argv)
+    if args.honest:
+        STOPS.clear()
+        STOPS.update({f"honest {f:g}": float(f) for f in args.honest})
     threadpool_limits(1)
     load0, t0 = os.getloadavg(), time.perf_counter()
     seeds, other = range(args.seeds), range(args.other_seeds)
