@@ -72,9 +72,9 @@ STOPS = {"before (alpha / K)": True, "after (alpha)": False}
 def one_liner(stop, seed):
     """The one-liner under arm ``stop``: a merge stop, or ``--honest``'s fraction."""
     setting = STOPS[stop]
-    if isinstance(setting, float):  # --honest: today's stop, this honest_fraction
+    if isinstance(setting, dict):  # --honest / --split-alpha: today's stop, these
         _tree.MERGE_STOP_PER_CELL = False
-        return CalibrationTreePartitioner(random_state=seed, honest_fraction=setting)
+        return CalibrationTreePartitioner(random_state=seed, **setting)
     _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
     return CalibrationTreePartitioner(random_state=seed)
 
@@ -304,10 +304,20 @@ def main(argv=None):
         default=None,
         help="compare these honest_fraction values (today's stop) instead of the stops",
     )
+    parser.add_argument(
+        "--split-alpha",
+        nargs="+",
+        type=float,
+        default=None,
+        help="compare these split_alpha values (today's stop) instead of the stops",
+    )
     args = parser.parse_args(argv)
-    if args.honest:
+    if args.honest or args.split_alpha:
         STOPS.clear()
-        STOPS.update({f"honest {f:g}": float(f) for f in args.honest})
+        STOPS.update({f"honest {f:g}": {"honest_fraction": f} for f in args.honest or ()})
+        STOPS.update(
+            {f"split_alpha {a:g}": {"split_alpha": a} for a in args.split_alpha or ()}
+        )
     threadpool_limits(1)
     load0, t0 = os.getloadavg(), time.perf_counter()
     seeds, other = range(args.seeds), range(args.other_seeds)
