@@ -314,7 +314,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.honest or args.split_alpha:
         STOPS.clear()
-        STOPS.update({f"honest {f:g}": {"honest_fraction": f} for f in args.honest or ()})
+        STOPS.update(
+            {f"honest {f:g}": {"honest_fraction": f} for f in args.honest or ()}
+        )
         STOPS.update(
             {f"split_alpha {a:g}": {"split_alpha": a} for a in args.split_alpha or ()}
         )
