@@ -70,7 +70,12 @@ STOPS = {"before (alpha / K)": True, "after (alpha)": False}
 
 
 def one_liner(stop, seed):
-    _tree.MERGE_STOP_PER_CELL = STOPS[stop]  # read when the partition is fitted
+    """The one-liner under arm ``stop``: a merge stop, or ``--honest``'s fraction."""
+    setting = STOPS[stop]
+    if isinstance(setting, dict):  # --honest / --split-alpha: today's stop, these
+        _tree.MERGE_STOP_PER_CELL = False
+        return CalibrationTreePartitioner(random_state=seed, **setting)
+    _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
     return CalibrationTreePartitioner(random_state=seed)
 
 
@@ -292,7 +297,29 @@ def main(argv=None):
     parser.add_argument("--other-seeds", type=int, default=3, help="other sets")
     parser.add_argument("--n-null", type=int, default=20)
     parser.add_argument("--out", type=Path, default=RESULTS / "merge_stop.md")
+    parser.add_argument(
+        "--honest",
+        nargs="+",
+        type=float,
+        default=None,
+        help="compare these honest_fraction values (today's stop) instead of the stops",
+    )
+    parser.add_argument(
+        "--split-alpha",
+        nargs="+",
+        type=float,
+        default=None,
+        help="compare these split_alpha values (today's stop) instead of the stops",
+    )
     args = parser.parse_args(argv)
+    if args.honest or args.split_alpha:
+        STOPS.clear()
+        STOPS.update(
+            {f"honest {f:g}": {"honest_fraction": f} for f in args.honest or ()}
+        )
+        STOPS.update(
+            {f"split_alpha {a:g}": {"split_alpha": a} for a in args.split_alpha or ()}
+        )
     threadpool_limits(1)
     load0, t0 = os.getloadavg(), time.perf_counter()
     seeds, other = range(args.seeds), range(args.other_seeds)

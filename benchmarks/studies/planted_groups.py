@@ -54,6 +54,9 @@ def partitions():
         # the default since issue 21: fine cells merged by recalibration
         "tree()": lambda: CalibrationTreePartitioner(),
         "tree(stop off)": lambda: CalibrationTreePartitioner(split_alpha=None),
+        # lever (a) of the session-11 one-liner study: the honest fraction
+        "tree(honest 0.3)": lambda: CalibrationTreePartitioner(honest_fraction=0.3),
+        "tree(honest 0.7)": lambda: CalibrationTreePartitioner(honest_fraction=0.7),
         "merge+directions": lambda: CalibrationTreePartitioner(
             directions="recalibration"
         ),
@@ -74,7 +77,7 @@ def scores(f, p, g, y):
     )
 
 
-def run_seed(seed):
+def run_seed(seed, only=None):
     h, E, g, p, y, truth = planted_groups(
         16, size_range=(20 * B, 5000), random_state=seed
     )
@@ -92,6 +95,8 @@ def run_seed(seed):
         oracle.predict_proba(np.column_stack([ht, gt]))[:, 1], pt, gt, yt
     )
     for name, make in partitions().items():
+        if only and name not in only:
+            continue
         t0 = time.perf_counter()
         bb = BetaBinningCalibrator(make(), points_per_bin=B, random_state=seed)
         bb.fit(X, y)
@@ -167,12 +172,22 @@ def null_split_rate(makers=None, n_null=None):
 
 
 def main(argv=None):
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--only", nargs="+", default=None, help="partitions to run (default: all)"
+    )
+    parser.add_argument("--out", default=str(RESULTS / "planted_groups.md"))
+    args = parser.parse_args(argv)
     load0 = open("/proc/loadavg").read().split()[:3]
     t0 = time.perf_counter()
-    runs = [run_seed(s) for s in SEEDS]
-    null = null_split_rate()
-    names = ["UMD", *partitions(), "oracle"]
+    runs = [run_seed(s, args.only) for s in SEEDS]
+    null_names = [n for n in NULL_NAMES if not args.only or n in args.only]
+    null_names += [n for n in args.only or () if n.startswith("tree(honest")]
+    null = null_split_rate(
+        {name: (lambda r, name=name: partitions()[name]()) for name in null_names}
+    )
+    names = ["UMD", *(n for n in partitions() if not args.only or n in args.only)]
+    names.append("oracle")
     if "MCGrad" in runs[0]:
         names.append("MCGrad")
     else:
@@ -221,8 +236,7 @@ def main(argv=None):
     lines += [f"- {k}: {v:.2f}" for k, v in null.items()]
     text = "\n".join(lines) + "\n"
     print(text)
-    path = RESULTS / "planted_groups.md"
-    with open(path, "w") as fh:
+    with open(args.out, "w") as fh:
         fh.write(text)
 
 
