@@ -33,6 +33,19 @@ _ROUTING_TABLES = weakref.WeakKeyDictionary()
 #: estimator -> (the fitted arrays, the per-depth leaf tables built from them)
 _LEAF_TABLES = weakref.WeakKeyDictionary()
 
+
+def _kept_beside(store, est, key, build):
+    """``build()``, kept in ``store`` beside ``est`` (not in its ``__dict__``:
+    reading must not change the fitted state, nor the model file) while the
+    fitted arrays in ``key`` are the same objects; rebuilt after a refit."""
+    cached = store.get(est)
+    if cached is not None and all(a is b for a, b in zip(cached[0], key, strict=True)):
+        return cached[1]
+    value = build()
+    store[est] = (key, value)
+    return value
+
+
 _TREE_KEYS = {
     "feature": "axis",
     "threshold": "threshold",
@@ -293,20 +306,17 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         in ``bound_axes_``, built once per fit (beside the estimator, as
         the routing tables)."""
         check_is_fitted(self)
-        key = (self.tree_, self.bound_axes_, self.bound_lower_, self.bound_upper_)
-        cached = _LEAF_TABLES.get(self)
-        if cached is not None and all(
-            a is b for a, b in zip(cached[0], key, strict=True)
-        ):
-            return cached[1]
         t = self.tree_
-        path = _kdtree.leaf_path_axes(
-            t["feature"], t["children_left"], t["children_right"], t["cell"],
-            t["depth"],
-        )  # fmt: skip
-        tables = {"leaf_axes_": path, "slot": _kdtree.distinct_path_axes(path)[1]}
-        _LEAF_TABLES[self] = (key, tables)
-        return tables
+
+        def build():
+            path = _kdtree.leaf_path_axes(
+                t["feature"], t["children_left"], t["children_right"], t["cell"],
+                t["depth"],
+            )  # fmt: skip
+            return {"leaf_axes_": path, "slot": _kdtree.distinct_path_axes(path)[1]}
+
+        key = (t, self.bound_axes_, self.bound_lower_, self.bound_upper_)
+        return _kept_beside(_LEAF_TABLES, self, key, build)
 
     def _expanded(self, name, compact):
         tables = self._leaf_tables()
@@ -357,24 +367,22 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         """
         t = self.tree_
         key = (t, self.bound_axes_, self.bound_lower_, self.bound_upper_, self.bounded)
-        cached = _ROUTING_TABLES.get(self)
-        if cached is not None and all(
-            a is b for a, b in zip(cached[0], key, strict=True)
-        ):
-            return cached[1]
-        prep = _kdtree.prepare_kdtree(
-            t["feature"],
-            t["threshold"],
-            t["children_left"],
-            t["children_right"],
-            t["cell"],
-            self.depth_,
-            self.bound_axes_,
-            self.bound_lower_ if self.bounded else None,
-            self.bound_upper_ if self.bounded else None,
+        return _kept_beside(
+            _ROUTING_TABLES,
+            self,
+            key,
+            lambda: _kdtree.prepare_kdtree(
+                t["feature"],
+                t["threshold"],
+                t["children_left"],
+                t["children_right"],
+                t["cell"],
+                self.depth_,
+                self.bound_axes_,
+                self.bound_lower_ if self.bounded else None,
+                self.bound_upper_ if self.bounded else None,
+            ),
         )
-        _ROUTING_TABLES[self] = (key, prep)
-        return prep
 
     def cell_ancestors(self):
         """Ancestor nodes of every cell, nearest first.
