@@ -11,6 +11,8 @@ package's estimators (only scikit-learn's tags and ``Pipeline``, lazily):
 - :func:`supervised_step`, :func:`is_supervised`, :func:`fit_supervised`:
   how a partitioner that learns from labels (its tags say ``y`` is required)
   is recognised and fitted, also as the last step of a Pipeline;
+- :func:`partition_view`: the numbers a partitioner reads (a Pipeline's
+  last step's input), for a scaler that should see what the cells see;
 - :func:`cell_positions`: the position of every row's cell id in the sorted
   ids of the fitted cells (``-1`` for any other), with a lookup array when
   the ids are dense.
@@ -74,6 +76,38 @@ def fit_supervised(
     if isinstance(points_per_bin, Integral) and fit_takes(step, "points_per_bin"):
         kwargs[prefix + "points_per_bin"] = int(points_per_bin)
     return part.fit(Z, y, **kwargs)
+
+
+def partition_view(part, Z):
+    """The features a fitted partitioner ``part`` cuts, as a 2-D array.
+
+    What a scaler that reads "the partition features" should read (the
+    boosted scaler of ``ScalingBetaBinningCalibrator(scaler="features")``):
+
+    - a ``FrozenEstimator``: the view of the estimator it wraps;
+    - a :class:`~sklearn.pipeline.Pipeline`: the input of its last step,
+      ``part[:-1].transform(Z)`` (e.g. the embedding of a
+      ``make_pipeline(TextEmbedder(...), partitioner)``, never the raw text);
+    - a partitioner with a ``_partition_view(Z)`` method (the cross of
+      several partitions: its components' views side by side; a group
+      column: its cell ids) -- that method's result;
+    - any other partitioner: ``Z`` itself.
+
+    The result is not checked here (the scaler says what it needs).
+    """
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(part, FrozenEstimator):
+        part = part.estimator
+    if isinstance(part, Pipeline) and len(part.steps) > 1:
+        return part[:-1].transform(Z)
+    if isinstance(part, Pipeline):
+        part = part.steps[-1][1] if part.steps else part
+    view = getattr(part, "_partition_view", None)
+    if callable(view):
+        return view(Z)
+    return Z
 
 
 def dense_ids(hi, n):

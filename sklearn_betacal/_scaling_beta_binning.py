@@ -24,6 +24,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._cells import partition_view
 from ._compat import (
     HasMethods,
     Interval,
@@ -88,6 +89,13 @@ BOOSTING = {
 #: hold a handful of rows), a few rounds instead.
 BOOSTING_MIN_CLASS = 20
 BOOSTING_FEW_ROUNDS = 10
+#: What the boosting reads, recorded in its state (``scaler_["view"]``):
+#: the features the fitted partitioner cuts (:func:`partition_view`: a
+#: Pipeline's embedding, a group's cell id), or -- model files written
+#: before that -- the partition columns as they are.
+VIEW_PARTITION = "partition"
+VIEW_INPUT = "input"
+VIEWS = (VIEW_PARTITION, VIEW_INPUT)
 
 
 def _feature_matrix(q, Z, eps, who):
@@ -96,9 +104,11 @@ def _feature_matrix(q, Z, eps, who):
         Zf = np.asarray(Z, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(
-            f"{who}(scaler='features') fits its scaler on the partition "
-            "features, which must be numeric; got columns that are not. Encode "
-            "them as numbers (e.g. one-hot) or use scaler='hierarchical'."
+            f"{who}(scaler='features') fits its scaler on the features the "
+            "partitioner cuts, which must be numeric; got columns that are not. "
+            "Embed text inside the partitioner (make_pipeline(TextEmbedder(...), "
+            "partitioner): the scaler then reads the embedding), encode other "
+            "columns as numbers (e.g. one-hot), or use scaler='hierarchical'."
         ) from None
     Zf = Zf.reshape(q.shape[0], -1)
     if not np.all(np.isfinite(Zf)):
@@ -157,6 +167,7 @@ def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
     state = {
         "logit_eps": np.asarray(eps, dtype=np.float64),
         "n_features": F.shape[1] - 1,
+        "view": VIEW_PARTITION,
     }
     counts = np.bincount(y.astype(np.int64), weights=None, minlength=2)
     if counts.min() == 0:
@@ -202,14 +213,15 @@ def check_boosted_state(state):
     state is checked when it loads). Returns the checked state.
     """
     owner = "ScalingBetaBinningCalibrator"
-    if not isinstance(state, dict) or set(state) != {
-        "hierarchical",
-        "logit_eps",
-        "n_features",
-        "baseline",
-        "trees",
-    }:
+    keys = {"hierarchical", "logit_eps", "n_features", "baseline", "trees"}
+    if isinstance(state, dict) and set(state) == keys:
+        # written before the scaler read the partition's view: it read the
+        # partition columns themselves, and still does
+        state = {**state, "view": VIEW_INPUT}
+    if not isinstance(state, dict) or set(state) != {*keys, "view"}:
         raise damaged(owner, "scaler_ is not the feature-aware scaler's dict")
+    if not isinstance(state["view"], str) or state["view"] not in VIEWS:
+        raise damaged(owner, f"scaler_['view'] is not one of {sorted(VIEWS)}")
     if not callable(getattr(state["hierarchical"], "predict_proba", None)):
         raise damaged(owner, "scaler_['hierarchical'] is not a fitted scaler")
     d = check_count(owner, "scaler_['n_features']", state["n_features"], 1)
@@ -324,7 +336,10 @@ default="hierarchical"
         cell; S-BB). ``"features"``: the hierarchical scaler, then a boosted
         recalibration (scikit-learn's histogram gradient boosting, increasing
         in the logit of the hierarchical scaler's probability) on that logit
-        and the partition features, which must be numeric; the binning on D2
+        and the features the partition cuts (a Pipeline partitioner's
+        last-step input, e.g. a ``TextEmbedder``'s embedding; a group
+        column's cell id; see the User Guide), which must be numeric; the
+        binning on D2
         then bins this scaler's output ``g(x)`` (proxies ``g(x)``), and
         prediction looks up a row's ``g(x)``. An estimator: cloned, fitted on
         the D1 rows of ``X`` and ``y`` (and ``sample_weight`` when given), and
@@ -369,7 +384,10 @@ default="hierarchical"
         ``"features"`` a dict: ``"hierarchical"`` (the fitted Eq. 5 scaler),
         ``"baseline"``, ``"trees"`` (each boosted tree as node arrays in the
         layout of the package's trees, with ``"value"`` per leaf),
-        ``"logit_eps"`` and ``"n_features"``; see :meth:`proxy_proba`.
+        ``"logit_eps"``, ``"n_features"`` and ``"view"`` (what the
+        boosting reads: ``"partition"``, the features the partition cuts,
+        or ``"input"``, the partition columns as they are, in model files
+        written before that); see :meth:`proxy_proba`.
     nu_ : float
         The misspecification used: ``nu``, or its estimate for ``"auto"``.
     scaling_indices_, binning_indices_ : ndarray of int64
@@ -606,6 +624,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         # the template fit's state: every fold shares the partitioner
         shared = {key: v for key, v in vars(self).items() if key in _TEMPLATE_STATE}
         members, small = [], []
+        # the features the boosting reads, read once for the k folds
+        view = self._fit_view(X) if self.scaler == "features" else None
         for j in range(k):
             member = clone(self).set_params(cv=None)
             member.__dict__.update(shared)
@@ -614,7 +634,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             d1 = np.sort(np.concatenate(folds[:j] + folds[j + 1 :]))
             d2 = np.sort(folds[j])
             members.append(
-                member._fit_split(X, h, y, sample_weight, cells, d1, d2, rng)
+                member._fit_split(X, h, y, sample_weight, cells, d1, d2, rng, view)
             )
             del member._fallback_counts
         if small:
@@ -631,9 +651,18 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.points_per_bin_ = max(m.points_per_bin_ for m in members)
         return self
 
-    def _fit_split(self, X, h, y, sample_weight, cells, d1, d2, rng):
+    def _fit_view(self, X):
+        """``scaler="features"``: what the boosting reads of the kept rows of
+        ``X`` (:func:`partition_view` of the fitted partitioner)."""
+        X_arr = self._validate_X(X, reset=False)
+        Z = self._split_block(X, X_arr, 0, X_arr.shape[0])[1]
+        return partition_view(self.partitioner_, Z)
+
+    def _fit_split(self, X, h, y, sample_weight, cells, d1, d2, rng, view=None):
         """Alg. 3 on the split ``d1`` (scaler) / ``d2`` (binning); ``rng``
-        has drawn the split and draws the rest (boosting seed, nudges)."""
+        has drawn the split and draws the rest (boosting seed, nudges);
+        ``view``: the boosting's features (``scaler="features"``), computed
+        here when not given."""
         sw = sample_weight
         self.scaling_indices_, self.binning_indices_ = d1, d2
 
@@ -641,11 +670,9 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         if features:
             # drawn after the split, before the tie-breaking nudges
             self._scaler_seed = rng.randint(np.iinfo(np.int32).max)
-        Z = None
-        if features:  # the partition features of the kept rows
-            X_arr = self._validate_X(X, reset=False)
-            Z = self._split_block(X, X_arr, 0, X_arr.shape[0])[1]
-        t2 = self._fit_scaler(X, h, Z, y, sw, cells, d1, d2)
+        if features and view is None:
+            view = self._fit_view(X)
+        t2 = self._fit_scaler(X, h, view, y, sw, cells, d1, d2)
         # the binned score: the confidence (Alg. 3), or the feature-aware
         # scaler's own output, whose resolution the binning then keeps
         s2 = t2 if features else h[d2]
@@ -668,25 +695,38 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self._fit_binning(s2, t2, w2, cells[d2], rng)
         return self
 
-    def _binned_score(self, h, Z, cells):
+    def _boost_view(self, Z):
+        """What the fitted boosting reads of the partition features ``Z``
+        (``scaler_["view"]``; the members of ``cv`` share it)."""
+        member = self if self.cv is None else self.estimators_[0]
+        if member.scaler_["view"] == VIEW_INPUT:
+            return Z
+        return partition_view(self.partitioner_, Z)
+
+    def _binned_score(self, h, Z, cells, viewed=False):
         """What the binning reads (Alg. 2): ``h``, or the feature-aware
-        scaler's probability for ``scaler="features"``."""
+        scaler's probability for ``scaler="features"`` (``viewed``: ``Z`` is
+        already the boosting's view of the features)."""
         if self.scaler != "features":
             return h
+        V = Z if viewed else self._boost_view(Z)
         base = self.scaler_["hierarchical"]
         q = _positive_proba(base, np.column_stack([h, cells]))
-        return boosted_proba(self.scaler_, q, Z, type(self).__name__, self._forest())
+        return boosted_proba(self.scaler_, q, V, type(self).__name__, self._forest())
 
     def _row_predictor(self):
-        """Alg. 2; with ``cv``, the mean of the folds' binned predictions."""
+        """Alg. 2; with ``cv``, the mean of the folds' binned predictions
+        (the features the boosting reads are read once for all folds)."""
         if self.cv is None:
             return super()._row_predictor()
-        parts = [member._row_predictor() for member in self.estimators_]
+        parts = [(m, m._binning_predictor()) for m in self.estimators_]
 
         def rows(h, Z, cells):
-            out = parts[0](h, Z, cells)
-            for predict in parts[1:]:
-                out = out + predict(h, Z, cells)
+            V = self._boost_view(Z) if self.scaler == "features" else Z
+            out = None
+            for member, predict in parts:
+                p = predict(member._binned_score(h, V, cells, viewed=True), cells)
+                out = p if out is None else out + p
             return out / len(parts)
 
         return rows
@@ -728,14 +768,18 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         else:
             h, Z = self._split_X(X, reset=False)
             cells = None if self.scaler == "pooled" else self._cells(Z)
+            if self.scaler == "features":
+                Z = self._boost_view(Z)
             proxies = [m._proxy(h, Z, cells) for m in members]
         return proxies[0] if self.cv is None else np.mean(proxies, axis=0)
 
     def _proxy(self, h, Z, cells):
-        """The fitted scaler's proxies at validated ``h``, ``Z`` and their
-        ``cells`` (unused by ``scaler="pooled"``)."""
-        if self.scaler == "features":
-            return self._binned_score(h, Z, cells)
+        """The fitted scaler's proxies at validated ``h``, ``Z`` (for
+        ``scaler="features"`` the boosting's view of the features,
+        :meth:`_boost_view`) and their ``cells`` (unused by
+        ``scaler="pooled"``)."""
+        if self.scaler == "features":  # Z: the boosting's view already
+            return self._binned_score(h, Z, cells, viewed=True)
         if self.scaler == "pooled":
             return _positive_proba(self.scaler_, h)
         return _positive_proba(self.scaler_, np.column_stack([h, cells]))

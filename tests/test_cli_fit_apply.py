@@ -879,3 +879,47 @@ def test_cv_is_refused_where_there_is_no_scaler_to_cross_fit(
     err = capsys.readouterr().err
     assert f"--cv cross-fits the scaler of hs-bb and s-bb, not of {method}" in err
     assert not (tmp_path / "m.skops").exists()
+
+
+def test_scaler_features_boosts_on_the_text_embedding(frame, tmp_path, capsys):
+    """--method s-bb --scaler features --text COL --partition learned --cv 3:
+    the configuration of the MCGrad comparison, from the command line. Its
+    boosting reads the text embedding (16 components) and the model column's
+    cell id; the model file predicts what the same calibrator fitted in
+    Python predicts, and apply writes it."""
+    src = tmp_path / "train.csv"
+    frame.iloc[:3000].to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--text", "question", "--model-column", "model",
+            "--partition", "learned", "--method", "s-bb", "--scaler", "features",
+            "--cv", "3", "--quiet", "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    est = model_io.load(model)
+    assert est.scaler == "features" and est.cv == 3
+    for member in est.estimators_:
+        assert member.scaler_["view"] == "partition"
+        assert member.scaler_["n_features"] == 1 + 16
+    cols = list(est.feature_names_in_)
+    X = frame.iloc[:3000][cols]
+    y = frame.iloc[:3000]["correct_judge"].astype(int)
+    again = clone(est).fit(X, y)
+    assert_array_equal(est.predict_proba(X), again.predict_proba(X))
+    result = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(src), str(result)]) == 0
+    p = pd.read_csv(result)["calibrated_confidence"]
+    assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["umd", "bb", "hls"])
+def test_scaler_is_refused_where_there_is_no_scaler(frame, tmp_path, capsys, method):
+    src = tmp_path / "train.csv"
+    frame.iloc[:500].to_csv(src, index=False)
+    groups = [] if method == "umd" else ["--model-column", "model"]
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", *groups, "--method", method, "--scaler", "features",
+            "--output", str(tmp_path / "m.skops")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--scaler chooses the scaler of hs-bb and s-bb, not of {method}" in err
+    assert not (tmp_path / "m.skops").exists()

@@ -1003,3 +1003,32 @@ def test_tampered_calibrator_state_is_a_model_file_error(tmp_path):
         est, X = _BY_NAME[name]
         same = model_io.load(model_io.dump(est, tmp_path / f"{name}.skops"))
         assert_array_equal(same.predict_proba(X), est.predict_proba(X))
+
+
+def test_sbb_features_model_file_before_the_partition_view_loads(tmp_path):
+    """A scaler="features" file written before the boosting read the
+    partition's view (tests/data/sbb_features_old_format_make.py at 6b909d7:
+    its boosting read the 4 raw partition columns, not the 2 PCA components
+    its Pipeline partitioner cuts) loads and predicts as it did, bit for bit;
+    a fresh fit reads the view."""
+    sys.path.insert(0, DATA)
+    try:
+        from sbb_features_old_format_make import data, model
+    finally:
+        sys.path.remove(DATA)
+    ref = json.loads(open(os.path.join(DATA, "sbb_features_old_format.json")).read())
+    old = model_io.load(os.path.join(DATA, "sbb_features_old_format.skops"))
+    X, y, probe = data()
+    assert old.scaler_["view"] == "input" and old.scaler_["n_features"] == 4
+    assert old.predict_proba(probe)[:, 1].tolist() == ref["proba"]
+    assert old.proxy_proba(probe).tolist() == ref["proxy"]
+    fresh = model().fit(X, y)
+    assert fresh.scaler_["view"] == "partition" and fresh.scaler_["n_features"] == 2
+    # written again, the old model keeps its reading
+    model_io.dump(old, tmp_path / "again.skops")
+    again = model_io.load(tmp_path / "again.skops")
+    assert again.predict_proba(probe)[:, 1].tolist() == ref["proba"]
+    # a view the loader does not know is refused
+    state = {**old.__getstate__(), "scaler_": {**old.scaler_, "view": "raw"}}
+    with pytest.raises(ValueError, match="view"):
+        sb.ScalingBetaBinningCalibrator().__setstate__(state)

@@ -512,12 +512,27 @@ def test_sbb_features_bound_holds_in_every_cell():
 
 def test_sbb_features_needs_numeric_finite_features_and_handles_one_class():
     X, y, _ = _feature_miscalibrated(0, 400)
-    Xs = np.column_stack([X[:, 0], np.where(X[:, 1] > 0, "a", "b")]).astype(object)
-    sbb = ScalingBetaBinningCalibrator(
-        GroupColumnPartitioner(), scaler="features", points_per_bin=20
-    )
-    with pytest.raises(ValueError, match="must be numeric"):
-        sbb.fit(Xs, y)
+    # a group column of names is read as its cell id (the groups in sorted
+    # order): the same model as the group coded 0 / 1 by hand
+    names = np.where(X[:, 1] > 0, "a", "b")
+    Xs = np.column_stack([X[:, 0], names]).astype(object)
+    Xn = np.column_stack([X[:, 0], (names == "b").astype(float)])
+
+    def sbb():
+        return ScalingBetaBinningCalibrator(
+            GroupColumnPartitioner(),
+            scaler="features",
+            points_per_bin=20,
+            random_state=0,
+        )
+
+    by_name, by_code = sbb().fit(Xs, y), sbb().fit(Xn, y)
+    assert by_name.scaler_["n_features"] == 1
+    assert_array_equal(by_name.predict_proba(Xs), by_code.predict_proba(Xn))
+    # another column the partitioner passes on that is not a number: refused
+    Xt = np.column_stack([Xs, np.where(X[:, 2] > 0, "x", "y")]).astype(object)
+    with pytest.raises(ValueError, match="must be numeric.*TextEmbedder"):
+        sbb().fit(Xt, y)
     # one class in D1: the boosting is Laplace's constant, no trees (the
     # hierarchical base scaler warns that one class is separable)
     one = ScalingBetaBinningCalibrator(
@@ -728,3 +743,105 @@ def test_sbb_cv_warns_of_small_cells_once_with_the_folds_ranges():
     assert "epsilon_ of each of estimators_" in msg
     # the members keep no trace of the deferral
     assert all(not hasattr(m, "_fallback_counts") for m in sbb.estimators_)
+
+
+def _text_rows(seed, n):
+    """Questions of two topics whose confidences are miscalibrated
+    differently (over-confident on "river" questions)."""
+    rng = np.random.default_rng(seed)
+    topic = rng.integers(0, 2, n)
+    words = np.array([["river", "lake", "delta"], ["opera", "violin", "sonata"]])
+    text = [
+        " ".join(rng.choice(words[t], 3)) + f" q{rng.integers(0, 40)}" for t in topic
+    ]
+    h = rng.uniform(0.05, 0.95, n)
+    logit = np.log(h / (1 - h))
+    p = 1 / (1 + np.exp(-np.where(topic == 0, 0.4 * logit - 0.8, 1.3 * logit)))
+    y = (rng.uniform(size=n) < p).astype(int)
+    return text, h, y
+
+
+def test_sbb_features_boosts_on_the_embedding_of_a_text_pipeline():
+    """With make_pipeline(TextEmbedder, partitioner) the boosting reads the
+    embedding (the last step's input), never the raw text: the model is bit
+    for bit the one fitted on the embedding's columns with the same
+    partitioner, and its boosting has one feature per embedding dimension."""
+    import pandas as pd
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_betacal import TextEmbedder
+
+    text, h, y = _text_rows(0, 1500)
+    X = pd.DataFrame({"confidence": h, "question": text})
+    emb = TextEmbedder("question", n_components=3, random_state=0).fit(X[["question"]])
+    E = emb.transform(X[["question"]])
+
+    def sbb(part, **kw):
+        return ScalingBetaBinningCalibrator(
+            part,
+            scaler="features",
+            points_per_bin=30,
+            confidence_column=kw.pop("confidence_column", 0),
+            random_state=0,
+            **kw,
+        )
+
+    for cv in (None, 2):
+        text_model = sbb(
+            make_pipeline(FrozenEstimator(emb), KDTreePartitioner(max_depth=1)),
+            confidence_column="confidence",
+            cv=cv,
+        ).fit(X, y)
+        numeric = sbb(KDTreePartitioner(max_depth=1), cv=cv).fit(
+            np.column_stack([h, E]), y
+        )
+        member = text_model if cv is None else text_model.estimators_[0]
+        assert member.scaler_["n_features"] == 3
+        assert member.scaler_["view"] == "partition"
+        assert_array_equal(
+            text_model.predict_proba(X), numeric.predict_proba(np.column_stack([h, E]))
+        )
+        assert_array_equal(
+            text_model.proxy_proba(X), numeric.proxy_proba(np.column_stack([h, E]))
+        )
+
+
+def test_sbb_features_cross_of_group_names_and_text_reads_both_views():
+    """A CrossPartitioner of a group column of names and a text pipeline:
+    the boosting reads the group's cell id and the embedding, side by side."""
+    import pandas as pd
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_betacal import CrossPartitioner, TextEmbedder
+    from sklearn_betacal._cells import partition_view
+
+    text, h, y = _text_rows(1, 1200)
+    model = np.where(np.arange(1200) % 3 == 0, "gpt", "llama")
+    X = pd.DataFrame({"confidence": h, "model": model, "question": text})
+    cross = CrossPartitioner(
+        [
+            ("model", GroupColumnPartitioner("model"), ["model"]),
+            (
+                "text",
+                make_pipeline(
+                    TextEmbedder("question", n_components=2, random_state=0),
+                    KDTreePartitioner(max_depth=1),
+                ),
+                ["question"],
+            ),
+        ]
+    )
+    sbb = ScalingBetaBinningCalibrator(
+        cross,
+        scaler="features",
+        points_per_bin=30,
+        confidence_column="confidence",
+        random_state=0,
+    ).fit(X, y)
+    assert sbb.scaler_["n_features"] == 3
+    view = partition_view(sbb.partitioner_, X[["model", "question"]])
+    embed = sbb.partitioner_.partitioners_[1][1][0]
+    assert_array_equal(view[:, 0], (model == "llama").astype(float))
+    assert_array_equal(view[:, 1:], embed.transform(X[["question"]]))
+    p = sbb.predict_proba(X)[:, 1]
+    assert np.all(np.isfinite(p)) and np.ptp(p) > 0

@@ -11,7 +11,13 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._cells import cell_positions, fit_supervised, is_supervised, supervised_step
+from .._cells import (
+    cell_positions,
+    fit_supervised,
+    is_supervised,
+    partition_view,
+    supervised_step,
+)
 from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
 from .._docstrings import fill_doc
 from .._random import seed_inner
@@ -86,8 +92,8 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         self.group_column = group_column
         self.handle_unknown = handle_unknown
 
-    def _group_column(self, X, *, reset):
-        X = validate_data(self, X, dtype=None, reset=reset)
+    def _group_index(self, X):
+        """Position of the group column in the validated array ``X``."""
         if isinstance(self.group_column, str):
             names = getattr(self, "feature_names_in_", None)
             if names is None or self.group_column not in names:
@@ -108,7 +114,11 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
                     "DataFrame and name the column)."
                 )
             idx = self.group_column
-        g = X[:, idx]
+        return idx
+
+    def _group_column(self, X, *, reset):
+        X = validate_data(self, X, dtype=None, reset=reset)
+        g = X[:, self._group_index(X)]
         if g.dtype.kind == "O":
             kinds = {type(v) for v in g}
             if len(kinds) > 1 and not all(issubclass(k, Integral) for k in kinds):
@@ -148,6 +158,25 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
                 stacklevel=2,
             )
         return self
+
+    def _partition_view(self, X):
+        """What a scaler of the partition features reads here
+        (:func:`~sklearn_betacal._cells.partition_view`): the columns of
+        ``X`` with the group column replaced by the group's cell id (``-1``
+        unseen), so that groups of any type (names, say) become numbers in
+        their sorted order; the other columns as they are."""
+        check_is_fitted(self)
+        g = self._group_column(X, reset=False)
+        try:
+            ids = cell_positions(g, self.groups_)
+        except TypeError:  # apply says what is wrong (it runs for the cells)
+            ids = np.full(g.shape[0], -1, dtype=np.int64)
+        X = validate_data(self, X, dtype=None, reset=False)
+        # numbers as float64; any other column as it is (the scaler says
+        # which columns are not numbers)
+        out = X.astype(np.float64 if X.dtype.kind in "fiub" else object)
+        out[:, self._group_index(X)] = ids
+        return out
 
     @fill_doc
     def apply(self, X):
@@ -516,6 +545,21 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
             "CrossPartitioner has no honest_split: none of its components is "
             "a supervised partitioner with one."
         )
+
+    def _partition_view(self, X):
+        """What a scaler of the partition features reads of the cross
+        (:func:`~sklearn_betacal._cells.partition_view`): every component's
+        view of its columns, side by side, in the order of ``partitioners_``
+        (a text pipeline's embedding, a group's cell id, a kd-tree's
+        columns)."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        blocks = []
+        for name, part, columns in self.partitioners_:
+            sel = _select_columns(X, columns, who=f"partitioner {name!r}")
+            block = np.asarray(partition_view(part, sel))
+            blocks.append(block.reshape(block.shape[0], -1))
+        return np.column_stack(blocks)
 
     def cell_ancestors(self):
         """Ancestor regions of every crossed cell, nearest first (for fallback).

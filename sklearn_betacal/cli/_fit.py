@@ -41,6 +41,8 @@ METHODS = {
 }
 #: methods with a points-per-bin hyper-parameter (tunable with --tune)
 BINNING = {"umd", "s-b", "bb", "hs-bb", "s-bb"}
+#: the scalers --scaler chooses for hs-bb/s-bb
+SCALERS = ("hierarchical", "pooled", "features")
 #: candidate points per bin for --tune
 TUNE_GRID = (10, 20, 35, 50, 75, 100, 150, 200, 300)
 
@@ -226,6 +228,12 @@ def build_estimator(args):
                 "--epsilon chooses points per bin; drop --points-per-bin/--tune"
             )
     sbb = METHODS["s-bb"][0]  # the methods with a scaler to cross-fit
+    if args.scaler is not None and name != sbb:
+        scaling = sorted(m for m, (n, _) in METHODS.items() if n == sbb)
+        raise UsageError(
+            f"--scaler chooses the scaler of {' and '.join(scaling)}, "
+            f"not of {args.method}"
+        )
     if args.cv is not None and name != sbb:
         scaling = sorted(m for m, (n, _) in METHODS.items() if n == sbb)
         raise UsageError(
@@ -248,6 +256,8 @@ def build_estimator(args):
         params.update(points_per_bin=b, random_state=args.random_state)
     if args.method == "s-bb":
         params["scaler"] = "pooled"
+    if args.scaler is not None:
+        params["scaler"] = args.scaler
     if args.cv is not None:
         params["cv"] = args.cv
     if args.epsilon is not None:
@@ -863,6 +873,14 @@ def add_fit(subparsers):
         help="hs-bb/s-bb: cross-fit the scaler over K folds (every row binned, "
         "each by a scaler that did not see it) instead of one split",
     )
+    parser.add_argument(
+        "--scaler",
+        choices=SCALERS,
+        help="hs-bb/s-bb: the scaler fitted before the binning (default: "
+        "hierarchical for hs-bb, pooled for s-bb); 'features': the "
+        "hierarchical scaler, then a boosted recalibration on the --text "
+        "embedding (and group ids), whose output is binned",
+    )
     parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
     parser.add_argument("--n-components", type=_int_at_least(1), default=16)
     parser.add_argument("--random-state", type=int, default=0)
@@ -967,7 +985,8 @@ def run_fit(args):
         X = X[[args.confidence]]
     out = sys.stdout
     progress = Progress(args.progress)
-    print(f"# betacal fit: {args.method} on {path.name}", file=out)
+    scaler = f" (scaler: {args.scaler})" if args.scaler is not None else ""
+    print(f"# betacal fit: {args.method}{scaler} on {path.name}", file=out)
     out.flush()
     try:
         if args.tune:
