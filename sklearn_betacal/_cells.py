@@ -78,6 +78,21 @@ def fit_supervised(
     return part.fit(Z, y, **kwargs)
 
 
+def pipeline_head(part):
+    """``(head, last)`` of a fitted Pipeline partitioner of two or more
+    steps (``head = part[:-1]``; a ``FrozenEstimator`` unwrapped), else
+    ``None``: ``part.transform(Z)`` is ``last.transform(head.transform(Z))``,
+    so a caller that needs the head's output too computes it once."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(part, FrozenEstimator):
+        part = part.estimator
+    if isinstance(part, Pipeline) and len(part.steps) > 1:
+        return part[:-1], part.steps[-1][1]
+    return None
+
+
 def partition_view(part, Z):
     """The features a fitted partitioner ``part`` cuts, as a 2-D array.
 
@@ -98,10 +113,11 @@ def partition_view(part, Z):
     from sklearn.frozen import FrozenEstimator
     from sklearn.pipeline import Pipeline
 
+    split = pipeline_head(part)
+    if split is not None:
+        return split[0].transform(Z)
     if isinstance(part, FrozenEstimator):
         part = part.estimator
-    if isinstance(part, Pipeline) and len(part.steps) > 1:
-        return part[:-1].transform(Z)
     if isinstance(part, Pipeline):
         part = part.steps[-1][1] if part.steps else part
     view = getattr(part, "_partition_view", None)

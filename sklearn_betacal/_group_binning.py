@@ -604,6 +604,13 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         """
         return h
 
+    def _row_inputs(self, Z):
+        """``(Z, cells)``: what the row predictor reads of one block's
+        partition features ``Z`` -- the features themselves and their cells
+        (a subclass whose binned score reads a view of the features returns
+        that view, computed once with the cells)."""
+        return Z, self._cells(Z)
+
     def _row_predictor(self):
         """``(h, Z, cells) -> calibrated values`` of one block (Alg. 2).
 
@@ -623,7 +630,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._row_predictor()
 
         def write(h, Z, out):
-            out[:] = predict(h, Z, self._cells(Z))
+            out[:] = predict(h, *self._row_inputs(Z))
 
         return self._blockwise(X, (), np.float64, write)
 
@@ -641,7 +648,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._row_predictor()
 
         def write(h, Z, out):
-            out[:, pos] = predict(h, Z, self._cells(Z))
+            out[:, pos] = predict(h, *self._row_inputs(Z))
             np.subtract(1.0, out[:, pos], out=out[:, 1 - pos])
 
         return self._blockwise(X, (2,), np.float64, write)
@@ -658,6 +665,6 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         predict = self._row_predictor()
 
         def write(h, Z, out):
-            out[:] = binary_predict(self, predict(h, Z, self._cells(Z)))
+            out[:] = binary_predict(self, predict(h, *self._row_inputs(Z)))
 
         return self._blockwise(X, (), self.classes_.dtype, write)

@@ -24,7 +24,8 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._cells import partition_view
+from ._base import PREDICT_BLOCK_ROWS
+from ._cells import partition_view, pipeline_head
 from ._compat import (
     HasMethods,
     Interval,
@@ -48,6 +49,7 @@ from ._partition._base import (
 from ._random import seed_inner
 from ._validation import (
     check_binary_labels,
+    check_cell_ids,
     check_confidence,
     check_weights,
     take_rows,
@@ -695,37 +697,48 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self._fit_binning(s2, t2, w2, cells[d2], rng)
         return self
 
-    def _boost_view(self, Z):
-        """What the fitted boosting reads of the partition features ``Z``
-        (``scaler_["view"]``; the members of ``cv`` share it)."""
+    def _row_inputs(self, Z):
+        """``(V, cells)`` of one block: for ``scaler="features"`` ``V`` is
+        what the fitted boosting reads of the partition features ``Z``
+        (``scaler_["view"]``, shared by the members of ``cv``). For a
+        Pipeline partitioner the view is its last step's input, so the
+        cells are that step's transform of it: the embedding is computed
+        once for both (as ``Pipeline.transform`` computes it)."""
+        if self.scaler != "features":
+            return super()._row_inputs(Z)
         member = self if self.cv is None else self.estimators_[0]
         if member.scaler_["view"] == VIEW_INPUT:
-            return Z
-        return partition_view(self.partitioner_, Z)
+            return Z, self._cells(Z)
+        split = pipeline_head(self.partitioner_)
+        n = Z.shape[0]
+        if split is None or n > PREDICT_BLOCK_ROWS:
+            return partition_view(self.partitioner_, Z), self._cells(Z)
+        head, last = split
+        V = head.transform(Z)
+        who = f"partitioner ({type(self.partitioner_).__name__})"
+        return V, check_cell_ids(last.transform(V), n, who=who)
 
-    def _binned_score(self, h, Z, cells, viewed=False):
+    def _binned_score(self, h, V, cells):
         """What the binning reads (Alg. 2): ``h``, or the feature-aware
-        scaler's probability for ``scaler="features"`` (``viewed``: ``Z`` is
-        already the boosting's view of the features)."""
+        scaler's probability for ``scaler="features"`` (``V``: the block's
+        row inputs, :meth:`_row_inputs`)."""
         if self.scaler != "features":
             return h
-        V = Z if viewed else self._boost_view(Z)
         base = self.scaler_["hierarchical"]
         q = _positive_proba(base, np.column_stack([h, cells]))
         return boosted_proba(self.scaler_, q, V, type(self).__name__, self._forest())
 
     def _row_predictor(self):
         """Alg. 2; with ``cv``, the mean of the folds' binned predictions
-        (the features the boosting reads are read once for all folds)."""
+        (the row inputs, :meth:`_row_inputs`, read once for all folds)."""
         if self.cv is None:
             return super()._row_predictor()
         parts = [(m, m._binning_predictor()) for m in self.estimators_]
 
-        def rows(h, Z, cells):
-            V = self._boost_view(Z) if self.scaler == "features" else Z
+        def rows(h, V, cells):
             out = None
             for member, predict in parts:
-                p = predict(member._binned_score(h, V, cells, viewed=True), cells)
+                p = predict(member._binned_score(h, V, cells), cells)
                 out = p if out is None else out + p
             return out / len(parts)
 
@@ -767,19 +780,20 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             proxies = [_positive_proba(m.scaler_, X) for m in members]
         else:
             h, Z = self._split_X(X, reset=False)
-            cells = None if self.scaler == "pooled" else self._cells(Z)
-            if self.scaler == "features":
-                Z = self._boost_view(Z)
+            if self.scaler == "pooled":
+                cells = None
+            else:
+                Z, cells = self._row_inputs(Z)
             proxies = [m._proxy(h, Z, cells) for m in members]
         return proxies[0] if self.cv is None else np.mean(proxies, axis=0)
 
     def _proxy(self, h, Z, cells):
         """The fitted scaler's proxies at validated ``h``, ``Z`` (for
         ``scaler="features"`` the boosting's view of the features,
-        :meth:`_boost_view`) and their ``cells`` (unused by
+        :meth:`_row_inputs`) and their ``cells`` (unused by
         ``scaler="pooled"``)."""
-        if self.scaler == "features":  # Z: the boosting's view already
-            return self._binned_score(h, Z, cells, viewed=True)
+        if self.scaler == "features":  # Z: the row inputs already
+            return self._binned_score(h, Z, cells)
         if self.scaler == "pooled":
             return _positive_proba(self.scaler_, h)
         return _positive_proba(self.scaler_, np.column_stack([h, cells]))
