@@ -377,6 +377,8 @@ EMBEDDINGS = {
     # all-MiniLM-L6-v2 of the question, PCA to 32-d on the calibration rows
     # (the ``embeddings`` extra; encodings memoized by text, see _memo_minilm)
     "minilm": {"text_columns": ["question"], "method": "minilm"},
+    # character 2-4-grams within words, case kept, question + answer
+    "char": {"text_columns": ["question", "answer"], "method": "tfidf-char-svd"},
 }
 
 
@@ -728,7 +730,8 @@ def main(argv=None):
         nargs="+",
         default=["tfidf"],
         help="influences: the text view (tfidf = TextEmbedder's default on "
-        "question + answer; minilm = MiniLM of the question, needs the "
+        "question + answer; char = its character n-gram variant; minilm = "
+        "MiniLM of the question, needs the "
         "embeddings extra); several: each view a study of its own "
         "('influences minilm', ...) in the same process, on the same rows",
     )

