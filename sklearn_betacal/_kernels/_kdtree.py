@@ -17,9 +17,13 @@ to split and to move each node's left rows in front of its right rows
 rows drop out of ``act``. The passes reuse a fixed set of work buffers of
 n values (fit needs ~25 bytes per row beyond ``F`` for float64, ~17 for
 float32), and Python only loops over levels and over fixed-size chunks.
-With numba installed (extra ``fast``) large fits run the selection, split
-and reorder of each node in compiled code (:mod:`._kdtree_numba`,
-``USE_NUMBA``); the tree is the same, bit for bit.
+With numba installed (extra ``fast``) large fits run in compiled code
+(:mod:`._kdtree_numba`, ``USE_NUMBA``): for the cycle rule a level is the
+medians selected in place plus one pass over the rows of ``F`` in row
+order that splits them and lays out the next level's column
+(``_build_cycle_rows``, no permutation and no gather); for "max_spread" the
+split and reorder of each node in one pass over its rows. The tree is the
+same, bit for bit.
 
 Split rule (App. C): a node ``H^k`` is split on its coordinate ``p`` at its
 median ``z``: left ``Z[p] <= z``, right ``Z[p] > z``. We take the *lower*
@@ -79,14 +83,6 @@ _NB_SMALL = 64
 # (``n_cells x depth``: 3 tables of ~0.5 MiB) get their bounds in one pass
 # over ``F`` in row order; larger ones leaf by leaf (in ``leaf_tables``).
 _NB_ROW_BOUNDS = 2**16
-
-# With the compiled kernels and the cycle rule, levels of at most this many
-# nodes gather the next level's column while they reorder (reading it from
-# ``F`` row by row). Only the root gains: with more nodes every node sweeps
-# all of ``F`` sparsely, and the strided copy plus a gather from the compact
-# column was faster (1e6 x 4 float64, depth 10: 2.8x the floor fusing the
-# root only, 3.2x / 3.5x / 5.7x fusing levels of <= 2 / 4 / 16 nodes).
-_NB_FUSE_NODES = 1
 
 
 def numba_level_kernels(n):
@@ -393,6 +389,9 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         ``leaf_n_samples[c]`` of them).
     """
     n, M = F.shape
+    nb = numba_level_kernels(n)
+    if nb is not None and axis_rule == "cycle":
+        return _build_cycle_rows(F, max_depth, min_samples_leaf, nb)
     # int32 row indices halve the memory traffic of every reordering pass.
     itype = np.int32 if n < 2**31 - 1 else np.intp
     min_split = max(2, 2 * min_samples_leaf)
@@ -404,9 +403,9 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # node order. Their int views hold row indices while reordering.
     A = np.empty(n, dtype=F.dtype)
     B = np.empty(n, dtype=F.dtype)
-    # The compiled twin of a level (select, split and reorder per node in
-    # one pass over its rows) needs only ``A``, ``B`` and ``spare``.
-    nb = numba_level_kernels(n)
+    # The compiled twin of a "max_spread" level (select, split and reorder
+    # per node in one pass over its rows) needs only ``A``, ``B`` and
+    # ``spare``.
     if nb is None:
         # Destinations of the reordering: intp (NumPy's native index type)
         # when it fits in the buffers, else the row index type.
@@ -430,16 +429,11 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # threshold (-1 / NaN if a leaf), whether split; leaves per level.
     lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
     leaf_parts = []  # (level, local index, gstart, size)
-    # Compiled cycle rule: the reorder of a level writes the next level's
-    # column into ``B`` and a copy for its selection into ``A``: ``ready``
-    # is False (not written), True (both) or "col" (only ``B``: rows were
-    # retired since, ``A`` is scratch).
-    ready = False
 
     def retire(keep, lev):
         """Turn the open nodes with ``keep`` False into leaves at ``lev``;
         the open rows drop out of ``act`` (kept in node order)."""
-        nonlocal act, spare, sizes, gstart, local, order, A, B, ready
+        nonlocal act, spare, sizes, gstart, local, order
         gone = ~keep
         leaf_parts.append((lev, local[gone], gstart[gone], sizes[gone]))
         if order is None and not keep.any():
@@ -455,13 +449,7 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             order[dst + src] = act[src]
             del src, dst
             np.logical_not(rows, out=rows)
-            n_old = act.shape[0]
             act, spare = _compress(rows, act, spare), act
-            if ready:
-                # the next column, gathered in the reorder, drops them too
-                _compress(rows, B[:n_old], A)
-                A, B = B, A
-                ready = "col"
         sizes, gstart, local = sizes[keep], gstart[keep], local[keep]
 
     for lev in range(max_depth + 1):
@@ -492,37 +480,23 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             break
         n_act = act.shape[0]
         if nb is not None:
-            # The split coordinate of the open rows into ``B`` (for "cycle"
-            # from a compact copy of the column in ``A``), the medians, then
-            # one pass per node that splits and reorders its rows.
+            # "max_spread" (the cycle rule has its own compiled build,
+            # ``_build_cycle_rows``): the split coordinate of the open rows
+            # into ``B``, the medians, then one pass per node that splits
+            # and reorders its rows.
             col = B[:n_act]
-            filled = ready is True
-            if axis_rule != "cycle":
-                nb.gather(F, seg_axis, act, sizes, col)
-            elif n_act == n and lev == 0:
-                np.copyto(col, F[:, 0])  # ``act`` is still 0 .. n - 1
-            elif not ready:
-                np.copyto(A, F[:, lev % M])
-                nb.take(A, act, col)
+            nb.gather(F, seg_axis, act, sizes, col)
             median, succ = _segment_kth(
-                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb, filled
+                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
             )
             out = spare[:n_act]
             thr = np.empty(sizes.shape[0])
             n_left = np.empty(sizes.shape[0], dtype=np.intp)
             split = np.empty(sizes.shape[0], dtype=bool)
-            # the next level's coordinate is known: gather it while moving
-            ready = (
-                axis_rule == "cycle"
-                and lev + 1 < max_depth
-                and sizes.shape[0] <= _NB_FUSE_NODES
-            )
-            args = (col, act, sizes, median, succ, min_samples_leaf)
-            args += (out, thr, n_left, split)
-            if ready:
-                nb.split_reorder_next(F, lev % M, (lev + 1) % M, A[:n_act], *args)
-            else:
-                nb.split_reorder(*args)
+            nb.split_reorder(
+                col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left,
+                split,
+            )  # fmt: skip
             del col
             li = local[split]
             axis_l[li] = seg_axis[split]
@@ -622,6 +596,108 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     )
 
 
+def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
+    """:func:`build_kdtree` for the cycle rule in compiled passes over the
+    rows in row order (numba, :mod:`._kdtree_numba`): the same tree, bit
+    for bit.
+
+    Every open node keeps its split coordinate in a bucket of one buffer
+    ``col`` (nodes left to right, a node's rows in row order, as the NumPy
+    path's stable reorder keeps them), and every row the index of its node
+    (``slot``). A level is: the medians of all buckets selected in place
+    (``_segment_kth``; ``col`` is not read again), the split rule per node
+    (:func:`._kdtree_numba.node_rules`), and one pass over the rows of
+    ``F`` in row order (:func:`._kdtree_numba.split_rows`) that reads a
+    row's coordinate ``p``, sends it to a child and writes its coordinate
+    ``p + 1`` into the child's bucket. No permutation of the rows, no
+    gather and no separate reorder; the rows are grouped by leaf once, at
+    the end (:func:`._kdtree_numba.place_rows`). Work memory: ``col`` and
+    ``slot``, n values each.
+    """
+    n, M = F.shape
+    itype = np.int32 if n < 2**31 - 1 else np.intp
+    min_split = max(2, 2 * min_samples_leaf)
+    col = np.empty(n, dtype=F.dtype)
+    np.copyto(col, F[:, 0])  # every row is in the root
+    slot = np.empty(n, dtype=itype)  # written by the root's pass
+    root = True
+    sizes = np.array([n], dtype=np.intp)
+    gstart = np.zeros(1, dtype=np.intp)
+    local = np.zeros(1, dtype=np.intp)
+    lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
+    leaf_parts = []  # (level, local index, gstart, size)
+    n_leaves = 0
+    for lev in range(max_depth + 1):
+        cnt = lv_parent[lev].shape[0]
+        axis_l = np.full(cnt, -1, dtype=np.intp)
+        thr_l = np.full(cnt, np.nan)
+        split_l = np.zeros(cnt, dtype=bool)
+        lv_axis.append(axis_l)
+        lv_thr.append(thr_l)
+        lv_split.append(split_l)
+        n_open = sizes.shape[0]
+        n_left = np.zeros(n_open, dtype=np.intp)
+        cut = np.zeros(n_open)
+        cand = sizes >= min_split
+        if lev == max_depth:
+            cand[:] = False
+        ci = np.flatnonzero(cand)
+        if ci.shape[0]:
+            starts, m = _excl_cumsum(sizes)[ci], sizes[ci]
+            median, succ = _segment_kth(col, starts, m, (m - 1) // 2, col, nb, True)
+            thr = np.empty(ci.shape[0])
+            nl = np.empty(ci.shape[0], dtype=np.intp)
+            ct = np.empty(ci.shape[0])
+            nb.node_rules(col, starts, m, median, succ, min_samples_leaf, thr, nl, ct)
+            n_left[ci], cut[ci] = nl, ct
+            ok = nl > 0
+            li = local[ci[ok]]
+            axis_l[li] = lev % M
+            thr_l[li] = thr[ok]
+            split_l[li] = True
+        split = n_left > 0
+        gone = ~split
+        n_gone = int(np.count_nonzero(gone))
+        code = np.empty(n_open, dtype=itype)
+        if n_gone:
+            leaf_parts.append((lev, local[gone], gstart[gone], sizes[gone]))
+            code[gone] = -1 - np.arange(n_leaves, n_leaves + n_gone, dtype=itype)
+            n_leaves += n_gone
+        if n_gone == n_open:
+            break
+        n_split = n_open - n_gone
+        code[split] = 2 * np.arange(n_split, dtype=itype)
+        n_left = n_left[split]
+        n_right = sizes[split] - n_left
+        sizes = np.column_stack([n_left, n_right]).reshape(-1)
+        gs = gstart[split]
+        gstart = np.column_stack([gs, gs + n_left]).reshape(-1)
+        lv_parent.append(np.repeat(local[split], 2))
+        local = np.arange(sizes.shape[0], dtype=np.intp)
+        # the next level's column only if some node there may split
+        nxt = lev + 1 < max_depth and bool((sizes >= min_split).any())
+        pn = (lev + 1) % M if nxt else -1
+        bucket = _excl_cumsum(sizes)
+        lo = np.zeros(n_open, dtype=np.intp)
+        hi = np.zeros(n_open, dtype=np.intp)
+        lo[split], hi[split] = bucket[0::2], bucket[1::2]
+        nb.split_rows(F, lev % M, pn, slot, code, cut, lo, hi, col, root)
+        root = False
+    del col
+    if root:
+        slot.fill(0)
+    gs = np.concatenate([p[2] for p in leaf_parts])
+    # cells are numbered left to right: by the leaves' first place in order
+    cell_of_leaf = np.empty(gs.shape[0], dtype=itype)
+    cell_of_leaf[np.argsort(gs, kind="stable")] = np.arange(gs.shape[0], dtype=itype)
+    order = np.empty(n, dtype=itype)
+    nb.place_rows(slot, code, gs.copy(), cell_of_leaf, order)
+    return _assemble(
+        F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, "cycle",
+        None, None, nb, cell_of_row=slot,
+    )  # fmt: skip
+
+
 def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
     """Min and max of every leaf's rows in coordinates ``0 .. n_axes - 1``,
     written to ``lower[p]`` and ``upper[p]`` (float64 rows of length
@@ -660,10 +736,23 @@ def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
 
 
 def _assemble(
-    F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B, nb
+    F,
+    order,
+    leaf_parts,
+    lv_parent,
+    lv_axis,
+    lv_thr,
+    lv_split,
+    axis_rule,
+    A,
+    B,
+    nb,
+    cell_of_row=None,
 ):
     """Node table, leaf paths and leaf bounds from the level-wise build
-    (``nb``: the compiled kernels, or ``None`` for the NumPy passes)."""
+    (``nb``: the compiled kernels, or ``None`` for the NumPy passes;
+    ``cell_of_row``: the cell id of every row if the build knows it, else
+    the compiled passes take a view of ``A`` for it)."""
     counts = [a.shape[0] for a in lv_axis]
     base = np.r_[0, np.cumsum(counts)].astype(np.intp)  # first node id per level
     n_nodes = int(base[-1])
@@ -703,10 +792,12 @@ def _assemble(
             # one pass over F in row order (tables in cache), NaN beyond
             lower_c = np.full((n_cells, K), np.inf)
             upper_c = np.full((n_cells, K), -np.inf)
-            cell_of_row = A.view(np.int32)[: F.shape[0]]
+            known = cell_of_row is not None
+            if not known:
+                cell_of_row = A.view(np.int32)[: F.shape[0]]
             nb.leaf_bounds_rows(
                 F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c,
-                cell_of_row,
+                cell_of_row, known,
             )  # fmt: skip
             lower_t[...] = lower_c.T
             upper_t[...] = upper_c.T
