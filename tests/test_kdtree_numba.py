@@ -218,6 +218,7 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
         "node_rules",
         "split_rows",
         "place_rows",
+        "last_rows",
         "leaf_bounds_rows",
         "leaf_tables",
         "_flush_leaves",
@@ -243,19 +244,25 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
 
 @pytest.mark.parametrize("kind", ["continuous", "ties", "heavy"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_numba_cycle_build_in_row_order_is_the_numpy_build(kind, dtype, monkeypatch):
+@pytest.mark.parametrize("row_bounds", [0, 2**16])
+def test_numba_cycle_build_in_row_order_is_the_numpy_build(
+    kind, dtype, row_bounds, monkeypatch
+):
     # the cycle rule's compiled build (one pass over the rows per level,
-    # ``split_rows``) on more rows than a level's chunk, at several depths
-    # and leaf sizes, ties included; counted so that it is the path tested
+    # ``split_rows``, the last one ``last_rows`` with the leaf bounds when
+    # the tables are small) on 20,000 rows, at several depths and leaf
+    # sizes, ties included; counted so that it is the path tested
     nb = pytest.importorskip("sklearn_betacal._kernels._kdtree_numba")
+    monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
     calls = []
-    real = nb.split_rows
+    for name in ("split_rows", "last_rows"):
+        real = getattr(nb, name)
 
-    def counted(*args):
-        calls.append(args[1])
-        return real(*args)
+        def counted(*args, real=real, name=name):
+            calls.append((name, args[1]))
+            return real(*args)
 
-    monkeypatch.setattr(nb, "split_rows", counted)
+        monkeypatch.setattr(nb, name, counted)
     X = _data(np.random.default_rng(3), 20000, 3, kind, dtype)
     for depth, msl in ((1, 1), (2, 1), (3, 7), (7, 2), (12, 1), (64, 1), (64, 40)):
         calls.clear()
@@ -264,4 +271,6 @@ def test_numba_cycle_build_in_row_order_is_the_numpy_build(kind, dtype, monkeypa
         _assert_same_tree(ref, fast)
         # one pass per level that split, each on that level's coordinate
         levels = int(ref["depth"][ref["axis"] >= 0].max()) + 1
-        assert calls == [lev % 3 for lev in range(levels)]
+        assert [p for _, p in calls] == [lev % 3 for lev in range(levels)]
+        if row_bounds == 0:
+            assert "last_rows" not in dict(calls)

@@ -611,8 +611,10 @@ def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
     row's coordinate ``p``, sends it to a child and writes its coordinate
     ``p + 1`` into the child's bucket. No permutation of the rows, no
     gather and no separate reorder; the rows are grouped by leaf once, at
-    the end (:func:`._kdtree_numba.place_rows`). Work memory: ``col`` and
-    ``slot``, n values each.
+    the end (:func:`._kdtree_numba.place_rows`), and when the leaf tables
+    are small the pass of the last level that splits also does that and
+    takes the leaf bounds (:func:`._kdtree_numba.last_rows`: one read of
+    ``F`` less). Work memory: ``col`` and ``slot``, n values each.
     """
     n, M = F.shape
     itype = np.int32 if n < 2**31 - 1 else np.intp
@@ -677,6 +679,42 @@ def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
         # the next level's column only if some node there may split
         nxt = lev + 1 < max_depth and bool((sizes >= min_split).any())
         pn = (lev + 1) % M if nxt else -1
+        n_cells = n_leaves + sizes.shape[0]
+        if not nxt and n_cells * min(lev + 1, M) <= _NB_ROW_BOUNDS:
+            # The last pass (every child is a leaf): the rows to their
+            # leaves, grouped by leaf, and the leaf bounds, in one pass
+            # over ``F`` (bound tables that fit in cache, as in _assemble).
+            lv_axis.append(np.full(sizes.shape[0], -1, dtype=np.intp))
+            lv_thr.append(np.full(sizes.shape[0], np.nan))
+            lv_split.append(np.zeros(sizes.shape[0], dtype=bool))
+            leaf_parts.append((lev + 1, local, gstart, sizes))
+            olo = np.zeros(n_open, dtype=np.intp)
+            ohi = np.zeros(n_open, dtype=np.intp)
+            olo[split], ohi[split] = gstart[0::2], gstart[1::2]
+            gs = np.concatenate([part[2] for part in leaf_parts])
+            # cycle rule: a leaf at depth D bounds coordinates 0 .. min(D, M) - 1
+            n_coords = np.concatenate(
+                [np.full(part[1].shape[0], min(part[0], M)) for part in leaf_parts]
+            )
+            by_cell = np.argsort(gs, kind="stable")
+            cell_of_leaf = np.empty(n_cells, dtype=np.intp)
+            cell_of_leaf[by_cell] = np.arange(n_cells)
+            K = min(lev + 1, M)
+            lower_c = np.full((n_cells, K), np.inf)
+            upper_c = np.full((n_cells, K), -np.inf)
+            order = np.empty(n, dtype=itype)
+            nb.last_rows(
+                F, lev % M, slot, code, cut, n_leaves, olo, ohi, gs.copy(),
+                cell_of_leaf, n_coords, order, lower_c, upper_c, root,
+            )  # fmt: skip
+            del col, slot
+            beyond = np.arange(K) >= n_coords[by_cell][:, None]
+            lower_c[beyond] = np.nan
+            upper_c[beyond] = np.nan
+            return _assemble(
+                F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split,
+                "cycle", None, None, nb, bounds_c=(lower_c, upper_c),
+            )  # fmt: skip
         bucket = _excl_cumsum(sizes)
         lo = np.zeros(n_open, dtype=np.intp)
         hi = np.zeros(n_open, dtype=np.intp)
@@ -748,11 +786,15 @@ def _assemble(
     B,
     nb,
     cell_of_row=None,
+    bounds_c=None,
 ):
     """Node table, leaf paths and leaf bounds from the level-wise build
     (``nb``: the compiled kernels, or ``None`` for the NumPy passes;
     ``cell_of_row``: the cell id of every row if the build knows it, else
-    the compiled passes take a view of ``A`` for it)."""
+    the compiled passes take a view of ``A`` for it; ``bounds_c``: the
+    cell-major leaf bounds if the build took them, NaN beyond each leaf's
+    coordinates, as :func:`._kdtree_numba.leaf_bounds_rows` leaves
+    them)."""
     counts = [a.shape[0] for a in lv_axis]
     base = np.r_[0, np.cumsum(counts)].astype(np.intp)  # first node id per level
     n_nodes = int(base[-1])
@@ -785,10 +827,15 @@ def _assemble(
         by_rows = n_cells * K <= _NB_ROW_BOUNDS
         K, _ = nb.leaf_tables(
             F, order, axis, left, right, L, cell, starts, n_samples, axes_t,
-            lower_t, upper_t, not by_rows,
+            lower_t, upper_t, not by_rows and bounds_c is None,
         )  # fmt: skip
         axes_t, lower_t, upper_t = axes_t[:K], lower_t[:K], upper_t[:K]
-        if by_rows:
+        if bounds_c is not None:
+            lower_t[...] = bounds_c[0].T
+            upper_t[...] = bounds_c[1].T
+            lower_t += 0.0
+            upper_t += 0.0
+        elif by_rows:
             # one pass over F in row order (tables in cache), NaN beyond
             lower_c = np.full((n_cells, K), np.inf)
             upper_c = np.full((n_cells, K), -np.inf)

@@ -570,3 +570,44 @@ def place_rows(slot, last_code, pos, cell_of_leaf, order):
         order[q] = row
         pos[j] = q + 1
         slot[row] = cell_of_leaf[j]
+
+
+@_jit
+def last_rows(
+    F, p, slot, code, cut, n_leaves, olo, ohi, opos, leaf_cell, leaf_nc, order,
+    lower_c, upper_c, root,
+):  # fmt: skip
+    """The last level's :func:`split_rows` (no node below splits), which
+    also does :func:`place_rows` and :func:`leaf_bounds_rows` in the same
+    pass over ``F``: every row reaches its leaf ``j`` (``n_leaves + child``
+    for a child of this level, ``-1 - code`` for a leaf), is written into
+    ``order`` at its leaf's next place (``olo[i]`` / ``ohi[i]`` for the two
+    children of node ``i``, read and written whichever side, as in
+    :func:`split_rows`; ``opos[j]`` for the rows of a leaf) and widens the
+    bounds ``lower_c`` / ``upper_c`` (cell-major, filled with +inf / -inf)
+    of its cell ``leaf_cell[j]`` in coordinates ``0 .. leaf_nc[j] - 1``
+    (the cycle rule's distinct path coordinates, in order of first use).
+    """
+    for row in range(F.shape[0]):
+        i = 0 if root else slot[row]
+        c = code[i] if i >= 0 else i
+        if c >= 0:
+            g = np.intp(F[row, p] <= cut[i])
+            j = n_leaves + c + 1 - g
+            a = olo[i]
+            b = ohi[i]
+            order[b + g * (a - b)] = row
+            olo[i] = a + g
+            ohi[i] = b + 1 - g
+        else:
+            j = -1 - c
+            q = opos[j]
+            order[q] = row
+            opos[j] = q + 1
+        cc = leaf_cell[j]
+        for u in range(leaf_nc[j]):
+            v = np.float64(F[row, u])
+            if v < lower_c[cc, u]:
+                lower_c[cc, u] = v
+            if v > upper_c[cc, u]:
+                upper_c[cc, u] = v
