@@ -616,6 +616,19 @@ def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
     takes the leaf bounds (:func:`._kdtree_numba.last_rows`: one read of
     ``F`` less). Work memory: ``col`` and ``slot``, n values each.
     """
+    *levels, cell_of_row, bounds_c = _cycle_levels(F, max_depth, min_samples_leaf, nb)
+    # the levels' per-node temporaries are gone before the leaf tables are
+    # allocated (at depth 64 they were ~60 B/row of the peak)
+    return _assemble(
+        F, *levels, "cycle", None, None, nb, cell_of_row=cell_of_row,
+        bounds_c=bounds_c,
+    )  # fmt: skip
+
+
+def _cycle_levels(F, max_depth, min_samples_leaf, nb):
+    """The level loop of :func:`_build_cycle_rows`: ``(order, leaf_parts,
+    lv_parent, lv_axis, lv_thr, lv_split, cell_of_row, bounds_c)`` for
+    :func:`_assemble` (one of the last two is ``None``)."""
     n, M = F.shape
     itype = np.int32 if n < 2**31 - 1 else np.intp
     min_split = max(2, 2 * min_samples_leaf)
@@ -711,10 +724,8 @@ def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
             beyond = np.arange(K) >= n_coords[by_cell][:, None]
             lower_c[beyond] = np.nan
             upper_c[beyond] = np.nan
-            return _assemble(
-                F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split,
-                "cycle", None, None, nb, bounds_c=(lower_c, upper_c),
-            )  # fmt: skip
+            levels = (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split)
+            return *levels, None, (lower_c, upper_c)
         bucket = _excl_cumsum(sizes)
         lo = np.zeros(n_open, dtype=np.intp)
         hi = np.zeros(n_open, dtype=np.intp)
@@ -730,10 +741,7 @@ def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
     cell_of_leaf[np.argsort(gs, kind="stable")] = np.arange(gs.shape[0], dtype=itype)
     order = np.empty(n, dtype=itype)
     nb.place_rows(slot, code, gs.copy(), cell_of_leaf, order)
-    return _assemble(
-        F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, "cycle",
-        None, None, nb, cell_of_row=slot,
-    )  # fmt: skip
+    return order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, slot, None
 
 
 def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
