@@ -219,6 +219,8 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
         "split_rows",
         "place_rows",
         "last_rows",
+        "rows_by_node",
+        "take",
         "leaf_bounds_rows",
         "leaf_tables",
         "_flush_leaves",
@@ -230,9 +232,15 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
     monkeypatch.setattr(kern, "_NB_SMALL", 8)
     monkeypatch.setattr(nb, "_LEAF_BLOCK", 7)
     X = _data(np.random.default_rng(2), 300, 3, kind, np.float64)
-    cases = ((64, 1, "cycle", 2**16), (64, 1, "cycle", 0), (4, 2, "max_spread", 2**16))
-    for depth, msl, rule, row_bounds in cases:
+    cases = (
+        (64, 1, "cycle", 2**16, 2**30),
+        (64, 1, "cycle", 0, 2**30),
+        (64, 1, "cycle", 2**16, 4),
+        (4, 2, "max_spread", 2**16, 2**30),
+    )
+    for depth, msl, rule, row_bounds, row_nodes in cases:
         monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
+        monkeypatch.setattr(kern, "_NB_ROW_NODES", row_nodes)
         monkeypatch.setattr(kern, "USE_NUMBA", False)
         ref = kern.build_kdtree(X, depth, msl, rule)
         monkeypatch.setattr(kern, "USE_NUMBA", True)
@@ -245,21 +253,24 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
 @pytest.mark.parametrize("kind", ["continuous", "ties", "heavy"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("row_bounds", [0, 2**16])
+@pytest.mark.parametrize("row_nodes", [2**30, 1, 8])
 def test_numba_cycle_build_in_row_order_is_the_numpy_build(
-    kind, dtype, row_bounds, monkeypatch
+    kind, dtype, row_bounds, row_nodes, monkeypatch
 ):
     # the cycle rule's compiled build (one pass over the rows per level,
     # ``split_rows``, the last one ``last_rows`` with the leaf bounds when
-    # the tables are small) on 20,000 rows, at several depths and leaf
-    # sizes, ties included; counted so that it is the path tested
+    # the tables are small; from the first level of more than ``row_nodes``
+    # nodes on the per-node passes) on 20,000 rows, at several depths and
+    # leaf sizes, ties included; counted so that it is the path tested
     nb = pytest.importorskip("sklearn_betacal._kernels._kdtree_numba")
     monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
+    monkeypatch.setattr(kern, "_NB_ROW_NODES", row_nodes)
     calls = []
-    for name in ("split_rows", "last_rows"):
+    for name in ("split_rows", "last_rows", "take"):
         real = getattr(nb, name)
 
         def counted(*args, real=real, name=name):
-            calls.append((name, args[1]))
+            calls.append((name, args[1] if name != "take" else None))
             return real(*args)
 
         monkeypatch.setattr(nb, name, counted)
@@ -269,8 +280,15 @@ def test_numba_cycle_build_in_row_order_is_the_numpy_build(
         ref = _build(X, depth, msl, "cycle", False)
         fast = _build(X, depth, msl, "cycle", True)
         _assert_same_tree(ref, fast)
-        # one pass per level that split, each on that level's coordinate
+        # one pass per level that split, each on that level's coordinate,
+        # row passes while a level has at most ``row_nodes`` nodes
         levels = int(ref["depth"][ref["axis"] >= 0].max()) + 1
-        assert [p for _, p in calls] == [lev % 3 for lev in range(levels)]
-        if row_bounds == 0:
+        width = np.bincount(ref["depth"])
+        rows = int(np.argmax(np.r_[width, row_nodes + 1] > row_nodes))
+        passes = [p for name, p in calls if name != "take"]
+        assert passes == [lev % 3 for lev in range(min(levels, rows))]
+        # (plus one where every candidate stays a leaf: ties)
+        takes = sum(name == "take" for name, _ in calls)
+        assert max(0, levels - rows) <= takes <= max(0, levels - rows + 1)
+        if row_bounds == 0 or rows < levels:
             assert "last_rows" not in dict(calls)

@@ -21,8 +21,9 @@ With numba installed (extra ``fast``) large fits run in compiled code
 (:mod:`._kdtree_numba`, ``USE_NUMBA``): for the cycle rule a level is the
 medians selected in place plus one pass over the rows of ``F`` in row
 order that splits them and lays out the next level's column
-(``_build_cycle_rows``, no permutation and no gather); for "max_spread" the
-split and reorder of each node in one pass over its rows. The tree is the
+(``_cycle_levels``, no permutation and no gather) while a level has at
+most ``_NB_ROW_NODES`` nodes; for "max_spread" and deeper levels the split
+and reorder of each node in one pass over its rows. The tree is the
 same, bit for bit.
 
 Split rule (App. C): a node ``H^k`` is split on its coordinate ``p`` at its
@@ -83,6 +84,16 @@ _NB_SMALL = 64
 # (``n_cells x depth``: 3 tables of ~0.5 MiB) get their bounds in one pass
 # over ``F`` in row order; larger ones leaf by leaf (in ``leaf_tables``).
 _NB_ROW_BOUNDS = 2**16
+
+
+# With the compiled kernels and the cycle rule, levels of at most this many
+# nodes run as one pass over the rows in row order (``_cycle_levels``);
+# deeper ones as one pass per node over its rows. The row pass writes into
+# two buckets per node: up to ~32 nodes it costs ~1.6x a column copy, from
+# 64 nodes ~3.5x, and at 1e4-1e5 nodes (depth 64) more than the per-node
+# passes (1e6 x 4 float64, depth 64, load 2.3: 1.53 s with the row pass at
+# every level, 1.12-1.25 s handing over at 2**6 .. 2**12 nodes alike).
+_NB_ROW_NODES = 2**10
 
 
 def numba_level_kernels(n):
@@ -390,8 +401,19 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     """
     n, M = F.shape
     nb = numba_level_kernels(n)
+    resume = None
     if nb is not None and axis_rule == "cycle":
-        return _build_cycle_rows(F, max_depth, min_samples_leaf, nb)
+        done, state = _cycle_levels(F, max_depth, min_samples_leaf, nb)
+        if done:
+            *levels, cell_of_row, bounds_c = state
+            # the levels' per-node temporaries are gone before the leaf
+            # tables are allocated (at depth 64 ~60 B/row of the peak)
+            return _assemble(
+                F, *levels, "cycle", None, None, nb, cell_of_row=cell_of_row,
+                bounds_c=bounds_c,
+            )  # fmt: skip
+        # a level of many nodes: the per-node passes take over from it
+        resume = state
     # int32 row indices halve the memory traffic of every reordering pass.
     itype = np.int32 if n < 2**31 - 1 else np.intp
     min_split = max(2, 2 * min_samples_leaf)
@@ -419,16 +441,21 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # The open nodes of the current level, left to right: their rows are
     # ``act`` (node i holds the next sizes[i] of them) and will occupy
     # ``order[gstart[i]:gstart[i] + sizes[i]]`` once the node is a leaf.
-    act = np.arange(n, dtype=itype)
     spare = np.empty(n, dtype=itype)
-    sizes = np.array([n], dtype=np.intp)
-    gstart = np.zeros(1, dtype=np.intp)
-    local = np.zeros(1, dtype=np.intp)  # index of each open node in its level
-    order = None
-    # Per level: nodes' parent (index in the level above), split axis and
-    # threshold (-1 / NaN if a leaf), whether split; leaves per level.
-    lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
-    leaf_parts = []  # (level, local index, gstart, size)
+    if resume is None:
+        first = 0
+        act = np.arange(n, dtype=itype)
+        sizes = np.array([n], dtype=np.intp)
+        gstart = np.zeros(1, dtype=np.intp)
+        local = np.zeros(1, dtype=np.intp)  # index of each open node in its level
+        order = None
+        # Per level: nodes' parent (index in the level above), split axis and
+        # threshold (-1 / NaN if a leaf), whether split; leaves per level.
+        lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
+        leaf_parts = []  # (level, local index, gstart, size)
+    else:
+        first, act, order, sizes, gstart, local, lv_parent, lv_axis = resume[:8]
+        lv_thr, lv_split, leaf_parts = resume[8:]
 
     def retire(keep, lev):
         """Turn the open nodes with ``keep`` False into leaves at ``lev``;
@@ -452,7 +479,7 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             act, spare = _compress(rows, act, spare), act
         sizes, gstart, local = sizes[keep], gstart[keep], local[keep]
 
-    for lev in range(max_depth + 1):
+    for lev in range(first, max_depth + 1):
         cnt = lv_parent[lev].shape[0]
         axis_l = np.full(cnt, -1, dtype=np.intp)
         thr_l = np.full(cnt, np.nan)
@@ -480,12 +507,17 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             break
         n_act = act.shape[0]
         if nb is not None:
-            # "max_spread" (the cycle rule has its own compiled build,
-            # ``_build_cycle_rows``): the split coordinate of the open rows
-            # into ``B``, the medians, then one pass per node that splits
-            # and reorders its rows.
+            # "max_spread", and the cycle rule's levels of many nodes (its
+            # first levels are ``_cycle_levels``): the split coordinate of
+            # the open rows into ``B`` (for "cycle" from a compact copy of
+            # the column in ``A``), the medians, then one pass per node
+            # that splits and reorders its rows.
             col = B[:n_act]
-            nb.gather(F, seg_axis, act, sizes, col)
+            if axis_rule == "cycle":
+                np.copyto(A, F[:, lev % M])
+                nb.take(A, act, col)
+            else:
+                nb.gather(F, seg_axis, act, sizes, col)
             median, succ = _segment_kth(
                 col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
             )
@@ -596,10 +628,10 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     )
 
 
-def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
-    """:func:`build_kdtree` for the cycle rule in compiled passes over the
-    rows in row order (numba, :mod:`._kdtree_numba`): the same tree, bit
-    for bit.
+def _cycle_levels(F, max_depth, min_samples_leaf, nb):
+    """The first levels of :func:`build_kdtree` for the cycle rule, in
+    compiled passes over the rows in row order (numba,
+    :mod:`._kdtree_numba`): the same tree, bit for bit.
 
     Every open node keeps its split coordinate in a bucket of one buffer
     ``col`` (nodes left to right, a node's rows in row order, as the NumPy
@@ -615,20 +647,14 @@ def _build_cycle_rows(F, max_depth, min_samples_leaf, nb):
     are small the pass of the last level that splits also does that and
     takes the leaf bounds (:func:`._kdtree_numba.last_rows`: one read of
     ``F`` less). Work memory: ``col`` and ``slot``, n values each.
+
+    Returns ``(True, (order, leaf_parts, lv_parent, lv_axis, lv_thr,
+    lv_split, cell_of_row, bounds_c))`` for :func:`_assemble` (one of the
+    last two ``None``) when the tree is built, or ``(False, (level, act,
+    order, sizes, gstart, local, lv_parent, lv_axis, lv_thr, lv_split,
+    leaf_parts))``, the state of :func:`build_kdtree`'s per-node loop, at
+    the first level of more than ``_NB_ROW_NODES`` nodes.
     """
-    *levels, cell_of_row, bounds_c = _cycle_levels(F, max_depth, min_samples_leaf, nb)
-    # the levels' per-node temporaries are gone before the leaf tables are
-    # allocated (at depth 64 they were ~60 B/row of the peak)
-    return _assemble(
-        F, *levels, "cycle", None, None, nb, cell_of_row=cell_of_row,
-        bounds_c=bounds_c,
-    )  # fmt: skip
-
-
-def _cycle_levels(F, max_depth, min_samples_leaf, nb):
-    """The level loop of :func:`_build_cycle_rows`: ``(order, leaf_parts,
-    lv_parent, lv_axis, lv_thr, lv_split, cell_of_row, bounds_c)`` for
-    :func:`_assemble` (one of the last two is ``None``)."""
     n, M = F.shape
     itype = np.int32 if n < 2**31 - 1 else np.intp
     min_split = max(2, 2 * min_samples_leaf)
@@ -643,6 +669,18 @@ def _cycle_levels(F, max_depth, min_samples_leaf, nb):
     leaf_parts = []  # (level, local index, gstart, size)
     n_leaves = 0
     for lev in range(max_depth + 1):
+        if sizes.shape[0] > _NB_ROW_NODES:
+            act = np.empty(n - sum(int(part[3].sum()) for part in leaf_parts), itype)
+            order = np.empty(n, dtype=itype)
+            leaf_pos = [part[2] for part in leaf_parts]
+            leaf_pos = np.concatenate(leaf_pos) if leaf_pos else gstart[:0]
+            nb.rows_by_node(slot, _excl_cumsum(sizes), leaf_pos, act, order)
+            return False, (lev, act, order, sizes, gstart, local, lv_parent) + (
+                lv_axis,
+                lv_thr,
+                lv_split,
+                leaf_parts,
+            )
         cnt = lv_parent[lev].shape[0]
         axis_l = np.full(cnt, -1, dtype=np.intp)
         thr_l = np.full(cnt, np.nan)
@@ -691,7 +729,8 @@ def _cycle_levels(F, max_depth, min_samples_leaf, nb):
         local = np.arange(sizes.shape[0], dtype=np.intp)
         # the next level's column only if some node there may split
         nxt = lev + 1 < max_depth and bool((sizes >= min_split).any())
-        pn = (lev + 1) % M if nxt else -1
+        # (not written for a level that the per-node passes will take)
+        pn = (lev + 1) % M if nxt and sizes.shape[0] <= _NB_ROW_NODES else -1
         n_cells = n_leaves + sizes.shape[0]
         if not nxt and n_cells * min(lev + 1, M) <= _NB_ROW_BOUNDS:
             # The last pass (every child is a leaf): the rows to their
@@ -725,7 +764,7 @@ def _cycle_levels(F, max_depth, min_samples_leaf, nb):
             lower_c[beyond] = np.nan
             upper_c[beyond] = np.nan
             levels = (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split)
-            return *levels, None, (lower_c, upper_c)
+            return True, (*levels, None, (lower_c, upper_c))
         bucket = _excl_cumsum(sizes)
         lo = np.zeros(n_open, dtype=np.intp)
         hi = np.zeros(n_open, dtype=np.intp)
@@ -741,7 +780,7 @@ def _cycle_levels(F, max_depth, min_samples_leaf, nb):
     cell_of_leaf[np.argsort(gs, kind="stable")] = np.arange(gs.shape[0], dtype=itype)
     order = np.empty(n, dtype=itype)
     nb.place_rows(slot, code, gs.copy(), cell_of_leaf, order)
-    return order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, slot, None
+    return True, (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, slot, None)
 
 
 def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):

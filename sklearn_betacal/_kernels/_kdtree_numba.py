@@ -8,21 +8,24 @@ their first call (2-23 s measured, once per dtype and layout; cached on
 disk where the cache directory is writable, see :func:`_jit`).
 
 :func:`split_rows` is a level of the cycle rule's compiled build
-(``_kdtree._build_cycle_rows``): one pass over the rows in row order that
+(``_kdtree._cycle_levels``): one pass over the rows in row order that
 sends every row of a split node to a child (``<= cut`` left, the cut of
 :func:`node_rules`, which applies the split rule of App. C and the tie rule
 ``_tie_split`` at every node's lower median) and appends its next
 coordinate to the child's bucket, which keeps its rows in row order as the
 NumPy path's stable reorder does; :func:`place_rows` groups the rows by
-leaf at the end. For "max_spread" (a coordinate per node),
+leaf at the end; :func:`rows_by_node` hands the rows over to the per-node
+passes below once a level has many nodes. For "max_spread" (a coordinate
+per node), and for the cycle rule's levels of many nodes,
 :func:`split_reorder` does for every node of a level what the NumPy path of
 :func:`~sklearn_betacal._kernels._kdtree.build_kdtree` does in about ten
 vectorised passes over all rows (the tie rule ``_tie_split``, the ``<=``
 comparison, the segmented counts and the scatter of ``_stable_partition``):
 it applies the split rule of App. C at the node's lower median ``z^k_m`` and
 moves the node's left rows in front of its right rows, order kept, in one
-pass over the node's rows, and :func:`gather` reads the split
-coordinate. :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
+pass over the node's rows, and :func:`gather` (:func:`take` for the cycle
+rule) reads the split coordinate. :func:`small_kth` and :func:`pad_rows`
+serve ``_segment_kth``
 (long segments keep NumPy's partition, SIMD where NumPy has it: a scalar
 quickselect was 3-4x slower on 1e6 values); :func:`leaf_tables` builds the
 leaf table (cell ids, paths and the bounds of large tables) in one walk
@@ -188,6 +191,14 @@ def gather(F, seg_axis, act, sizes, col):
         for r in range(s, s + sizes[i]):
             col[r] = F[act[r], p]
         s += sizes[i]
+
+
+@_jit
+def take(a, act, col):
+    """``col[r] = a[act[r]]`` (one column copied out of ``F`` first: a
+    sequential copy then gathers from it beat gathers from wide rows)."""
+    for r in range(act.shape[0]):
+        col[r] = a[act[r]]
 
 
 @_jit
@@ -553,6 +564,26 @@ def split_rows(F, p, pn, slot, code, cut, lo, hi, col, root):
             col[b + g * (a - b)] = F[row, pn]
         lo[i] = a + g
         hi[i] = b + 1 - g
+
+
+@_jit
+def rows_by_node(slot, node_pos, leaf_pos, act, order):
+    """Hand a level of :func:`split_rows` over to the per-node passes: the
+    rows of open node ``i`` (``slot[row] == i``) into ``act`` from
+    ``node_pos[i]`` on, those of leaf ``j`` (``slot[row] == -1 - j``) into
+    ``order`` from ``leaf_pos[j]`` on, in row order (the layout of the
+    NumPy path's ``act`` and ``order``)."""
+    for row in range(slot.shape[0]):
+        s = slot[row]
+        if s >= 0:
+            q = node_pos[s]
+            act[q] = row
+            node_pos[s] = q + 1
+        else:
+            j = -1 - s
+            q = leaf_pos[j]
+            order[q] = row
+            leaf_pos[j] = q + 1
 
 
 @_jit
