@@ -250,10 +250,10 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
     assert a.tobytes() == np.arange(100.0).tobytes()
 
 
-@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy"])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy", "early leaf"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("row_bounds", [0, 2**16])
-@pytest.mark.parametrize("row_nodes", [2**30, 1, 8])
+@pytest.mark.parametrize("row_nodes", [2**30, 1, 2, 8])
 def test_numba_cycle_build_in_row_order_is_the_numpy_build(
     kind, dtype, row_bounds, row_nodes, monkeypatch
 ):
@@ -275,6 +275,10 @@ def test_numba_cycle_build_in_row_order_is_the_numpy_build(
 
         monkeypatch.setattr(nb, name, counted)
     X = _data(np.random.default_rng(3), 20000, 3, kind, dtype)
+    if kind == "early leaf":
+        # the root's left child is constant in coordinate 1: a leaf at
+        # depth 1, retired before a hand-over at 2 nodes
+        X[X[:, 0] <= np.median(X[:, 0]), 1] = 0
     for depth, msl in ((1, 1), (2, 1), (3, 7), (7, 2), (12, 1), (64, 1), (64, 40)):
         calls.clear()
         ref = _build(X, depth, msl, "cycle", False)
