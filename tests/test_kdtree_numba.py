@@ -58,8 +58,6 @@ TREES = {
     "kind": st.sampled_from(["continuous", "ties", "heavy", "sorted"]),
     "rule": st.sampled_from(["cycle", "max_spread"]),
     "dtype": st.sampled_from([np.float64, np.float32]),
-    # levels whose reorder gathers the next column (none, the root, all)
-    "fuse_nodes": st.sampled_from([0, 1, 2**20]),
     # leaf bounds in row order (tables up to this size) or leaf by leaf
     "row_bounds": st.sampled_from([0, 2**16]),
 }
@@ -68,33 +66,29 @@ TREES = {
 @given(**TREES)
 @settings(deadline=None, max_examples=60)
 def test_numba_build_is_the_numpy_build_bit_for_bit(
-    seed, n, d, max_depth, min_samples_leaf, kind, rule, dtype, fuse_nodes, row_bounds
+    seed, n, d, max_depth, min_samples_leaf, kind, rule, dtype, row_bounds
 ):
     pytest.importorskip("numba")
     X = _data(np.random.default_rng(seed), n, d, kind, dtype)
     ref = _build(X, max_depth, min_samples_leaf, rule, False)
-    old = kern._NB_FUSE_NODES, kern._NB_ROW_BOUNDS
-    kern._NB_FUSE_NODES, kern._NB_ROW_BOUNDS = fuse_nodes, row_bounds
+    old = kern._NB_ROW_BOUNDS
+    kern._NB_ROW_BOUNDS = row_bounds
     try:
         fast = _build(X, max_depth, min_samples_leaf, rule, True)
     finally:
-        kern._NB_FUSE_NODES, kern._NB_ROW_BOUNDS = old
+        kern._NB_ROW_BOUNDS = old
     _assert_same_tree(ref, fast)
 
 
 @pytest.mark.parametrize("kind", ["continuous", "ties", "heavy", "sorted"])
 @pytest.mark.parametrize("layout", ["C", "F", "strided"])
-@pytest.mark.parametrize("fuse_nodes", [1, 2**20])
 @pytest.mark.parametrize("row_bounds", [0, 2**16])
-def test_numba_build_deep_tree_in_small_chunks(
-    kind, layout, fuse_nodes, row_bounds, monkeypatch
-):
+def test_numba_build_deep_tree_in_small_chunks(kind, layout, row_bounds, monkeypatch):
     # small chunks and compiled-selection threshold: every level runs
     # through the padded, multi-class and compiled small-segment paths
     pytest.importorskip("numba")
     monkeypatch.setattr(kern, "_SEL_BLOCK", 37)
     monkeypatch.setattr(kern, "_NB_SMALL", 5)
-    monkeypatch.setattr(kern, "_NB_FUSE_NODES", fuse_nodes)
     # leaf bounds in row order, or in the walk over the leaves (many blocks)
     monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
     X = _data(np.random.default_rng(1), 3000, 6, kind, np.float64)
@@ -218,11 +212,15 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
         "_sift",
         "_midpoint",
         "gather",
-        "take",
         "pad_rows",
         "small_kth",
         "split_reorder",
-        "split_reorder_next",
+        "node_rules",
+        "split_rows",
+        "place_rows",
+        "last_rows",
+        "rows_by_node",
+        "take",
         "leaf_bounds_rows",
         "leaf_tables",
         "_flush_leaves",
@@ -233,11 +231,16 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
     )
     monkeypatch.setattr(kern, "_NB_SMALL", 8)
     monkeypatch.setattr(nb, "_LEAF_BLOCK", 7)
-    monkeypatch.setattr(kern, "_NB_FUSE_NODES", 2**20)  # every level fuses
     X = _data(np.random.default_rng(2), 300, 3, kind, np.float64)
-    cases = ((64, 1, "cycle", 2**16), (64, 1, "cycle", 0), (4, 2, "max_spread", 2**16))
-    for depth, msl, rule, row_bounds in cases:
+    cases = (
+        (64, 1, "cycle", 2**16, 2**30),
+        (64, 1, "cycle", 0, 2**30),
+        (64, 1, "cycle", 2**16, 4),
+        (4, 2, "max_spread", 2**16, 2**30),
+    )
+    for depth, msl, rule, row_bounds, row_nodes in cases:
         monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
+        monkeypatch.setattr(kern, "_NB_ROW_NODES", row_nodes)
         monkeypatch.setattr(kern, "USE_NUMBA", False)
         ref = kern.build_kdtree(X, depth, msl, rule)
         monkeypatch.setattr(kern, "USE_NUMBA", True)
@@ -245,3 +248,51 @@ def test_numba_kernels_run_as_python_give_the_same_tree(kind, monkeypatch):
     a = np.arange(100.0)[::-1].copy()
     nb._heapsort(a, 0, 99)
     assert a.tobytes() == np.arange(100.0).tobytes()
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "heavy", "early leaf"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("row_bounds", [0, 2**16])
+@pytest.mark.parametrize("row_nodes", [2**30, 1, 2, 8])
+def test_numba_cycle_build_in_row_order_is_the_numpy_build(
+    kind, dtype, row_bounds, row_nodes, monkeypatch
+):
+    # the cycle rule's compiled build (one pass over the rows per level,
+    # ``split_rows``, the last one ``last_rows`` with the leaf bounds when
+    # the tables are small; from the first level of more than ``row_nodes``
+    # nodes on the per-node passes) on 20,000 rows, at several depths and
+    # leaf sizes, ties included; counted so that it is the path tested
+    nb = pytest.importorskip("sklearn_betacal._kernels._kdtree_numba")
+    monkeypatch.setattr(kern, "_NB_ROW_BOUNDS", row_bounds)
+    monkeypatch.setattr(kern, "_NB_ROW_NODES", row_nodes)
+    calls = []
+    for name in ("split_rows", "last_rows", "take"):
+        real = getattr(nb, name)
+
+        def counted(*args, real=real, name=name):
+            calls.append((name, args[1] if name != "take" else None))
+            return real(*args)
+
+        monkeypatch.setattr(nb, name, counted)
+    X = _data(np.random.default_rng(3), 20000, 3, kind, dtype)
+    if kind == "early leaf":
+        # the root's left child is constant in coordinate 1: a leaf at
+        # depth 1, retired before a hand-over at 2 nodes
+        X[X[:, 0] <= np.median(X[:, 0]), 1] = 0
+    for depth, msl in ((1, 1), (2, 1), (3, 7), (7, 2), (12, 1), (64, 1), (64, 40)):
+        calls.clear()
+        ref = _build(X, depth, msl, "cycle", False)
+        fast = _build(X, depth, msl, "cycle", True)
+        _assert_same_tree(ref, fast)
+        # one pass per level that split, each on that level's coordinate,
+        # row passes while a level has at most ``row_nodes`` nodes
+        levels = int(ref["depth"][ref["axis"] >= 0].max()) + 1
+        width = np.bincount(ref["depth"])
+        rows = int(np.argmax(np.r_[width, row_nodes + 1] > row_nodes))
+        passes = [p for name, p in calls if name != "take"]
+        assert passes == [lev % 3 for lev in range(min(levels, rows))]
+        # (plus one where every candidate stays a leaf: ties)
+        takes = sum(name == "take" for name, _ in calls)
+        assert max(0, levels - rows) <= takes <= max(0, levels - rows + 1)
+        if row_bounds == 0 or rows < levels:
+            assert "last_rows" not in dict(calls)

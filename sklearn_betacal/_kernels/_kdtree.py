@@ -17,9 +17,14 @@ to split and to move each node's left rows in front of its right rows
 rows drop out of ``act``. The passes reuse a fixed set of work buffers of
 n values (fit needs ~25 bytes per row beyond ``F`` for float64, ~17 for
 float32), and Python only loops over levels and over fixed-size chunks.
-With numba installed (extra ``fast``) large fits run the selection, split
-and reorder of each node in compiled code (:mod:`._kdtree_numba`,
-``USE_NUMBA``); the tree is the same, bit for bit.
+With numba installed (extra ``fast``) large fits run in compiled code
+(:mod:`._kdtree_numba`, ``USE_NUMBA``): for the cycle rule a level is the
+medians selected in place plus one pass over the rows of ``F`` in row
+order that splits them and lays out the next level's column
+(``_cycle_levels``, no permutation and no gather) while a level has at
+most ``_NB_ROW_NODES`` nodes; for "max_spread" and deeper levels the split
+and reorder of each node in one pass over its rows. The tree is the
+same, bit for bit.
 
 Split rule (App. C): a node ``H^k`` is split on its coordinate ``p`` at its
 median ``z``: left ``Z[p] <= z``, right ``Z[p] > z``. We take the *lower*
@@ -80,13 +85,15 @@ _NB_SMALL = 64
 # over ``F`` in row order; larger ones leaf by leaf (in ``leaf_tables``).
 _NB_ROW_BOUNDS = 2**16
 
+
 # With the compiled kernels and the cycle rule, levels of at most this many
-# nodes gather the next level's column while they reorder (reading it from
-# ``F`` row by row). Only the root gains: with more nodes every node sweeps
-# all of ``F`` sparsely, and the strided copy plus a gather from the compact
-# column was faster (1e6 x 4 float64, depth 10: 2.8x the floor fusing the
-# root only, 3.2x / 3.5x / 5.7x fusing levels of <= 2 / 4 / 16 nodes).
-_NB_FUSE_NODES = 1
+# nodes run as one pass over the rows in row order (``_cycle_levels``);
+# deeper ones as one pass per node over its rows. The row pass writes into
+# two buckets per node: up to ~32 nodes it costs ~1.6x a column copy, from
+# 64 nodes ~3.5x, and at 1e4-1e5 nodes (depth 64) more than the per-node
+# passes (1e6 x 4 float64, depth 64, load 2.3: 1.53 s with the row pass at
+# every level, 1.12-1.25 s handing over at 2**6 .. 2**12 nodes alike).
+_NB_ROW_NODES = 2**10
 
 
 def numba_level_kernels(n):
@@ -393,6 +400,20 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         ``leaf_n_samples[c]`` of them).
     """
     n, M = F.shape
+    nb = numba_level_kernels(n)
+    resume = None
+    if nb is not None and axis_rule == "cycle":
+        done, state = _cycle_levels(F, max_depth, min_samples_leaf, nb)
+        if done:
+            *levels, cell_of_row, bounds_c = state
+            # the levels' per-node temporaries are gone before the leaf
+            # tables are allocated (at depth 64 ~60 B/row of the peak)
+            return _assemble(
+                F, *levels, "cycle", None, None, nb, cell_of_row=cell_of_row,
+                bounds_c=bounds_c,
+            )  # fmt: skip
+        # a level of many nodes: the per-node passes take over from it
+        resume = state
     # int32 row indices halve the memory traffic of every reordering pass.
     itype = np.int32 if n < 2**31 - 1 else np.intp
     min_split = max(2, 2 * min_samples_leaf)
@@ -404,9 +425,9 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # node order. Their int views hold row indices while reordering.
     A = np.empty(n, dtype=F.dtype)
     B = np.empty(n, dtype=F.dtype)
-    # The compiled twin of a level (select, split and reorder per node in
-    # one pass over its rows) needs only ``A``, ``B`` and ``spare``.
-    nb = numba_level_kernels(n)
+    # The compiled twin of a "max_spread" level (select, split and reorder
+    # per node in one pass over its rows) needs only ``A``, ``B`` and
+    # ``spare``.
     if nb is None:
         # Destinations of the reordering: intp (NumPy's native index type)
         # when it fits in the buffers, else the row index type.
@@ -420,26 +441,26 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # The open nodes of the current level, left to right: their rows are
     # ``act`` (node i holds the next sizes[i] of them) and will occupy
     # ``order[gstart[i]:gstart[i] + sizes[i]]`` once the node is a leaf.
-    act = np.arange(n, dtype=itype)
     spare = np.empty(n, dtype=itype)
-    sizes = np.array([n], dtype=np.intp)
-    gstart = np.zeros(1, dtype=np.intp)
-    local = np.zeros(1, dtype=np.intp)  # index of each open node in its level
-    order = None
-    # Per level: nodes' parent (index in the level above), split axis and
-    # threshold (-1 / NaN if a leaf), whether split; leaves per level.
-    lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
-    leaf_parts = []  # (level, local index, gstart, size)
-    # Compiled cycle rule: the reorder of a level writes the next level's
-    # column into ``B`` and a copy for its selection into ``A``: ``ready``
-    # is False (not written), True (both) or "col" (only ``B``: rows were
-    # retired since, ``A`` is scratch).
-    ready = False
+    if resume is None:
+        first = 0
+        act = np.arange(n, dtype=itype)
+        sizes = np.array([n], dtype=np.intp)
+        gstart = np.zeros(1, dtype=np.intp)
+        local = np.zeros(1, dtype=np.intp)  # index of each open node in its level
+        order = None
+        # Per level: nodes' parent (index in the level above), split axis and
+        # threshold (-1 / NaN if a leaf), whether split; leaves per level.
+        lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
+        leaf_parts = []  # (level, local index, gstart, size)
+    else:
+        first, act, order, sizes, gstart, local, lv_parent, lv_axis = resume[:8]
+        lv_thr, lv_split, leaf_parts = resume[8:]
 
     def retire(keep, lev):
         """Turn the open nodes with ``keep`` False into leaves at ``lev``;
         the open rows drop out of ``act`` (kept in node order)."""
-        nonlocal act, spare, sizes, gstart, local, order, A, B, ready
+        nonlocal act, spare, sizes, gstart, local, order
         gone = ~keep
         leaf_parts.append((lev, local[gone], gstart[gone], sizes[gone]))
         if order is None and not keep.any():
@@ -455,16 +476,10 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             order[dst + src] = act[src]
             del src, dst
             np.logical_not(rows, out=rows)
-            n_old = act.shape[0]
             act, spare = _compress(rows, act, spare), act
-            if ready:
-                # the next column, gathered in the reorder, drops them too
-                _compress(rows, B[:n_old], A)
-                A, B = B, A
-                ready = "col"
         sizes, gstart, local = sizes[keep], gstart[keep], local[keep]
 
-    for lev in range(max_depth + 1):
+    for lev in range(first, max_depth + 1):
         cnt = lv_parent[lev].shape[0]
         axis_l = np.full(cnt, -1, dtype=np.intp)
         thr_l = np.full(cnt, np.nan)
@@ -492,37 +507,28 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             break
         n_act = act.shape[0]
         if nb is not None:
-            # The split coordinate of the open rows into ``B`` (for "cycle"
-            # from a compact copy of the column in ``A``), the medians, then
-            # one pass per node that splits and reorders its rows.
+            # "max_spread", and the cycle rule's levels of many nodes (its
+            # first levels are ``_cycle_levels``): the split coordinate of
+            # the open rows into ``B`` (for "cycle" from a compact copy of
+            # the column in ``A``), the medians, then one pass per node
+            # that splits and reorders its rows.
             col = B[:n_act]
-            filled = ready is True
-            if axis_rule != "cycle":
-                nb.gather(F, seg_axis, act, sizes, col)
-            elif n_act == n and lev == 0:
-                np.copyto(col, F[:, 0])  # ``act`` is still 0 .. n - 1
-            elif not ready:
+            if axis_rule == "cycle":
                 np.copyto(A, F[:, lev % M])
                 nb.take(A, act, col)
+            else:
+                nb.gather(F, seg_axis, act, sizes, col)
             median, succ = _segment_kth(
-                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb, filled
+                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
             )
             out = spare[:n_act]
             thr = np.empty(sizes.shape[0])
             n_left = np.empty(sizes.shape[0], dtype=np.intp)
             split = np.empty(sizes.shape[0], dtype=bool)
-            # the next level's coordinate is known: gather it while moving
-            ready = (
-                axis_rule == "cycle"
-                and lev + 1 < max_depth
-                and sizes.shape[0] <= _NB_FUSE_NODES
-            )
-            args = (col, act, sizes, median, succ, min_samples_leaf)
-            args += (out, thr, n_left, split)
-            if ready:
-                nb.split_reorder_next(F, lev % M, (lev + 1) % M, A[:n_act], *args)
-            else:
-                nb.split_reorder(*args)
+            nb.split_reorder(
+                col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left,
+                split,
+            )  # fmt: skip
             del col
             li = local[split]
             axis_l[li] = seg_axis[split]
@@ -622,6 +628,161 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     )
 
 
+def _cycle_levels(F, max_depth, min_samples_leaf, nb):
+    """The first levels of :func:`build_kdtree` for the cycle rule, in
+    compiled passes over the rows in row order (numba,
+    :mod:`._kdtree_numba`): the same tree, bit for bit.
+
+    Every open node keeps its split coordinate in a bucket of one buffer
+    ``col`` (nodes left to right, a node's rows in row order, as the NumPy
+    path's stable reorder keeps them), and every row the index of its node
+    (``slot``). A level is: the medians of all buckets selected in place
+    (``_segment_kth``; ``col`` is not read again), the split rule per node
+    (:func:`._kdtree_numba.node_rules`), and one pass over the rows of
+    ``F`` in row order (:func:`._kdtree_numba.split_rows`) that reads a
+    row's coordinate ``p``, sends it to a child and writes its coordinate
+    ``p + 1`` into the child's bucket. No permutation of the rows, no
+    gather and no separate reorder; the rows are grouped by leaf once, at
+    the end (:func:`._kdtree_numba.place_rows`), and when the leaf tables
+    are small the pass of the last level that splits also does that and
+    takes the leaf bounds (:func:`._kdtree_numba.last_rows`: one read of
+    ``F`` less). Work memory: ``col`` and ``slot``, n values each.
+
+    Returns ``(True, (order, leaf_parts, lv_parent, lv_axis, lv_thr,
+    lv_split, cell_of_row, bounds_c))`` for :func:`_assemble` (one of the
+    last two ``None``) when the tree is built, or ``(False, (level, act,
+    order, sizes, gstart, local, lv_parent, lv_axis, lv_thr, lv_split,
+    leaf_parts))``, the state of :func:`build_kdtree`'s per-node loop, at
+    the first level of more than ``_NB_ROW_NODES`` nodes.
+    """
+    n, M = F.shape
+    itype = np.int32 if n < 2**31 - 1 else np.intp
+    min_split = max(2, 2 * min_samples_leaf)
+    col = np.empty(n, dtype=F.dtype)
+    np.copyto(col, F[:, 0])  # every row is in the root
+    slot = np.empty(n, dtype=itype)  # written by the root's pass
+    root = True
+    sizes = np.array([n], dtype=np.intp)
+    gstart = np.zeros(1, dtype=np.intp)
+    local = np.zeros(1, dtype=np.intp)
+    lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
+    leaf_parts = []  # (level, local index, gstart, size)
+    n_leaves = 0
+    for lev in range(max_depth + 1):
+        if sizes.shape[0] > _NB_ROW_NODES:
+            act = np.empty(n - sum(int(part[3].sum()) for part in leaf_parts), itype)
+            order = np.empty(n, dtype=itype)
+            leaf_pos = [part[2] for part in leaf_parts]
+            leaf_pos = np.concatenate(leaf_pos) if leaf_pos else gstart[:0]
+            nb.rows_by_node(slot, _excl_cumsum(sizes), leaf_pos, act, order)
+            return False, (lev, act, order, sizes, gstart, local, lv_parent) + (
+                lv_axis,
+                lv_thr,
+                lv_split,
+                leaf_parts,
+            )
+        cnt = lv_parent[lev].shape[0]
+        axis_l = np.full(cnt, -1, dtype=np.intp)
+        thr_l = np.full(cnt, np.nan)
+        split_l = np.zeros(cnt, dtype=bool)
+        lv_axis.append(axis_l)
+        lv_thr.append(thr_l)
+        lv_split.append(split_l)
+        n_open = sizes.shape[0]
+        n_left = np.zeros(n_open, dtype=np.intp)
+        cut = np.zeros(n_open)
+        cand = sizes >= min_split
+        if lev == max_depth:
+            cand[:] = False
+        ci = np.flatnonzero(cand)
+        if ci.shape[0]:
+            starts, m = _excl_cumsum(sizes)[ci], sizes[ci]
+            median, succ = _segment_kth(col, starts, m, (m - 1) // 2, col, nb, True)
+            thr = np.empty(ci.shape[0])
+            nl = np.empty(ci.shape[0], dtype=np.intp)
+            ct = np.empty(ci.shape[0])
+            nb.node_rules(col, starts, m, median, succ, min_samples_leaf, thr, nl, ct)
+            n_left[ci], cut[ci] = nl, ct
+            ok = nl > 0
+            li = local[ci[ok]]
+            axis_l[li] = lev % M
+            thr_l[li] = thr[ok]
+            split_l[li] = True
+        split = n_left > 0
+        gone = ~split
+        n_gone = int(np.count_nonzero(gone))
+        code = np.empty(n_open, dtype=itype)
+        if n_gone:
+            leaf_parts.append((lev, local[gone], gstart[gone], sizes[gone]))
+            code[gone] = -1 - np.arange(n_leaves, n_leaves + n_gone, dtype=itype)
+            n_leaves += n_gone
+        if n_gone == n_open:
+            break
+        n_split = n_open - n_gone
+        code[split] = 2 * np.arange(n_split, dtype=itype)
+        n_left = n_left[split]
+        n_right = sizes[split] - n_left
+        sizes = np.column_stack([n_left, n_right]).reshape(-1)
+        gs = gstart[split]
+        gstart = np.column_stack([gs, gs + n_left]).reshape(-1)
+        lv_parent.append(np.repeat(local[split], 2))
+        local = np.arange(sizes.shape[0], dtype=np.intp)
+        # the next level's column only if some node there may split
+        nxt = lev + 1 < max_depth and bool((sizes >= min_split).any())
+        # (not written for a level that the per-node passes will take)
+        pn = (lev + 1) % M if nxt and sizes.shape[0] <= _NB_ROW_NODES else -1
+        n_cells = n_leaves + sizes.shape[0]
+        if not nxt and n_cells * min(lev + 1, M) <= _NB_ROW_BOUNDS:
+            # The last pass (every child is a leaf): the rows to their
+            # leaves, grouped by leaf, and the leaf bounds, in one pass
+            # over ``F`` (bound tables that fit in cache, as in _assemble).
+            lv_axis.append(np.full(sizes.shape[0], -1, dtype=np.intp))
+            lv_thr.append(np.full(sizes.shape[0], np.nan))
+            lv_split.append(np.zeros(sizes.shape[0], dtype=bool))
+            leaf_parts.append((lev + 1, local, gstart, sizes))
+            olo = np.zeros(n_open, dtype=np.intp)
+            ohi = np.zeros(n_open, dtype=np.intp)
+            olo[split], ohi[split] = gstart[0::2], gstart[1::2]
+            gs = np.concatenate([part[2] for part in leaf_parts])
+            # cycle rule: a leaf at depth D bounds coordinates 0 .. min(D, M) - 1
+            n_coords = np.concatenate(
+                [np.full(part[1].shape[0], min(part[0], M)) for part in leaf_parts]
+            )
+            by_cell = np.argsort(gs, kind="stable")
+            cell_of_leaf = np.empty(n_cells, dtype=np.intp)
+            cell_of_leaf[by_cell] = np.arange(n_cells)
+            K = min(lev + 1, M)
+            lower_c = np.full((n_cells, K), np.inf)
+            upper_c = np.full((n_cells, K), -np.inf)
+            order = np.empty(n, dtype=itype)
+            nb.last_rows(
+                F, lev % M, slot, code, cut, n_leaves, olo, ohi, gs.copy(),
+                cell_of_leaf, n_coords, order, lower_c, upper_c, root,
+            )  # fmt: skip
+            del col, slot
+            beyond = np.arange(K) >= n_coords[by_cell][:, None]
+            lower_c[beyond] = np.nan
+            upper_c[beyond] = np.nan
+            levels = (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split)
+            return True, (*levels, None, (lower_c, upper_c))
+        bucket = _excl_cumsum(sizes)
+        lo = np.zeros(n_open, dtype=np.intp)
+        hi = np.zeros(n_open, dtype=np.intp)
+        lo[split], hi[split] = bucket[0::2], bucket[1::2]
+        nb.split_rows(F, lev % M, pn, slot, code, cut, lo, hi, col, root)
+        root = False
+    del col
+    if root:
+        slot.fill(0)
+    gs = np.concatenate([p[2] for p in leaf_parts])
+    # cells are numbered left to right: by the leaves' first place in order
+    cell_of_leaf = np.empty(gs.shape[0], dtype=itype)
+    cell_of_leaf[np.argsort(gs, kind="stable")] = np.arange(gs.shape[0], dtype=itype)
+    order = np.empty(n, dtype=itype)
+    nb.place_rows(slot, code, gs.copy(), cell_of_leaf, order)
+    return True, (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, slot, None)
+
+
 def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
     """Min and max of every leaf's rows in coordinates ``0 .. n_axes - 1``,
     written to ``lower[p]`` and ``upper[p]`` (float64 rows of length
@@ -660,10 +821,27 @@ def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
 
 
 def _assemble(
-    F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B, nb
+    F,
+    order,
+    leaf_parts,
+    lv_parent,
+    lv_axis,
+    lv_thr,
+    lv_split,
+    axis_rule,
+    A,
+    B,
+    nb,
+    cell_of_row=None,
+    bounds_c=None,
 ):
     """Node table, leaf paths and leaf bounds from the level-wise build
-    (``nb``: the compiled kernels, or ``None`` for the NumPy passes)."""
+    (``nb``: the compiled kernels, or ``None`` for the NumPy passes;
+    ``cell_of_row``: the cell id of every row if the build knows it, else
+    the compiled passes take a view of ``A`` for it; ``bounds_c``: the
+    cell-major leaf bounds if the build took them, NaN beyond each leaf's
+    coordinates, as :func:`._kdtree_numba.leaf_bounds_rows` leaves
+    them)."""
     counts = [a.shape[0] for a in lv_axis]
     base = np.r_[0, np.cumsum(counts)].astype(np.intp)  # first node id per level
     n_nodes = int(base[-1])
@@ -696,17 +874,24 @@ def _assemble(
         by_rows = n_cells * K <= _NB_ROW_BOUNDS
         K, _ = nb.leaf_tables(
             F, order, axis, left, right, L, cell, starts, n_samples, axes_t,
-            lower_t, upper_t, not by_rows,
+            lower_t, upper_t, not by_rows and bounds_c is None,
         )  # fmt: skip
         axes_t, lower_t, upper_t = axes_t[:K], lower_t[:K], upper_t[:K]
-        if by_rows:
+        if bounds_c is not None:
+            lower_t[...] = bounds_c[0].T
+            upper_t[...] = bounds_c[1].T
+            lower_t += 0.0
+            upper_t += 0.0
+        elif by_rows:
             # one pass over F in row order (tables in cache), NaN beyond
             lower_c = np.full((n_cells, K), np.inf)
             upper_c = np.full((n_cells, K), -np.inf)
-            cell_of_row = A.view(np.int32)[: F.shape[0]]
+            known = cell_of_row is not None
+            if not known:
+                cell_of_row = A.view(np.int32)[: F.shape[0]]
             nb.leaf_bounds_rows(
                 F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c,
-                cell_of_row,
+                cell_of_row, known,
             )  # fmt: skip
             lower_t[...] = lower_c.T
             upper_t[...] = upper_c.T

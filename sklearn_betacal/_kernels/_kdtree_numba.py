@@ -7,21 +7,30 @@ when numba is installed and a fit is large enough: importing
 their first call (2-23 s measured, once per dtype and layout; cached on
 disk where the cache directory is writable, see :func:`_jit`).
 
+:func:`split_rows` is a level of the cycle rule's compiled build
+(``_kdtree._cycle_levels``): one pass over the rows in row order that
+sends every row of a split node to a child (``<= cut`` left, the cut of
+:func:`node_rules`, which applies the split rule of App. C and the tie rule
+``_tie_split`` at every node's lower median) and appends its next
+coordinate to the child's bucket, which keeps its rows in row order as the
+NumPy path's stable reorder does; :func:`place_rows` groups the rows by
+leaf at the end; :func:`rows_by_node` hands the rows over to the per-node
+passes below once a level has many nodes. For "max_spread" (a coordinate
+per node), and for the cycle rule's levels of many nodes,
 :func:`split_reorder` does for every node of a level what the NumPy path of
 :func:`~sklearn_betacal._kernels._kdtree.build_kdtree` does in about ten
 vectorised passes over all rows (the tie rule ``_tie_split``, the ``<=``
 comparison, the segmented counts and the scatter of ``_stable_partition``):
 it applies the split rule of App. C at the node's lower median ``z^k_m`` and
 moves the node's left rows in front of its right rows, order kept, in one
-pass over the node's rows. :func:`take` / :func:`gather` read the split
-coordinate, :func:`small_kth` and :func:`pad_rows` serve ``_segment_kth``
+pass over the node's rows, and :func:`gather` (:func:`take` for the cycle
+rule) reads the split coordinate. :func:`small_kth` and :func:`pad_rows`
+serve ``_segment_kth``
 (long segments keep NumPy's partition, SIMD where NumPy has it: a scalar
 quickselect was 3-4x slower on 1e6 values); :func:`leaf_tables` builds the
 leaf table (cell ids, paths and the bounds of large tables) in one walk
 over the tree, and :func:`leaf_bounds_rows` the bounds in one pass over
-``F`` in row order when the leaf tables fit in cache;
-:func:`split_reorder_next` is :func:`split_reorder` that also
-gathers the next level's column (the root level, cycle rule). Order
+``F`` in row order when the leaf tables fit in cache. Order
 statistics are values of the node and the threshold is the same IEEE
 expression (``lo + (hi - lo) / 2``, no fast-math), so the tree is the NumPy
 path's bit for bit: same cells, thresholds, row order and bounds (the tests
@@ -314,75 +323,17 @@ def split_reorder(
 
 
 @_jit
-def split_reorder_next(
-    F,
-    p,
-    pn,
-    nxt,
-    col,
-    act,
-    sizes,
-    median,
-    succ,
-    min_samples_leaf,
-    out,
-    thr,
-    n_left,
-    split,
+def leaf_bounds_rows(
+    F, order, starts, n_samples, axes_c, lower_c, upper_c, cell, known
 ):
-    """:func:`split_reorder` for the cycle rule that also gathers the next
-    level's split coordinate ``pn`` while it moves the rows.
-
-    A row's side is read from ``F[row, p]`` (the value ``col`` holds), and
-    ``F[row, pn]`` -- on the same cache line for narrow rows and for
-    neighbouring coordinates of wide ones -- is written at the row's new
-    place into ``col`` (over the node's own range, which the move no longer
-    reads) and into ``nxt``: the next level's column and the copy that its
-    selection reorders, without a pass of their own.
-    """
-    n_seg = sizes.shape[0]
-    thr[:] = np.nan
-    n_left[:] = 0
-    split[:] = False
-    s = 0
-    for i in range(n_seg):
-        m = sizes[i]
-        e = s + m
-        ok, t, nl, cut = _node_rule(col, s, e, median[i], succ[i], min_samples_leaf)
-        if ok:
-            thr[i] = t
-            n_left[i] = nl
-            split[i] = True
-            lo, hi = s, s + nl
-            for r in range(s, e):
-                row = act[r]
-                g = np.intp(F[row, p] <= cut)
-                v = F[row, pn]
-                dst = hi + g * (lo - hi)
-                out[dst] = row
-                col[dst] = v
-                nxt[dst] = v
-                lo += g
-                hi += 1 - g
-        else:
-            for r in range(s, e):
-                row = act[r]
-                v = F[row, pn]
-                out[r] = row
-                col[r] = v
-                nxt[r] = v
-        s = e
-
-
-@_jit
-def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell):
     """:func:`leaf_tables`' bounds in row order, for leaf tables that fit in cache.
 
     ``axes_c``, ``lower_c``, ``upper_c``: cell-major ``(n_cells, K)``
     tables of every leaf's distinct path coordinates (-1 padded) and their
     bounds (``lower_c`` filled with +inf, ``upper_c`` with -inf by the
     caller, NaN written beyond each leaf's coordinates); ``cell``: an int32 work
-    buffer of ``n`` values (the leaf of every row, by row id). Reading ``F``
+    buffer of ``n`` values (the leaf of every row, by row id), which with
+    ``known`` already holds the cells (:func:`place_rows`). Reading ``F``
     once front to back replaces one sparse sweep over all of ``F`` per leaf
     (a leaf's rows, in row order, are spread over the whole array).
     """
@@ -392,9 +343,10 @@ def leaf_bounds_rows(F, order, starts, n_samples, axes_c, lower_c, upper_c, cell
         for j in range(L):
             if axes_c[c, j] >= 0:
                 depth[c] = j + 1
-        s = starts[c]
-        for r in range(s, s + n_samples[c]):
-            cell[order[r]] = c
+        if not known:
+            s = starts[c]
+            for r in range(s, s + n_samples[c]):
+                cell[order[r]] = c
     for row in range(F.shape[0]):
         c = cell[row]
         for j in range(depth[c]):
@@ -549,3 +501,144 @@ def leaf_tables(
             c0 = c
     _flush_leaves(c0, c - c0, count, ax_b, lo_b, hi_b, axes_t, lower_t, upper_t, bounds)
     return n_slots, ahead
+
+
+@_jit
+def node_rules(col, starts, sizes, median, succ, min_samples_leaf, thr, n_left, cut):
+    """:func:`_node_rule` of every node ``i`` (values ``col[starts[i] :
+    starts[i] + sizes[i]]``, in any order): ``thr[i]`` (NaN if the node
+    stays a leaf), ``n_left[i]`` (0 for a leaf) and ``cut[i]`` (left rows
+    are those ``<= cut[i]``). Returns nothing; the caller reads ``n_left >
+    0`` as "split" (a split leaves at least one row on either side)."""
+    for i in range(sizes.shape[0]):
+        s = starts[i]
+        ok, t, nl, c = _node_rule(
+            col, s, s + sizes[i], median[i], succ[i], min_samples_leaf
+        )
+        if ok:
+            thr[i] = t
+            n_left[i] = nl
+        else:
+            thr[i] = np.nan
+            n_left[i] = 0
+        cut[i] = c
+
+
+@_jit
+def split_rows(F, p, pn, slot, code, cut, lo, hi, col, root):
+    """One pass over the rows in row order that splits every node of a
+    level and lays out the next level's split coordinate (the cycle rule).
+
+    ``slot[row]``: the index of the row's open node in the level (all 0
+    with ``root``, which does not read it), or a negative leaf code for
+    rows that left the tree at an earlier level. ``code[i]``: the index in
+    the next level of node ``i``'s left child (its right child is the next
+    one), or the negative code of node ``i`` if it is a leaf from now on.
+    A row goes left iff ``F[row, p] <= cut[i]``; its value ``F[row, pn]``
+    (``pn >= 0``, else not written) is appended to its child's bucket of
+    ``col``: ``lo[i]`` / ``hi[i]``, the next free place of the left / right
+    child's bucket. The rows of a bucket stay in row order, as the NumPy
+    path's stable reorder keeps them, so no permutation of the rows is kept
+    and nothing is gathered: a row is read once, in order, and its
+    neighbouring coordinate is on the same cache line for narrow rows.
+
+    Both counters are read and written whichever side the row takes (their
+    address depends on the node only, not on the comparison): with one
+    counter per child, whose address depends on the comparison, rows of
+    the same node in a row alias it unpredictably (1e6 x 4 float64, root
+    level: 14 ms instead of 5 ms).
+    """
+    for row in range(F.shape[0]):
+        i = 0 if root else slot[row]
+        if i < 0:
+            continue
+        c = code[i]
+        if c < 0:
+            slot[row] = c
+            continue
+        g = np.intp(F[row, p] <= cut[i])
+        slot[row] = c + 1 - g
+        a = lo[i]
+        b = hi[i]
+        if pn >= 0:
+            col[b + g * (a - b)] = F[row, pn]
+        lo[i] = a + g
+        hi[i] = b + 1 - g
+
+
+@_jit
+def rows_by_node(slot, node_pos, leaf_pos, act, order):
+    """Hand a level of :func:`split_rows` over to the per-node passes: the
+    rows of open node ``i`` (``slot[row] == i``) into ``act`` from
+    ``node_pos[i]`` on, those of leaf ``j`` (``slot[row] == -1 - j``) into
+    ``order`` from ``leaf_pos[j]`` on, in row order (the layout of the
+    NumPy path's ``act`` and ``order``)."""
+    for row in range(slot.shape[0]):
+        s = slot[row]
+        if s >= 0:
+            q = node_pos[s]
+            act[q] = row
+            node_pos[s] = q + 1
+        else:
+            j = -1 - s
+            q = leaf_pos[j]
+            order[q] = row
+            leaf_pos[j] = q + 1
+
+
+@_jit
+def place_rows(slot, last_code, pos, cell_of_leaf, order):
+    """The rows grouped by leaf, in row order inside a leaf (the NumPy
+    path's ``order``), from the slots of :func:`split_rows`: a row whose
+    slot is ``>= 0`` is in node ``slot[row]`` of the last level, whose
+    leaf code is ``last_code[slot[row]]``; leaf code ``-1 - j`` is leaf
+    ``j``, whose rows start at ``pos[j]``. ``slot`` is overwritten with
+    each row's cell id ``cell_of_leaf[j]``."""
+    for row in range(slot.shape[0]):
+        s = slot[row]
+        j = -1 - (last_code[s] if s >= 0 else s)
+        q = pos[j]
+        order[q] = row
+        pos[j] = q + 1
+        slot[row] = cell_of_leaf[j]
+
+
+@_jit
+def last_rows(
+    F, p, slot, code, cut, n_leaves, olo, ohi, opos, leaf_cell, leaf_nc, order,
+    lower_c, upper_c, root,
+):  # fmt: skip
+    """The last level's :func:`split_rows` (no node below splits), which
+    also does :func:`place_rows` and :func:`leaf_bounds_rows` in the same
+    pass over ``F``: every row reaches its leaf ``j`` (``n_leaves + child``
+    for a child of this level, ``-1 - code`` for a leaf), is written into
+    ``order`` at its leaf's next place (``olo[i]`` / ``ohi[i]`` for the two
+    children of node ``i``, read and written whichever side, as in
+    :func:`split_rows`; ``opos[j]`` for the rows of a leaf) and widens the
+    bounds ``lower_c`` / ``upper_c`` (cell-major, filled with +inf / -inf)
+    of its cell ``leaf_cell[j]`` in coordinates ``0 .. leaf_nc[j] - 1``
+    (the cycle rule's distinct path coordinates, in order of first use).
+    """
+    for row in range(F.shape[0]):
+        i = 0 if root else slot[row]
+        c = code[i] if i >= 0 else i
+        if c >= 0:
+            g = np.intp(F[row, p] <= cut[i])
+            j = n_leaves + c + 1 - g
+            a = olo[i]
+            b = ohi[i]
+            order[b + g * (a - b)] = row
+            olo[i] = a + g
+            ohi[i] = b + 1 - g
+        else:
+            j = -1 - c
+            q = opos[j]
+            order[q] = row
+            opos[j] = q + 1
+        cc = leaf_cell[j]
+        for u in range(leaf_nc[j]):
+            v = np.float64(F[row, u])
+            if v < lower_c[cc, u]:
+                lower_c[cc, u] = v
+            if v > upper_c[cc, u]:
+                upper_c[cc, u] = v
