@@ -32,7 +32,10 @@ Boosting settings (``--boosting NAME ...``, names of :data:`BOOSTINGS`):
 ``current`` is the library's ``BOOSTING``; each other name adds the
 ``S-BB features`` methods again, fitted with ``BOOSTING`` updated by that
 entry (suffix ``[NAME]``), side by side on the same rows. ``--methods``
-keeps only the listed methods (and their ``[NAME]`` copies).
+keeps only the listed methods (and their ``[NAME]`` copies). With several
+settings and seeds the report adds the per-seed tables (:func:`paired`:
+means and standard errors over seeds, paired differences from ``current``)
+and the verdict of the rule of a change (:func:`verdict`).
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/studies/feature_scaler.py --data
 FOLDER`` (``--studies``, ``--seeds``, ``--models``, ``--boosting``,
