@@ -32,7 +32,10 @@ Boosting settings (``--boosting NAME ...``, names of :data:`BOOSTINGS`):
 ``current`` is the library's ``BOOSTING``; each other name adds the
 ``S-BB features`` methods again, fitted with ``BOOSTING`` updated by that
 entry (suffix ``[NAME]``), side by side on the same rows. ``--methods``
-keeps only the listed methods (and their ``[NAME]`` copies).
+keeps only the listed methods (and their ``[NAME]`` copies). With several
+settings and seeds the report adds the per-seed tables (:func:`paired`:
+means and standard errors over seeds, paired differences from ``current``)
+and the verdict of the rule of a change (:func:`verdict`).
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/studies/feature_scaler.py --data
 FOLDER`` (``--studies``, ``--seeds``, ``--models``, ``--boosting``,
@@ -59,6 +62,7 @@ from _measure import (  # noqa: E402
     data_dir,
     header,
     markdown_frame,
+    markdown_table,
     write_result,
 )
 from threadpoolctl import threadpool_limits  # noqa: E402
@@ -96,6 +100,16 @@ BOOSTINGS = {
     },
     "mid": {
         "max_leaf_nodes": 7,
+        "min_samples_leaf": 50,
+        "l2_regularization": 1.0,
+        "max_iter": 800,
+    },
+    # between current and mid (mid and small lost planted-group calibration):
+    # scikit-learn's 31 leaves with L2 and larger leaves, and 15 leaves
+    "l2msl50": {"min_samples_leaf": 50, "l2_regularization": 1.0},
+    "l2msl100": {"min_samples_leaf": 100, "l2_regularization": 1.0},
+    "leaves15": {
+        "max_leaf_nodes": 15,
         "min_samples_leaf": 50,
         "l2_regularization": 1.0,
         "max_iter": 800,
@@ -241,6 +255,135 @@ def summary(R):
     return out
 
 
+#: The scores of the per-seed tables (column title, CSV column, scale)
+PAIRED = [
+    ("beta-CE", "beta_ce", 1),
+    ("debiased x100", "beta_ce_debiased", 100),
+    ("Brier", "brier", 1),
+    ("log loss", "log_loss", 1),
+    ("AUROC", "auroc", 1),
+    ("true CE", "true_ce", 1),
+]
+#: The rule of a change of ``BOOSTING``, fixed before the runs: no set worse
+#: beyond this many standard errors of the paired difference over seeds in
+#: Brier, log loss or debiased beta-CE, and no larger mean AUROC loss.
+RULE_SE, RULE_AUROC = 2.0, 0.002
+
+
+def _mean_se(x):
+    x = np.asarray(x, dtype=float)
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.shape[0]))
+
+
+def paired(R):
+    """Per seed: each score averaged over a group's sets within a seed,
+    then mean and standard error over seeds; and the paired differences of
+    every ``[NAME]`` setting from ``current`` (same set and seed rows).
+
+    Returns ``(tables, diffs)``: the lines per group, and a frame of the
+    paired differences (group, method, setting, score, mean, se, worse
+    seeds) that :func:`verdict` reads.
+    """
+    from peers_mcgrad import _groups
+
+    lines, diffs = [], []
+    for label, G in _groups(R):
+        G = G.assign(
+            base=G.method.str.split(" [", regex=False).str[0],
+            setting=G.method.str.extract(r"\[(.*)\]$")[0].fillna("current"),
+        )
+        G = G[G.base.str.startswith("S-BB features")]
+        if G.empty:
+            continue
+        scores = [p for p in PAIRED if p[1] in G and G[p[1]].notna().all()]
+        seeds = G.seed.nunique()
+        head = ["method", "setting", *(t for t, _, _ in scores), "fit s"]
+        head += ["fit / current"]
+        dhead = ["method", "setting", *(f"Δ {t}" for t, _, _ in scores)]
+        dhead += ["worse seeds (debiased)"]
+        rows, drows = [], []
+        for base, B in G.groupby("base", sort=True):  # one split, then cv
+            cur = B[B.setting == "current"].set_index(["set", "seed"])
+            for setting in sorted(B.setting.unique(), key=list(BOOSTINGS).index):
+                S = B[B.setting == setting].set_index(["set", "seed"])
+                per_seed = S.groupby(level="seed")
+                row = [base, setting]
+                for _, col, k in scores:
+                    m, se = _mean_se(per_seed[col].mean() * k)
+                    row.append(
+                        f"{m:.4f} ± {se:.4f}" if k == 1 else f"{m:.3f} ± {se:.3f}"
+                    )
+                row.append(f"{S.fit_s.mean():.3f}")
+                logr = np.log(S.fit_s / cur.loc[S.index].fit_s)
+                m, se = _mean_se(logr.groupby(level="seed").mean())
+                row.append(f"{np.exp(m):.2f} (×/÷ {np.exp(se):.2f})")
+                rows.append(row)
+                if setting == "current":
+                    continue
+                drow = [base, setting]
+                for _, col, k in scores:
+                    d = ((S[col] - cur.loc[S.index, col]) * k).groupby(level="seed")
+                    d = d.mean()
+                    m, se = _mean_se(d)
+                    star = "*" if abs(m) > RULE_SE * se else ""
+                    fmt = ".4f" if k == 1 else ".3f"
+                    drow.append(f"{m:+{fmt}} ± {se:{fmt}}{star}")
+                    diffs.append(
+                        {
+                            "group": label,
+                            "method": base,
+                            "setting": setting,
+                            "score": col,
+                            "mean": m,
+                            "se": se,
+                            "worse": int(
+                                (d < 0).sum() if col == "auroc" else (d > 0).sum()
+                            ),
+                            "seeds": seeds,
+                        }
+                    )
+                worse = next(
+                    r["worse"]
+                    for r in diffs[-len(scores) :]
+                    if r["score"] == "beta_ce_debiased"
+                )
+                drow.append(f"{worse} of {seeds}")
+                drows.append(drow)
+        n_sets = G.set.nunique()
+        lines += [
+            f"### {label} ({n_sets} sets x {seeds} seeds)",
+            "",
+            *markdown_table(head, rows),
+            "",
+            "Paired differences vs current (candidate − current; mean ± SE over "
+            f"seeds; * = |diff| > {RULE_SE:g} SE; worse seeds: seeds whose "
+            "debiased beta-CE difference is > 0):",
+            "",
+            *markdown_table(dhead, drows),
+            "",
+        ]
+    return lines, pd.DataFrame(diffs)
+
+
+def verdict(diffs):
+    """Per setting: the rule's outcome, and the (group, method, score) cells
+    that break it."""
+    out = {}
+    for setting, D in diffs.groupby("setting", sort=False):
+        broken = []
+        for r in D.itertuples():
+            if r.score in ("brier", "log_loss", "beta_ce_debiased"):
+                bad = r.mean > 0 and r.mean > RULE_SE * r.se
+            elif r.score == "auroc":
+                bad = r.mean < -RULE_AUROC
+            else:
+                continue
+            if bad:
+                broken.append(f"{r.group}, {r.method}, {r.score}")
+        out[setting] = broken
+    return out
+
+
 def report(R, elapsed, load0, load1):
     lines = [
         "# Keep resolution: S-BB with the feature-aware scaler, cross-fitted "
@@ -263,6 +406,28 @@ def report(R, elapsed, load0, load1):
     ]
     for label, frame in summary(R):
         lines += [f"## {label}", "", *markdown_frame(frame), ""]
+    if R.method.str.contains(r" \[", regex=True).any() and R.seed.nunique() > 1:
+        tables, diffs = paired(R)
+        lines += [
+            "## Per seed: mean ± standard error, and paired differences vs current",
+            "",
+            "Each score averaged over the sets of a group within a seed, then "
+            "mean and standard error (sd / sqrt(seeds)) over seeds; `fit / "
+            "current`: geometric mean over seeds of the per-seed mean log "
+            "same-process fit-time ratio (×/÷ its standard error on the log "
+            "scale). Negative differences are better except for AUROC.",
+            "",
+            *tables,
+            f"Rule (fixed before the run): a setting passes if no group, for "
+            f"either calibrator, is worse by more than {RULE_SE:g} SE in Brier, "
+            f"log loss or debiased beta-CE and no mean AUROC loss exceeds "
+            f"{RULE_AUROC:g}.",
+            "",
+        ]
+        for setting, broken in verdict(diffs).items():
+            state = "passes" if not broken else "fails: " + "; ".join(broken)
+            lines.append(f"- `{setting}` {state}")
+        lines.append("")
     return lines
 
 
