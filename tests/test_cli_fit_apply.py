@@ -865,19 +865,26 @@ def test_cv_warns_of_the_folds_small_cells_on_one_line(frame, tmp_path, capsys):
     ), small
 
 
+@pytest.mark.parametrize(
+    "flag,says",
+    [
+        (["--cv", "3"], "--cv cross-fits the scaler of hs-bb and s-bb"),
+        (["--scaler", "features"], "--scaler chooses the scaler of hs-bb and s-bb"),
+    ],
+)
 @pytest.mark.parametrize("method", ["umd", "bb", "hls"])
-def test_cv_is_refused_where_there_is_no_scaler_to_cross_fit(
-    frame, tmp_path, capsys, method
+def test_scaler_flags_are_refused_where_there_is_no_scaler(
+    frame, tmp_path, capsys, method, flag, says
 ):
     src = tmp_path / "train.csv"
     frame.iloc[:500].to_csv(src, index=False)
     groups = [] if method == "umd" else ["--model-column", "model"]
     argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
-            "correct_judge", *groups, "--method", method, "--cv", "3",
+            "correct_judge", *groups, "--method", method, *flag,
             "--output", str(tmp_path / "m.skops")]  # fmt: skip
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert f"--cv cross-fits the scaler of hs-bb and s-bb, not of {method}" in err
+    assert f"{says}, not of {method}" in err
     assert not (tmp_path / "m.skops").exists()
 
 
@@ -909,20 +916,6 @@ def test_scaler_features_boosts_on_the_text_embedding(frame, tmp_path, capsys):
     assert main(["apply", str(model), str(src), str(result)]) == 0
     p = pd.read_csv(result)["calibrated_confidence"]
     assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
-
-
-@pytest.mark.parametrize("method", ["umd", "bb", "hls"])
-def test_scaler_is_refused_where_there_is_no_scaler(frame, tmp_path, capsys, method):
-    src = tmp_path / "train.csv"
-    frame.iloc[:500].to_csv(src, index=False)
-    groups = [] if method == "umd" else ["--model-column", "model"]
-    argv = ["fit", str(src), "--confidence", "verbal_confidence", "--label",
-            "correct_judge", *groups, "--method", method, "--scaler", "features",
-            "--output", str(tmp_path / "m.skops")]  # fmt: skip
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert f"--scaler chooses the scaler of hs-bb and s-bb, not of {method}" in err
-    assert not (tmp_path / "m.skops").exists()
 
 
 def test_embedding_chooses_the_text_embedder_method(frame, tmp_path, capsys):
