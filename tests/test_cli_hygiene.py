@@ -168,9 +168,12 @@ def _start_apply(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "sklearn_betacal.cli", "apply",
          str(tmp_path / "m.skops"), str(tmp_path / "big.csv"),
-         str(out_dir / "o.csv"), "--chunk-size", "20000"],
+         str(out_dir / "o.csv"), "--chunk-size", "2000"],
         stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
+    # small chunks: the run lasts long after its temporary file appears (with
+    # 20,000-row chunks a loaded machine once let it finish before the test's
+    # signal arrived); every caller stops it early, so the size costs nothing
     while not any(out_dir.iterdir()):  # the temporary file exists
         assert proc.poll() is None, proc.stderr.read()
     return proc, out_dir
