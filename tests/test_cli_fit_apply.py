@@ -820,6 +820,18 @@ def test_fit_failing_mid_write_keeps_old_model_and_leaves_no_temp_file(
     assert _listing(tmp_path) == ["m.skops", "train.csv"]
 
 
+def _assert_file_is_the_python_fit(est, X, y, model, src, tmp_path):
+    """The model file ``est`` (loaded from ``model``) predicts what the same
+    calibrator fitted in Python on ``X, y`` predicts, and ``betacal apply``
+    of ``src`` writes it."""
+    again = clone(est).fit(X, y)
+    assert_array_equal(est.predict_proba(X), again.predict_proba(X))
+    result = tmp_path / "o.csv"
+    assert main(["apply", str(model), str(src), str(result)]) == 0
+    p = pd.read_csv(result)["calibrated_confidence"]
+    assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
+
+
 def test_cv_cross_fits_the_scaler_and_reports_every_fold(frame, tmp_path, capsys):
     src = tmp_path / "train.csv"
     frame.iloc[:3000].to_csv(src, index=False)
@@ -839,12 +851,7 @@ def test_cv_cross_fits_the_scaler_and_reports_every_fold(frame, tmp_path, capsys
     # the model file holds what the same calibrator fitted in Python holds
     X = frame.iloc[:3000][["verbal_confidence", "model"]]
     y = frame.iloc[:3000]["correct_judge"].astype(int)
-    again = clone(est).fit(X, y)
-    assert_array_equal(est.predict_proba(X), again.predict_proba(X))
-    result = tmp_path / "o.csv"
-    assert main(["apply", str(model), str(src), str(result)]) == 0
-    p = pd.read_csv(result)["calibrated_confidence"]
-    assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
+    _assert_file_is_the_python_fit(est, X, y, model, src, tmp_path)
 
 
 def test_cv_warns_of_the_folds_small_cells_on_one_line(frame, tmp_path, capsys):
@@ -910,12 +917,7 @@ def test_scaler_features_boosts_on_the_text_embedding(frame, tmp_path, capsys):
     cols = list(est.feature_names_in_)
     X = frame.iloc[:3000][cols]
     y = frame.iloc[:3000]["correct_judge"].astype(int)
-    again = clone(est).fit(X, y)
-    assert_array_equal(est.predict_proba(X), again.predict_proba(X))
-    result = tmp_path / "o.csv"
-    assert main(["apply", str(model), str(src), str(result)]) == 0
-    p = pd.read_csv(result)["calibrated_confidence"]
-    assert_allclose(p, est.predict_proba(X)[:, 1], rtol=1e-12)
+    _assert_file_is_the_python_fit(est, X, y, model, src, tmp_path)
 
 
 def test_embedding_chooses_the_text_embedder_method(frame, tmp_path, capsys):

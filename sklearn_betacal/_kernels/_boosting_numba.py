@@ -43,9 +43,10 @@ def _forest_raw(F, baseline, feature, threshold, left, right, cell, values, root
 
 
 def pack_forest(trees):
-    """All trees' node arrays in flat arrays (child and leaf indices made
-    global): ``(feature, threshold, left, right, cell, values, roots)``,
-    ``roots[t]`` the root of tree ``t`` (``roots[-1]`` the node count)."""
+    """All trees' node arrays (at least one tree) in flat arrays, child and
+    leaf indices made global: ``(feature, threshold, left, right, cell,
+    values, roots)``, ``roots[t]`` the root of tree ``t`` (``roots[-1]`` the
+    node count)."""
     sizes = [t["children_left"].shape[0] for t in trees]
     roots = np.zeros(len(trees) + 1, dtype=np.int64)
     roots[1:] = np.cumsum(sizes)
@@ -62,17 +63,11 @@ def pack_forest(trees):
         parts["threshold"].append(np.asarray(t["threshold"], dtype=np.float64))
         cell = np.asarray(t["cell"], dtype=np.int64)
         parts["cell"].append(np.where(cell >= 0, cell + leaves[k], -1))
-    cat = {
-        k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in parts.items()
-    }
-    values = (
-        np.concatenate([np.asarray(t["value"], dtype=np.float64) for t in trees])
-        if trees
-        else np.zeros(0)
-    )
+    cat = {k: np.concatenate(v) for k, v in parts.items()}
+    values = np.concatenate([np.asarray(t["value"], dtype=np.float64) for t in trees])
     return (
         cat["feature"],
-        cat["threshold"].astype(np.float64, copy=False),
+        cat["threshold"],
         cat["left"],
         cat["right"],
         cat["cell"],

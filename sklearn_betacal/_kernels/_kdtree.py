@@ -369,6 +369,18 @@ def _stable_partition(act, go_left, starts, sizes, n_left, out, dst, tmp):
     return out
 
 
+def _open_level(cnt, lv_axis, lv_thr, lv_split):
+    """A level's node tables of ``cnt`` nodes (no split axis, NaN
+    threshold, not split), appended to the per-level lists; returned."""
+    axis_l = np.full(cnt, -1, dtype=np.intp)
+    thr_l = np.full(cnt, np.nan)
+    split_l = np.zeros(cnt, dtype=bool)
+    lv_axis.append(axis_l)
+    lv_thr.append(thr_l)
+    lv_split.append(split_l)
+    return axis_l, thr_l, split_l
+
+
 def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     """Build the bounded kd-tree of App. C on the rows of ``F``.
 
@@ -480,13 +492,9 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         sizes, gstart, local = sizes[keep], gstart[keep], local[keep]
 
     for lev in range(first, max_depth + 1):
-        cnt = lv_parent[lev].shape[0]
-        axis_l = np.full(cnt, -1, dtype=np.intp)
-        thr_l = np.full(cnt, np.nan)
-        split_l = np.zeros(cnt, dtype=bool)
-        lv_axis.append(axis_l)
-        lv_thr.append(thr_l)
-        lv_split.append(split_l)
+        axis_l, thr_l, split_l = _open_level(
+            lv_parent[lev].shape[0], lv_axis, lv_thr, lv_split
+        )
         cand = sizes >= min_split
         if lev == max_depth:
             cand[:] = False
@@ -681,13 +689,9 @@ def _cycle_levels(F, max_depth, min_samples_leaf, nb):
                 lv_split,
                 leaf_parts,
             )
-        cnt = lv_parent[lev].shape[0]
-        axis_l = np.full(cnt, -1, dtype=np.intp)
-        thr_l = np.full(cnt, np.nan)
-        split_l = np.zeros(cnt, dtype=bool)
-        lv_axis.append(axis_l)
-        lv_thr.append(thr_l)
-        lv_split.append(split_l)
+        axis_l, thr_l, split_l = _open_level(
+            lv_parent[lev].shape[0], lv_axis, lv_thr, lv_split
+        )
         n_open = sizes.shape[0]
         n_left = np.zeros(n_open, dtype=np.intp)
         cut = np.zeros(n_open)
