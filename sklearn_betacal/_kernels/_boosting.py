@@ -17,6 +17,7 @@ arrays go in, float64 raw scores come out.
 
 import numpy as np
 
+from . import compiled_twin
 from ._kdtree import prepare_node_walk, route_kdtree
 
 #: Whether :func:`forest_raw` walks the trees with the compiled twin in
@@ -55,13 +56,7 @@ def prepare_forest(trees):
 
 def _compiled(n_walks):
     """The module :mod:`._boosting_numba`, or ``None`` for the NumPy path."""
-    if USE_NUMBA is False or (USE_NUMBA is None and n_walks < NUMBA_MIN_WALKS):
-        return None
-    try:
-        from . import _boosting_numba
-    except ImportError:
-        return None
-    return _boosting_numba
+    return compiled_twin(USE_NUMBA, n_walks, NUMBA_MIN_WALKS, "._boosting_numba")
 
 
 def forest_raw(F, baseline, prepared):

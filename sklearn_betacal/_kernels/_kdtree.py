@@ -49,6 +49,7 @@ per-depth tables are built from them on demand (:func:`leaf_path_axes`,
 
 import numpy as np
 
+from . import compiled_twin
 from ._scaling import unit_exponent
 
 # Rows per block when a computation needs full feature rows (max-spread axis
@@ -100,13 +101,7 @@ def numba_level_kernels(n):
     """The module :mod:`._kdtree_numba`, or ``None`` for the NumPy path
     (see ``USE_NUMBA``). Imported here, on the first large fit, so that
     importing the package never imports numba."""
-    if USE_NUMBA is False or (USE_NUMBA is None and n < NUMBA_MIN_ROWS):
-        return None
-    try:
-        from . import _kdtree_numba
-    except ImportError:
-        return None
-    return _kdtree_numba
+    return compiled_twin(USE_NUMBA, n, NUMBA_MIN_ROWS, "._kdtree_numba")
 
 
 def _midpoint(lo, hi):
