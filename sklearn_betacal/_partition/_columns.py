@@ -117,7 +117,10 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         return idx
 
     def _group_column(self, X, *, reset):
-        X = validate_data(self, X, dtype=None, reset=reset)
+        return self._group_of(validate_data(self, X, dtype=None, reset=reset))
+
+    def _group_of(self, X):
+        """The group column of the validated ``X``, its value types checked."""
         g = X[:, self._group_index(X)]
         if g.dtype.kind == "O":
             kinds = {type(v) for v in g}
@@ -166,12 +169,12 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         unseen), so that groups of any type (names, say) become numbers in
         their sorted order; the other columns as they are."""
         check_is_fitted(self)
-        g = self._group_column(X, reset=False)
+        X = validate_data(self, X, dtype=None, reset=False)
+        g = self._group_of(X)
         try:
             ids = cell_positions(g, self.groups_)
         except TypeError:  # apply says what is wrong (it runs for the cells)
             ids = np.full(g.shape[0], -1, dtype=np.int64)
-        X = validate_data(self, X, dtype=None, reset=False)
         # numbers as float64; any other column as it is (the scaler says
         # which columns are not numbers)
         out = X.astype(np.float64 if X.dtype.kind in "fiub" else object)
