@@ -499,9 +499,9 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit(
     n_platt = []
     scores = _tree.recalibration_scores
 
-    def counted(*a):
+    def counted(*a, **kw):
         n_platt.append(1)
-        return scores(*a)
+        return scores(*a, **kw)
 
     n_split = 0
     with warnings.catch_warnings():

@@ -74,6 +74,9 @@ def one_liner(stop, seed):
     setting = STOPS[stop]
     if isinstance(setting, dict):  # --honest / --split-alpha: today's stop, these
         _tree.MERGE_STOP_PER_CELL = False
+        setting = dict(setting)
+        # --split-test: the heterogeneity test's variance (read at fit)
+        _tree.ROBUST_SPLIT_TEST = setting.pop("split_test", "score") == "score"
         return CalibrationTreePartitioner(random_state=seed, **setting)
     _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
     return CalibrationTreePartitioner(random_state=seed)
@@ -311,8 +314,16 @@ def main(argv=None):
         default=None,
         help="compare these split_alpha values (today's stop) instead of the stops",
     )
+    parser.add_argument(
+        "--split-test",
+        nargs="+",
+        choices=["pooled", "score"],
+        default=None,
+        help="compare the fine cells' heterogeneity test with the pooled variance "
+        "(before session 13) and with each cell's own (today's)",
+    )
     args = parser.parse_args(argv)
-    if args.honest or args.split_alpha:
+    if args.honest or args.split_alpha or args.split_test:
         STOPS.clear()
         STOPS.update(
             {f"honest {f:g}": {"honest_fraction": f} for f in args.honest or ()}
@@ -320,6 +331,7 @@ def main(argv=None):
         STOPS.update(
             {f"split_alpha {a:g}": {"split_alpha": a} for a in args.split_alpha or ()}
         )
+        STOPS.update({f"{t} test": {"split_test": t} for t in args.split_test or ()})
     threadpool_limits(1)
     load0, t0 = os.getloadavg(), time.perf_counter()
     seeds, other = range(args.seeds), range(args.other_seeds)
@@ -336,6 +348,7 @@ def main(argv=None):
         if "cifar" in args.sets:
             records += list(cifar_rows(data_dir(args.data), other))
     _tree.MERGE_STOP_PER_CELL = False
+    _tree.ROBUST_SPLIT_TEST = True
     R = pd.DataFrame(records)
     R["model"] = R.get("model", pd.Series(index=R.index, dtype=object)).fillna("-")
     R.to_csv(args.out.with_suffix(".csv"), index=False)

@@ -79,13 +79,18 @@ DIRECTION_SHARE = 1.0
 #: ``K`` fine cells (``alpha = split_alpha / K``, the rule before; ``True``
 #: here restores it, for side-by-side benchmarks) merged real groups away.
 MERGE_STOP_PER_CELL = False
+#: The heterogeneity test of the fine cells reads each cell's own score
+#: variance (``_merge.score_heterogeneity_statistic``): on calibrated
+#: planted samples the pooled-variance test it replaced (``False`` here, for
+#: side-by-side benchmarks) rejected at about twice its level in the tail.
+ROBUST_SPLIT_TEST = True
 
 #: Default minimum leaf size when no ``points_per_bin`` reaches the
 #: partitioner: twice a typical ``b = 50``.
 DEFAULT_MIN_LEAF = 100
 
 
-def recalibration_scores(h, y, w):
+def recalibration_scores(h, y, w, *, return_info=False):
     """Per-row score of a global Platt recalibration, whitened (MOB criterion).
 
     Fits ``p = sigma(a s + b)`` with ``s`` the data-aware clipped logit of
@@ -97,6 +102,12 @@ def recalibration_scores(h, y, w):
     of recalibrating ``C`` separately (Zeileis, Hothorn and Hornik, "Model-based
     recursive partitioning", JCGS 2008). A squared-error regression tree on
     ``G`` maximises the sum of these statistics over its leaves.
+
+    With ``return_info=True`` also returns ``Q_i = sqrt(p_i (1 - p_i)) [1,
+    s_i] L``: ``sum_{i in C} w_i Q_i Q_i^T`` is the Fisher information of
+    ``C``'s own intercept and slope in the whitened coordinates (the
+    variance of ``C``'s score sum under the global recalibration; the
+    identity times ``W`` over all rows).
     """
     # Platt's smoothed targets keep the fit finite; the weights scaled as a
     # PlattScaler scales them (its logit clip counts the total weight as rows)
@@ -112,7 +123,10 @@ def recalibration_scores(h, y, w):
     # (every label alike) leaves nothing to whiten: the identity then
     info += (1e-12 * trace if np.isfinite(trace) and trace > 0 else 1.0) * np.eye(2)
     chol = np.linalg.cholesky(np.linalg.inv(info))
-    return ((y - p)[:, None] * x) @ chol
+    G = ((y - p)[:, None] * x) @ chol
+    if not return_info:
+        return G
+    return G, (np.sqrt(p * (1 - p))[:, None] * x) @ chol
 
 
 def column_spread(Z, w):
@@ -375,10 +389,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         the features, centred and divided by one common spread, about
         ``4 * min_samples_leaf`` rows each (at least 8 cells where
         ``min_samples_leaf`` allows, at most 256). With ``K`` of them, the
-        score sums ``S_c`` and weights ``W_c`` give the statistic ``sum_c
-        ||S_c||^2 / W_c - ||S||^2 / W``, about ``sigma^2 chi^2_{k (K -
-        1)}`` for a calibrated sample (the cells do not depend on the
-        labels); unless it exceeds the ``1 - split_alpha`` quantile the
+        score sums ``S_c`` and Fisher informations ``I_c`` give Rao's score
+        statistic of cell-own recalibrations ``sum_c S_c^T I_c^{-1} S_c -
+        S^T I^{-1} S``, about ``chi^2_{k (K - 1)}`` for a calibrated sample
+        (the cells do not depend on the labels; with ``criterion="residual"``
+        ``I_c = sum h (1 - h)``, without confidences the pooled variance of
+        ``y``); unless it exceeds the ``1 - split_alpha`` quantile the
         partition is one cell (``split_pvalue_``). Otherwise the cheapest
         pair of cells is merged -- merging ``a`` and ``b`` loses ``W_a W_b /
         (W_a + W_b) ||S_a / W_a - S_b / W_b||^2`` -- until every merge
@@ -634,6 +650,10 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         else:
             leaf = int(self.min_samples_leaf)
         self.min_samples_leaf_ = leaf
+        # info: per row, Q with sum_C w Q Q^T the variance of a set C's
+        # target sum on a sample that one recalibration fits (the merge's
+        # heterogeneity test reads it; None: the target's pooled variance)
+        info = None
         if confidence is None:
             target = (y - np.average(y, weights=w)).reshape(-1, 1)
         else:
@@ -645,12 +665,13 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 )
             if self.criterion == "residual":
                 target = (y - h).reshape(-1, 1)
+                info = np.sqrt(h * (1 - h)).reshape(-1, 1)
             else:
-                target = self._recalibration_scores(h, y, w)
+                target, info = self._recalibration_scores(h, y, w)
         total = float(np.sum(w))
         if self.strategy == "merge":
             return self._fit_merge(
-                X, target, w, leaf, total, y, None if confidence is None else h
+                X, target, w, leaf, total, y, None if confidence is None else h, info
             )
         self.centers_ = self.fine_cell_ = self.cell_parent_ = None
         self.split_pvalue_ = None
@@ -704,10 +725,11 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         return self
 
     def _recalibration_scores(self, h, y, w):
-        """:func:`recalibration_scores` of the rows the tree is grown on (a
-        method: a caller growing many trees on the same rows, as ``betacal
-        fit --tune``'s candidates do, computes them once)."""
-        return recalibration_scores(h, y, w)
+        """:func:`recalibration_scores` of the rows the tree is grown on, with
+        their information rows (a method: a caller growing many trees on the
+        same rows, as ``betacal fit --tune``'s candidates do, computes them
+        once)."""
+        return recalibration_scores(h, y, w, return_info=True)
 
     def __setstate__(self, state):
         # a model saved before the learned directions existed was grown on
@@ -730,7 +752,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             _check_fitted_state(state)
         super().__setstate__(state)
 
-    def _fit_merge(self, X, target, w, leaf, total, y, h):
+    def _fit_merge(self, X, target, w, leaf, total, y, h, info=None):
         """``strategy="merge"``: fine k-means cells merged by their
         recalibration (``_merge``); sets the fitted state."""
         from scipy.stats import chi2
@@ -803,11 +825,28 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             )
             W = np.bincount(fine, weights=w, minlength=n_fine)
             sigma2 = _score_variance(target, w)
-            stat, n_used = _merge.heterogeneity_statistic(S, W)
-            df = k * max(n_used - 1, 1)
-            self.split_pvalue_ = (
-                float(chi2.sf(stat / sigma2, df)) if sigma2 > 0 else 1.0
-            )
+            if ROBUST_SPLIT_TEST and info is not None:
+                # per fine cell the variance of its score sum, sum_i w_i Q_i
+                # Q_i^T, summed in row order as above
+                qw = info * w[:, None]
+                V = np.stack(
+                    [
+                        np.bincount(
+                            fine, weights=qw[:, a] * info[:, b], minlength=n_fine
+                        )
+                        for a in range(k)
+                        for b in range(k)
+                    ],
+                    axis=1,
+                ).reshape(n_fine, k, k)
+                stat, df = _merge.score_heterogeneity_statistic(S, V)
+                self.split_pvalue_ = float(chi2.sf(stat, df)) if df > 0 else 1.0
+            else:  # the test before session 13 (side-by-side benchmarks)
+                stat, n_used = _merge.heterogeneity_statistic(S, W)
+                df = k * max(n_used - 1, 1)
+                self.split_pvalue_ = (
+                    float(chi2.sf(stat / sigma2, df)) if sigma2 > 0 else 1.0
+                )
             if self.split_alpha is not None and self.split_pvalue_ > self.split_alpha:
                 self.fine_cell_ = np.zeros(n_fine, dtype=np.int64)
                 self.cell_parent_ = np.full(1, -1, dtype=np.int64)

@@ -457,7 +457,7 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
             key = (h.tobytes(), y.tobytes(), w.tobytes())
             if key not in scores:
                 scores[key] = super()._recalibration_scores(h, y, w)
-            return scores[key].copy()
+            return tuple(a.copy() for a in scores[key])
 
     # named as the tree it stands for, in any message of a fold's fit
     FoldTree.__name__ = FoldTree.__qualname__ = tree_type.__name__
