@@ -33,7 +33,11 @@ default, the reference of every ratio) and ``UMD 15 bins`` (its default);
 tree()`` (``scaler="features"``) and the same cross-fitted with ``cv=3``;
 ``MCGrad`` given the
 same features, and ``MCGrad + groups`` (also the true groups as a categorical
-feature: MCGrad's oracle).
+feature: MCGrad's oracle). ``--boosting NAME ...`` (names of
+``studies/feature_scaler.py``'s ``BOOSTINGS``) adds the ``S-BB features``
+methods again, each fitted with the library's ``BOOSTING`` updated by that
+entry (suffix ``[NAME]``), beside today's on the same rows; the report then
+adds their goal tables and a side-by-side table.
 
 MCGrad's needs. Its logit uses an epsilon of 1e-304, so a confidence of
 exactly 0 or 1 becomes a logit of about +-700: confidences are clipped at our
@@ -78,6 +82,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _planted import planted_groups, true_calibration_error  # noqa: E402
+from studies.feature_scaler import BOOSTINGS, boosting  # noqa: E402
 
 import sklearn_betacal  # noqa: E402
 from sklearn_betacal import (  # noqa: E402
@@ -141,6 +146,20 @@ class Ours:
 
     def cells(self):
         return len(getattr(self.model, "cells_", ())) or float("nan")
+
+
+class Boosted(Ours):
+    """One of our feature-aware methods fitted with the library's
+    ``BOOSTING`` updated by ``update`` (``studies/feature_scaler.py``'s
+    :func:`boosting`; the setting is read at fit only)."""
+
+    def __init__(self, inner, update):
+        super().__init__(inner.make, inner.view)
+        self.update = update
+
+    def fit(self, h, Z, g, y, qid):
+        with boosting(self.update):
+            return super().fit(h, Z, g, y, qid)
 
 
 class Peer:
@@ -238,7 +257,11 @@ NEEDS = {
 }
 
 
-def methods(seed, MCGrad, needs=False):
+def methods(seed, MCGrad, needs=False, boostings=()):
+    """The contenders of one (set, seed); ``boostings``: names of
+    ``BOOSTINGS`` (each but ``current`` adds the ``S-BB features`` methods
+    again, suffixed ``[NAME]``)."""
+
     def bb(part):
         return lambda: BetaBinningCalibrator(
             part(), points_per_bin=B, random_state=seed
@@ -288,6 +311,11 @@ def methods(seed, MCGrad, needs=False):
             "hZ",
         ),
     }
+    featured = [k for k in out if k.startswith("S-BB features")]
+    for name in boostings:
+        if name != "current":
+            for key in featured:
+                out[f"{key} [{name}]"] = Boosted(out[key], BOOSTINGS[name])
     if MCGrad is not None:
         out["MCGrad"] = Peer(MCGrad, seed)
         out["MCGrad + groups"] = Peer(MCGrad, seed, with_groups=True)
@@ -511,8 +539,7 @@ def summary(R, group):
         R[R.method == "MCGrad"].set_index(key) if (R.method == "MCGrad").any() else None
     )
     lines = []
-    order = list(methods(0, object, needs=True))
-    for method in sorted(R.method.unique(), key=order.index):
+    for method in sorted(R.method.unique(), key=_method_order):
         m = R[R.method == method].set_index(key)
         u = umd.loc[m.index]
         ratio = _geo(m.beta_ce / u.beta_ce)
@@ -534,6 +561,61 @@ def summary(R, group):
             f"{m.log_loss.mean():.4f} | {m.auroc.mean():.4f} | "
             f"{m.cells.mean():.1f} | {m.fit_s.mean():.2f} | {fit_r:.3f} | "
             f"{pred_r:.3f} |"
+        )
+    return lines
+
+
+def _method_order(method):
+    """Sort key: the order of :func:`methods`, a ``[NAME]`` copy right after
+    its method (in the order of ``BOOSTINGS``)."""
+    order = list(methods(0, object, needs=True))
+    base, _, name = method.partition(" [")
+    return order.index(base), list(BOOSTINGS).index(name[:-1]) if name else -1
+
+
+def _settings(R):
+    """The boosting names of a run's ``[NAME]`` copies of ``SBB_CV``."""
+    prefix = SBB_CV + " ["
+    names = {m[len(prefix) : -1] for m in R.method.unique() if m.startswith(prefix)}
+    return sorted(names, key=list(BOOSTINGS).index)
+
+
+def side_by_side(R, group, names):
+    """``SBB_CV`` with today's ``BOOSTING``, with each ``[NAME]`` and MCGrad,
+    on one group: the scores of the goal table, and per (set, seed) how often
+    the ``[NAME]`` copy beats today's."""
+    key = ["set", "seed"]
+    umd = R[R.method == "UMD"].set_index(key)
+    cur = R[R.method == SBB_CV].set_index(key)
+    mc = (
+        R[R.method == "MCGrad"].set_index(key) if (R.method == "MCGrad").any() else None
+    )
+    lines = []
+    for label, method in [
+        ("current", SBB_CV),
+        *((n, f"{SBB_CV} [{n}]") for n in names),
+        ("MCGrad", "MCGrad"),
+    ]:
+        m = R[R.method == method].set_index(key)
+        if m.empty:
+            continue
+        u = umd.loc[m.index]
+        fit = _geo(m.fit_s / mc.loc[m.index].fit_s) if mc is not None else np.nan
+        wins = ""
+        if label not in ("current", "MCGrad"):
+            c = cur.loc[m.index]
+            wins = " | " + " | ".join(
+                f"{int((m[col] > c[col]).sum() if col == 'auroc' else (m[col] < c[col]).sum())}"
+                f"/{len(m)}"
+                for col in ("beta_ce_debiased", "brier", "log_loss", "auroc")
+            )
+        else:
+            wins = " | " + " | ".join(["–"] * 4)
+        lines.append(
+            f"| {group} | {label} | {_geo(m.beta_ce / u.beta_ce):.3f} | "
+            f"{float(np.median(m.beta_ce_debiased / u.beta_ce_debiased)):.3f} | "
+            f"{m.brier.mean():.4f} | {m.log_loss.mean():.4f} | {m.ece.mean():.4f} | "
+            f"{m.auroc.mean():.4f} | {fit:.3f}{wins} |"
         )
     return lines
 
@@ -644,6 +726,36 @@ def report(R, args, elapsed, load0, load1, versions, note=""):
         ]
         for label, G in _groups(R):
             lines += goal_rows(G, label, SBB_CV)
+    names = _settings(R)
+    for name in names:
+        lines += [
+            "",
+            f"## Goal table: {SBB_CV} [{name}] vs MCGrad",
+            "",
+            f"The same cells with the library's BOOSTING updated by "
+            f"{name} = {BOOSTINGS[name]} (studies/feature_scaler.py).",
+            "",
+            *GOAL_HEAD,
+        ]
+        for label, G in _groups(R):
+            lines += goal_rows(G, label, f"{SBB_CV} [{name}]")
+    if names:
+        lines += [
+            "",
+            f"## {SBB_CV}: today's BOOSTING beside "
+            + ", ".join(f"[{n}]" for n in names),
+            "",
+            "Scores as in the goal tables; `wins`: in how many (set, seed) the "
+            "copy beats today's (lower debiased beta-CE, Brier, log loss; "
+            "higher AUROC).",
+            "",
+            "| data | boosting | CE / UMD | debiased / UMD | Brier | log loss | "
+            "ECE | AUROC | fit / MCGrad | wins debiased | wins Brier | "
+            "wins log loss | wins AUROC |",
+            "|" + "---|" * 13,
+        ]
+        for label, G in _groups(R):
+            lines += side_by_side(G, label, names)
     head = (
         "| data | method | CE / UMD | debiased / UMD | beta-CE | debiased ×100 | "
         + ("true CE | " if has_true else "")
@@ -753,6 +865,15 @@ def main(argv=None):
         help="add MCGrad without the clip of exact 0/1 confidences and with "
         "row-level (ungrouped) early-stopping folds",
     )
+    parser.add_argument(
+        "--boosting",
+        nargs="+",
+        choices=list(BOOSTINGS),
+        default=[],
+        help="add the S-BB features methods fitted with these boosting "
+        "settings (studies/feature_scaler.py's BOOSTINGS), suffixed [NAME], "
+        "beside today's; --methods keeps their copies",
+    )
     parser.add_argument("--elapsed", type=float, default=float("nan"))
     parser.add_argument(
         "--note", default="", help="with --combine: how the runs were made"
@@ -765,6 +886,7 @@ def main(argv=None):
     only = None
     if args.methods:
         only = {"UMD", *args.methods}
+        only |= {f"{m} [{n}]" for m in args.methods for n in args.boosting}
     if args.combine:
         R = pd.concat([pd.read_csv(f) for f in args.combine], ignore_index=True)
         loads = args.loads or [float("nan")] * 6
@@ -799,7 +921,15 @@ def main(argv=None):
         for study, gen in sets:
             for name, seed, data in gen:
                 records += run_set(
-                    study, name, seed, data, MCGrad, turn, only, args.mcgrad_needs
+                    study,
+                    name,
+                    seed,
+                    data,
+                    MCGrad,
+                    turn,
+                    only,
+                    args.mcgrad_needs,
+                    make=lambda s, M, n: methods(s, M, n, args.boosting),
                 )
                 turn += 1
                 print(
