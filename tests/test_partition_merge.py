@@ -446,3 +446,20 @@ def test_score_information_sums_to_the_whole():
     G, Q = recalibration_scores(h, y, w, return_info=True)
     assert_array_equal(G, recalibration_scores(h, y, w))
     assert_allclose((Q * w[:, None]).T @ Q / w.sum(), np.eye(2), atol=1e-9)
+
+
+def test_merge_with_equal_cell_information_is_the_pooled_merge():
+    """``merge_cells(..., V=W_c I)``: the score-statistic merge costs are Ward's
+    (the pooled merge), so the cells and the hierarchy are the same; with
+    each cell's own information they may differ."""
+    rng = np.random.default_rng(3)
+    K = 12
+    W = rng.uniform(100, 400, K)
+    S = rng.normal(size=(K, 2)) * np.sqrt(W)[:, None] * 0.3
+    S[:4] += 0.5 * W[:4, None]
+    kw = {"min_weight": 150.0, "threshold": 5.99}
+    pooled = merge_cells(S, W, **kw)
+    scored = merge_cells(S, W, V=W[:, None, None] * np.eye(2), **kw)
+    assert_array_equal(pooled[0], scored[0])
+    assert_array_equal(pooled[1], scored[1])
+    assert pooled[0].max() > 0  # the test merges something and keeps > 1 cell

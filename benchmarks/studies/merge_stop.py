@@ -76,7 +76,9 @@ def one_liner(stop, seed):
         _tree.MERGE_STOP_PER_CELL = False
         setting = dict(setting)
         # --split-test: the heterogeneity test's variance (read at fit)
-        _tree.ROBUST_SPLIT_TEST = setting.pop("split_test", "score") == "score"
+        test = setting.pop("split_test", "score")
+        _tree.ROBUST_SPLIT_TEST = test != "pooled"
+        _tree.SCORE_MERGE = test == "score+merge"
         return CalibrationTreePartitioner(random_state=seed, **setting)
     _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
     return CalibrationTreePartitioner(random_state=seed)
@@ -317,7 +319,7 @@ def main(argv=None):
     parser.add_argument(
         "--split-test",
         nargs="+",
-        choices=["pooled", "score"],
+        choices=["pooled", "score", "score+merge"],
         default=None,
         help="compare the fine cells' heterogeneity test with the pooled variance "
         "(before session 13) and with each cell's own (today's)",
@@ -348,7 +350,7 @@ def main(argv=None):
         if "cifar" in args.sets:
             records += list(cifar_rows(data_dir(args.data), other))
     _tree.MERGE_STOP_PER_CELL = False
-    _tree.ROBUST_SPLIT_TEST = True
+    _tree.ROBUST_SPLIT_TEST, _tree.SCORE_MERGE = True, False
     R = pd.DataFrame(records)
     R["model"] = R.get("model", pd.Series(index=R.index, dtype=object)).fillna("-")
     R.to_csv(args.out.with_suffix(".csv"), index=False)

@@ -58,6 +58,18 @@ def heterogeneity_statistic(S, W):
     return max(stat, 0.0), int(S.shape[0])
 
 
+def _score_quad(S, V):
+    """``S^T V^+ S`` and ``rank V`` of every ``(S, V)`` of a stack: the
+    pseudo-inverse on the eigenvectors above a relative tolerance (0 where
+    ``V`` is 0)."""
+    vals, vecs = np.linalg.eigh(V)
+    tol = vals.max(axis=-1, keepdims=True) * V.shape[-1] * 1e-10
+    ok = vals > np.maximum(tol, 0)
+    proj = np.einsum("...ij,...i->...j", vecs, S)
+    inv = np.where(ok, 1.0 / np.where(ok, vals, 1.0), 0.0)
+    return np.sum(proj**2 * inv, axis=-1), ok.sum(axis=-1)
+
+
 def score_heterogeneity_statistic(S, V):
     """Rao's score test of the fine cells, each with its own information.
 
@@ -79,25 +91,20 @@ def score_heterogeneity_statistic(S, V):
     S, V = S[keep], V[keep]
     if S.shape[0] < 2:
         return 0.0, 0
-
-    def quad(s, v):
-        # pseudo-inverse on the eigenvectors above a relative tolerance: the
-        # quadratic form and the rank of every cell at once
-        vals, vecs = np.linalg.eigh(v)
-        tol = vals.max(axis=-1, keepdims=True) * v.shape[-1] * 1e-10
-        ok = vals > tol
-        proj = np.einsum("...ij,...i->...j", vecs, s)
-        inv = np.where(ok, 1.0 / np.where(ok, vals, 1.0), 0.0)
-        return np.sum(proj**2 * inv, axis=-1), ok.sum(axis=-1)
-
-    per_cell, ranks = quad(S, V)
-    whole, rank = quad(S.sum(axis=0), V.sum(axis=0))
+    per_cell, ranks = _score_quad(S, V)
+    whole, rank = _score_quad(S.sum(axis=0), V.sum(axis=0))
     stat = float(np.sum(per_cell) - whole)
     return max(stat, 0.0), int(np.sum(ranks) - rank)
 
 
-def _merge_cost(S, W, i, others):
-    """Ward cost of merging cluster ``i`` with each of ``others``."""
+def _merge_cost(S, W, i, others, V=None):
+    """Ward cost of merging cluster ``i`` with each of ``others`` (with ``V``:
+    the score statistic lost, ``q_i + q_o - q_{i+o}``, ``q = S^T V^+ S``)."""
+    if V is not None:
+        qi, _ = _score_quad(S[i], V[i])
+        qo, _ = _score_quad(S[others], V[others])
+        qm, _ = _score_quad(S[i] + S[others], V[i] + V[others])
+        return np.maximum(qi + qo - qm, 0.0)
     Wi, Wo = W[i], W[others]
     with np.errstate(divide="ignore", invalid="ignore"):
         mi = S[i] / Wi if Wi > 0 else np.zeros_like(S[i])
@@ -106,7 +113,7 @@ def _merge_cost(S, W, i, others):
     return f * np.sum((mo - mi) ** 2, axis=1)
 
 
-def merge_cells(S, W, *, min_weight, threshold):
+def merge_cells(S, W, *, min_weight, threshold, V=None):
     """Agglomerate fine cells by their score means (see the module docstring).
 
     Parameters
@@ -135,12 +142,14 @@ def merge_cells(S, W, *, min_weight, threshold):
     # cluster ids: fine cells 0 .. K-1, then one new id per merge
     S = np.vstack([np.asarray(S, dtype=np.float64), np.zeros((K, k))])
     W = np.concatenate([np.asarray(W, dtype=np.float64), np.zeros(K)])
+    if V is not None:
+        V = np.concatenate([np.asarray(V, dtype=np.float64), np.zeros((K, k, k))])
     lowest = np.concatenate([np.arange(K), np.zeros(K, dtype=np.int64)])
     children = {}
     active = list(range(K))
     cost = np.full((2 * K, 2 * K), np.inf)
     for i in range(K - 1):
-        cost[i, i + 1 : K] = _merge_cost(S, W, i, np.arange(i + 1, K))
+        cost[i, i + 1 : K] = _merge_cost(S, W, i, np.arange(i + 1, K), V)
         cost[i + 1 : K, i] = cost[i, i + 1 : K]
     cells = None
     nxt = K
@@ -163,12 +172,14 @@ def merge_cells(S, W, *, min_weight, threshold):
                 continue
         a, b = int(act[i]), int(act[j])
         S[nxt], W[nxt] = S[a] + S[b], W[a] + W[b]
+        if V is not None:
+            V[nxt] = V[a] + V[b]
         lowest[nxt] = min(lowest[a], lowest[b])
         children[nxt] = (a, b)
         active = [c for c in active if c not in (a, b)]
         if active:
             rest = np.asarray(active)
-            cost[nxt, rest] = _merge_cost(S, W, nxt, rest)
+            cost[nxt, rest] = _merge_cost(S, W, nxt, rest, V)
             cost[rest, nxt] = cost[nxt, rest]
         active.append(nxt)
         nxt += 1

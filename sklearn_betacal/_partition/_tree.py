@@ -84,6 +84,13 @@ MERGE_STOP_PER_CELL = False
 #: planted samples the pooled-variance test it replaced (``False`` here, for
 #: side-by-side benchmarks) rejected at about twice its level in the tail.
 ROBUST_SPLIT_TEST = True
+#: The merges' costs with each cell's own information too (the score
+#: statistic lost, ``_merge.merge_cells(..., V=...)``), a switch for
+#: side-by-side benchmarks, off: it gained on planted groups (0.81 -> 0.84 of
+#: the oracle's gain) and TriviaQA (verbal 0.38 -> 0.83) but lost on
+#: influences token and log loss on three sets
+#: (``benchmarks/results/score_merge.md``).
+SCORE_MERGE = False
 
 #: Default minimum leaf size when no ``points_per_bin`` reaches the
 #: partitioner: twice a typical ``b = 50``.
@@ -825,6 +832,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             )
             W = np.bincount(fine, weights=w, minlength=n_fine)
             sigma2 = _score_variance(target, w)
+            V = None
             if ROBUST_SPLIT_TEST and info is not None:
                 # per fine cell the variance of its score sum, sum_i w_i Q_i
                 # Q_i^T, summed in row order as above
@@ -854,10 +862,15 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 alpha = MERGE_ALPHA if self.split_alpha is None else self.split_alpha
                 if MERGE_STOP_PER_CELL:  # the stop before session 7
                     alpha = alpha / n_fine
-                threshold = sigma2 * chi2.isf(alpha, k)
-                self.fine_cell_, self.cell_parent_ = _merge.merge_cells(
-                    S, W, min_weight=leaf, threshold=threshold
-                )
+                if SCORE_MERGE and V is not None:
+                    self.fine_cell_, self.cell_parent_ = _merge.merge_cells(
+                        S, W, min_weight=leaf, threshold=chi2.isf(alpha, k), V=V
+                    )
+                else:
+                    threshold = sigma2 * chi2.isf(alpha, k)
+                    self.fine_cell_, self.cell_parent_ = _merge.merge_cells(
+                        S, W, min_weight=leaf, threshold=threshold
+                    )
         self.n_cells_ = int(self.fine_cell_.max()) + 1
         self.leaf_nodes_ = np.arange(self.n_cells_, dtype=np.int64)
         cells = self.fine_cell_[fine]
