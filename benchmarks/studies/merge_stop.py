@@ -77,7 +77,7 @@ def one_liner(stop, seed):
         setting = dict(setting)
         # --split-test: the heterogeneity test's variance (read at fit)
         test = setting.pop("split_test", "score")
-        _tree.ROBUST_SPLIT_TEST = test != "pooled"
+        _tree.SCORE_SPLIT_TEST = test != "pooled"
         _tree.SCORE_MERGE = test == "score+merge"
         return CalibrationTreePartitioner(random_state=seed, **setting)
     _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
@@ -350,7 +350,7 @@ def main(argv=None):
         if "cifar" in args.sets:
             records += list(cifar_rows(data_dir(args.data), other))
     _tree.MERGE_STOP_PER_CELL = False
-    _tree.ROBUST_SPLIT_TEST, _tree.SCORE_MERGE = True, False
+    _tree.SCORE_SPLIT_TEST, _tree.SCORE_MERGE = True, False
     R = pd.DataFrame(records)
     R["model"] = R.get("model", pd.Series(index=R.index, dtype=object)).fillna("-")
     R.to_csv(args.out.with_suffix(".csv"), index=False)

@@ -51,13 +51,13 @@ def main():
             16, size_range=(1000, 5000), null=True, random_state=500 + r
         )
         for t in args.split_test:
-            _tree.ROBUST_SPLIT_TEST = t == "score"
+            _tree.SCORE_SPLIT_TEST = t == "score"
             bb = BetaBinningCalibrator(
                 CalibrationTreePartitioner(), points_per_bin=50, random_state=r
             ).fit(np.column_stack([h, E]), y)
             ps[t].append(bb.partitioner_.split_pvalue_)
             cells[t].append(len(bb.cells_))
-    _tree.ROBUST_SPLIT_TEST = True
+    _tree.SCORE_SPLIT_TEST = True
     print(header(prefix=""))
     n = args.samples
     for t in args.split_test:

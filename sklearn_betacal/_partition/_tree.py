@@ -79,11 +79,12 @@ DIRECTION_SHARE = 1.0
 #: ``K`` fine cells (``alpha = split_alpha / K``, the rule before; ``True``
 #: here restores it, for side-by-side benchmarks) merged real groups away.
 MERGE_STOP_PER_CELL = False
-#: The heterogeneity test of the fine cells reads each cell's own score
-#: variance (``_merge.score_heterogeneity_statistic``): on calibrated
-#: planted samples the pooled-variance test it replaced (``False`` here, for
-#: side-by-side benchmarks) rejected at about twice its level in the tail.
-ROBUST_SPLIT_TEST = True
+#: The heterogeneity test of the fine cells is Rao's score test with each
+#: cell's own information (``_merge.score_heterogeneity_statistic``): on
+#: calibrated planted samples the pooled-variance test it replaced (``False``
+#: here, for side-by-side benchmarks) rejected too often in the tail
+#: (``benchmarks/results/split_test.md``).
+SCORE_SPLIT_TEST = True
 #: The merges' costs with each cell's own information too (the score
 #: statistic lost, ``_merge.merge_cells(..., V=...)``), a switch for
 #: side-by-side benchmarks, off: it gained on planted groups (0.81 -> 0.84 of
@@ -822,31 +823,14 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             self.centers_ = np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
             fine = _merge.nearest_center(Xs, self.centers_)
             k = target.shape[1]
-            # per column, summed in row order as np.add.at sums (same bits)
-            tw = target * w[:, None]
-            S = np.column_stack(
-                [
-                    np.bincount(fine, weights=tw[:, j], minlength=n_fine)
-                    for j in range(k)
-                ]
-            )
+            S = _cell_sums(fine, target * w[:, None], n_fine)
             W = np.bincount(fine, weights=w, minlength=n_fine)
             sigma2 = _score_variance(target, w)
             V = None
-            if ROBUST_SPLIT_TEST and info is not None:
-                # per fine cell the variance of its score sum, sum_i w_i Q_i
-                # Q_i^T, summed in row order as above
-                qw = info * w[:, None]
-                V = np.stack(
-                    [
-                        np.bincount(
-                            fine, weights=qw[:, a] * info[:, b], minlength=n_fine
-                        )
-                        for a in range(k)
-                        for b in range(k)
-                    ],
-                    axis=1,
-                ).reshape(n_fine, k, k)
+            if SCORE_SPLIT_TEST and info is not None:
+                # per fine cell the variance of its score sum, sum_i w_i Q_i Q_i^T
+                qq = (info * w[:, None])[:, :, None] * info[:, None, :]
+                V = _cell_sums(fine, qq.reshape(n, k * k), n_fine).reshape(n_fine, k, k)
                 stat, df = _merge.score_heterogeneity_statistic(S, V)
                 self.split_pvalue_ = float(chi2.sf(stat, df)) if df > 0 else 1.0
             else:  # the test before session 13 (side-by-side benchmarks)
@@ -986,6 +970,14 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         return tags
+
+
+def _cell_sums(cell, values, n_cells):
+    """Per cell the sum of each column of ``values`` (rows in row order, as
+    ``np.add.at`` sums them: the same bits)."""
+    return np.column_stack(
+        [np.bincount(cell, weights=col, minlength=n_cells) for col in values.T]
+    )
 
 
 def _score_variance(target, w):
