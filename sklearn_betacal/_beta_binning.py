@@ -76,6 +76,7 @@ class BetaBinningCalibrator(_GroupBinningBase):
         CrossPartitioner component's, a clusterer's) gets a seed derived
         from this one; a seed set there is kept. An int gives byte-identical
         fits.
+    %(label_floor)s
     %(pos_label)s
 
     Attributes
@@ -146,6 +147,12 @@ class BetaBinningCalibrator(_GroupBinningBase):
     then with probability at least ``1 - alpha`` the calibrator a row gets
     is within ``epsilon = sqrt(log(2N / (b alpha)) / (2 (b - 1)))`` of the
     true accuracy of its bin, in every cell simultaneously.
+
+    **No certainty from agreeing labels** (``label_floor=True``): in every
+    table (root, cells, ancestor regions) a bin of weight ``n`` whose labels
+    all agree predicts ``1 / (2 (n + 1))`` (or one minus it), not 0 (or 1).
+    ``epsilon_`` holds as before (the argument is
+    :class:`~sklearn_betacal.UMDBinner`'s, Notes); the log loss is finite.
 
     **Small cells.** A cell with at least ``b`` points gets its own binning
     (Thm 3.1's condition; between ``b`` and ``2 b`` points that is a single
@@ -220,6 +227,36 @@ class BetaBinningCalibrator(_GroupBinningBase):
     array([ 0,  1, -1])
     """
 
+    _parameter_constraints: dict = {
+        **_GroupBinningBase._parameter_constraints,
+        "label_floor": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        partitioner=None,
+        *,
+        points_per_bin=50,
+        epsilon=None,
+        alpha=0.1,
+        confidence_column=0,
+        delta=1e-10,
+        random_state=None,
+        label_floor=True,
+        pos_label=None,
+    ):
+        super().__init__(
+            partitioner,
+            points_per_bin=points_per_bin,
+            epsilon=epsilon,
+            alpha=alpha,
+            confidence_column=confidence_column,
+            delta=delta,
+            random_state=random_state,
+            pos_label=pos_label,
+        )
+        self.label_floor = label_floor
+
     def _planned_points_per_bin(self, n_rows, sample_weight):
         """``"auto"`` resolved on the rows to be binned, before the partitioner
         is fitted (a learned tree's leaves then hold ``2 * b`` as promised):
@@ -232,7 +269,9 @@ class BetaBinningCalibrator(_GroupBinningBase):
         total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
         self.points_per_bin_ = self._resolve_points_per_bin(float(total))
         rng = check_random_state(self.random_state)
-        self._fit_binning(h, y, sample_weight, cells, rng)
+        self._fit_binning(
+            h, y, sample_weight, cells, rng, labels=bool(self.label_floor)
+        )
         self._check_auto_kept_cells(total)
         return self
 

@@ -27,6 +27,15 @@ pos_label : label, default=None
 classes_ : ndarray of shape (2,)
     The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
     or only 1s). :meth:`predict_proba` columns follow this order.""",
+    # the binning calibrators whose bins average labels (UMD, BB)
+    "label_floor": """\
+label_floor : bool, default=True
+    No bin predicts a probability of exactly 0 or 1: a bin whose ``n``
+    labels all agree predicts ``1 / (2 (n + 1))`` (or one minus it), the
+    Krichevsky-Trofimov estimate, instead of 0 (or 1), whose log loss is
+    infinite on the first test row that disagrees. Every other bin keeps
+    its mean label, bit for bit, and the distribution-free bound is
+    unchanged (see Notes). ``False`` gives Alg. 4's plain means.""",
     # fit of the binning calibrators of one confidence (UMD, S-B)
     "confidence_fit_parameters": """\
 X : array-like of shape (n_samples,) or (n_samples, 1)

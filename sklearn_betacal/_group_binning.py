@@ -200,8 +200,8 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
 
     Holds what both share: the common parameters (``partitioner``,
     ``points_per_bin``, ``epsilon``, ``alpha``, ``confidence_column``,
-    ``delta``, ``random_state``, ``pos_label``; BetaBinningCalibrator has no
-    others and documents them), the fitted tables and prediction. A subclass
+    ``delta``, ``random_state``, ``pos_label``; BetaBinningCalibrator adds
+    ``label_floor`` and documents them all), the fitted tables and prediction. A subclass
     defines ``_fit(X, h, y, sample_weight, cells)`` (the hook of the
     template ``fit``), which sets ``points_per_bin_`` (see
     :meth:`_resolve_points_per_bin`) and calls :meth:`_fit_binning`.
@@ -282,7 +282,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         )
 
     # ---------------------------------------------------------------- binning
-    def _fit_binning(self, h, t, sample_weight, cells, rng):
+    def _fit_binning(self, h, t, sample_weight, cells, rng, *, labels=False):
         """Alg. 1: root UMD on all rows, one UMD per cell with ``n_s >= b``.
 
         Parameters
@@ -298,6 +298,9 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         rng : numpy.random.RandomState
             Source of the tie-breaking nudges, one draw per row in row order
             (the order ``UMDBinner`` uses).
+        labels : bool
+            ``t`` are 0/1 labels: no bin predicts exactly 0 or 1
+            (``label_floor``; the bounds are unchanged).
 
         Sets ``root_``, ``tables_``, ``cell_tables_``, ``fallback_cells_``,
         ``n_cells_fitted_``, ``n_cells_fallback_`` and the routing of cells
@@ -321,7 +324,14 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         # loads with skops.
         order = score_order(h, sample_weight)
         root = umd_fit_segments(
-            h, t, sample_weight, None, [n_root], delta=delta, order_of_scores=order
+            h,
+            t,
+            sample_weight,
+            None,
+            [n_root],
+            delta=delta,
+            order_of_scores=order,
+            labels=labels,
         )
         self._root_table = root.table(0)._asdict()
 
@@ -337,7 +347,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         # below the node (rows are shared with their own cells' tables)
         nodes = np.asarray(sorted(node_members), dtype=np.int64)
         regions = self._fit_regions(
-            h, t, sample_weight, cells, ids, n_rows, n_s, node_members, order
+            h, t, sample_weight, cells, ids, n_rows, n_s, node_members, order, labels
         )
         parts = [root]
         if fit.any():
@@ -358,7 +368,14 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             del order
             parts.append(
                 umd_fit_segments(
-                    h, t, sample_weight, None, n_bins, delta=delta, rows=by_cell
+                    h,
+                    t,
+                    sample_weight,
+                    None,
+                    n_bins,
+                    delta=delta,
+                    rows=by_cell,
+                    labels=labels,
                 )
             )
             del by_cell
@@ -395,7 +412,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         return cells
 
     def _fit_regions(
-        self, h, t, sample_weight, cells, ids, n_rows, n_s, members, order
+        self, h, t, sample_weight, cells, ids, n_rows, n_s, members, order, labels
     ):
         """The binnings of the ancestor regions, as ``UMDTable``s by node id.
 
@@ -439,6 +456,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
                 n_b,
                 delta=float(self.delta),
                 order_of_scores=order,
+                labels=labels,
             )
             for j, v in enumerate(these):
                 tables[v] = fitted.table(j)

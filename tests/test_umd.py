@@ -22,12 +22,14 @@ from sklearn_betacal._kernels._binning import (
 # --------------------------------------------------------------- reference
 
 
-def _alg4_reference(h, t, B):
+def _alg4_reference(h, t, B, *, floor=False):
     """Alg. 4 transcribed line by line, 1-based like the paper (distinct h).
 
     Returns the edge values h_(A_1) .. h_(A_{B-1}), Pi_1 .. Pi_B, the
     number of points behind each Pi_b, and g_UMD as a Python function with
     the paper's outer bounds h_(0) = 0 and h_(n+1) = 1 (line 11-12).
+    ``floor``: a bin whose c labels all agree gets (0 + 1/2) / (c + 1) or
+    (c + 1/2) / (c + 1), the Krichevsky-Trofimov estimate (label_floor).
     """
     n = len(h)
     order = sorted(range(n), key=lambda i: h[i])  # line 1
@@ -39,8 +41,12 @@ def _alg4_reference(h, t, B):
     for b in range(1, B + 1):  # lines 6-10
         lo, up = A[b - 1], A[b]
         inside = [ts[j] for j in range(lo + 1, up)]  # t_(l+1) .. t_(u-1)
-        Pi.append(sum(inside) / len(inside))
-        cnt.append(len(inside))
+        c, k = len(inside), sum(inside)
+        if floor and k in (0, c):  # every label agrees
+            Pi.append((k + 0.5) / (c + 1))
+        else:
+            Pi.append(k / c)
+        cnt.append(c)
     hs[0], hs_end = 0.0, 1.0  # line 11
     hs.append(hs_end)
 
@@ -51,17 +57,18 @@ def _alg4_reference(h, t, B):
     return np.array(edges), np.array(Pi), np.array(cnt, dtype=float), g
 
 
+@pytest.mark.parametrize("floor", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_umd_matches_alg4_reference(seed):
+def test_umd_matches_alg4_reference(seed, floor):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 300))
     B = int(rng.integers(1, n // 2 + 1))
     h = rng.uniform(size=n)  # distinct almost surely
     assert np.unique(h).size == n
     y = (rng.uniform(size=n) < h).astype(float)
-    edges, Pi, cnt, g = _alg4_reference(list(h), list(y), B)
+    edges, Pi, cnt, g = _alg4_reference(list(h), list(y), B, floor=floor)
 
-    model = UMDBinner(n_bins=B, delta=0.0).fit(h, y)
+    model = UMDBinner(n_bins=B, delta=0.0, label_floor=floor).fit(h, y)
     assert model.n_bins_ == B
     assert_array_equal(model.bin_edges_, edges)
     assert_allclose(model.bin_values_, Pi, rtol=1e-12, atol=1e-15)
@@ -73,9 +80,31 @@ def test_umd_matches_alg4_reference(seed):
 
     # With the default tie-breaking the order is unchanged (the scores are
     # far apart compared with delta), so the bins are the same.
-    nudged = UMDBinner(n_bins=B, random_state=seed).fit(h, y)
+    nudged = UMDBinner(n_bins=B, random_state=seed, label_floor=floor).fit(h, y)
     assert_allclose(nudged.bin_values_, Pi, rtol=1e-12, atol=1e-15)
     assert_allclose(nudged.bin_edges_, edges, rtol=0, atol=2e-10)
+
+
+def test_umd_label_floor_by_hand():
+    # n = 23, B = 3: A = 8, 16; bins hold rows 1-7, 9-15, 17-23 (7 labels
+    # each); the first all 0, the second 3 of 7, the last all 1.
+    h = np.arange(1, 24) / 24.0
+    y = np.r_[np.zeros(8), [0, 1, 0, 1, 0, 1, 0], np.ones(8)]
+    plain = UMDBinner(n_bins=3, delta=0.0, label_floor=False).fit(h, y)
+    assert_array_equal(plain.bin_counts_, [7, 7, 7])
+    assert_array_equal(plain.bin_values_, [0.0, 3 / 7, 1.0])
+    kt = UMDBinner(n_bins=3, delta=0.0).fit(h, y)
+    assert_array_equal(kt.bin_values_, [0.5 / 8, 3 / 7, 7.5 / 8])
+    assert_array_equal(kt.bin_edges_, plain.bin_edges_)
+    p = kt.predict_proba(h)[:, 1]
+    assert p.min() == 0.5 / 8 and p.max() == 7.5 / 8
+    # weights: a mean in (0, f) is raised to f = 1 / (2 (W + 1)) too
+    w = np.r_[1e-3, np.ones(9)]
+    yw = np.r_[1.0, np.zeros(9)]
+    table = umd_fit(np.arange(10.0), yw, w, 1, labels=True)
+    raw = umd_fit(np.arange(10.0), yw, w, 1)
+    assert 0 < raw.values[0] < 0.5 / 10.001
+    assert_array_equal(table.values, [0.5 / 10.001])
 
 
 def test_umd_edge_positions_exact_integers():
@@ -104,22 +133,32 @@ def test_umd_guarantee_eq6_holds_with_probability_one_minus_alpha():
     rng = np.random.default_rng(12345)
     N, B, alpha, n_rep = 500, 10, 0.1, 400
     eps = math.sqrt(math.log(2 * B / alpha) / (2 * (N // B - 1)))  # eq. (6)
-    ok, z = 0, []
+    ok, z, floored = 0, [], 0
     for _ in range(n_rep):
         h = rng.uniform(size=N)
         y = (rng.uniform(size=N) < h**2).astype(float)
-        model = UMDBinner(n_bins=B, delta=0.0).fit(h, y)
+        model = UMDBinner(n_bins=B, delta=0.0, label_floor=False).fit(h, y)
         a = np.concatenate([[0.0], model.bin_edges_])
         b = np.concatenate([model.bin_edges_, [1.0]])
         truth = (b**3 - a**3) / (3 * (b - a))
         err = model.bin_values_ - truth
         ok += bool(np.all(np.abs(err) <= eps))
+        # label_floor keeps the bound: whenever the plain means are within
+        # eps, so are the floored ones (the lowest bin, truth ~ 0.003, is
+        # often all 0)
+        kt = UMDBinner(n_bins=B, delta=0.0).fit(h, y)
+        assert_array_equal(kt.bin_edges_, model.bin_edges_)
+        moved = kt.bin_values_ != model.bin_values_
+        floored += bool(moved.any())
+        if np.all(np.abs(err) <= eps):
+            assert np.all(np.abs(kt.bin_values_ - truth) <= eps)
         # Given the edges, the interior labels are i.i.d. Bernoulli(truth)
         # (Lemma 2 of Gupta & Ramdas): standardised errors have mean 0 and
         # variance 1, a much sharper check than the eps bound.
         sd = np.sqrt(truth * (1 - truth) / model.bin_counts_)
         z.append(err / sd)
     assert ok / n_rep >= 1 - alpha
+    assert floored > n_rep // 2
     z = np.concatenate(z)
     assert abs(z.mean()) < 0.05
     assert 0.9 < z.var() < 1.1
@@ -358,8 +397,11 @@ def test_umd_logit_input_bins_the_same_order():
 
 
 def test_umd_single_bin_and_tiny_data():
-    model = UMDBinner(n_bins=1).fit([0.3], [1])
+    model = UMDBinner(n_bins=1, label_floor=False).fit([0.3], [1])
     assert_allclose(model.predict_proba([0.0, 1.0])[:, 1], [1.0, 1.0])
+    # one agreeing label: the Krichevsky-Trofimov (1 + 1/2) / 2
+    model = UMDBinner(n_bins=1).fit([0.3], [1])
+    assert_allclose(model.predict_proba([0.0, 1.0])[:, 1], [0.75, 0.75])
     assert model.bin_edges_.shape == (0,)
     table = UMDTable(np.array([]), np.array([0.25]), np.array([4.0]), 0.0)
     assert_allclose(umd_predict(table, np.array([-5.0, 5.0])), [0.25, 0.25])

@@ -13,13 +13,19 @@ Interface
 ``tie_break(h, delta, rng) -> h_nudged``
     ``(h + U(0, delta)) / (1 + delta)``, one uniform draw per row (Gupta &
     Ramdas' public ``nudge``); values in ``[0, 1]`` stay in ``[0, 1]``.
-``umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None) -> UMDTable``
+``umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None, labels=False) -> UMDTable``
     ``h``: float64 scores, already nudged by the caller when ties are to be
     broken (pass the same ``delta`` so that prediction can undo it in
     expectation); ``t``: float64 targets in ``[0, 1]`` (labels, or fitted
     values as Alg. 3 passes them); ``sample_weight``: float64 or ``None``;
     ``raw``: optionally the un-nudged scores, which makes predicting tied
-    confidences a plain lookup (same results, faster).
+    confidences a plain lookup (same results, faster); ``labels``: the
+    targets are 0/1 labels, so a bin's mean is floored away from 0 and 1
+    (:func:`label_floor`).
+``label_floor(values, counts) -> values``
+    Bin means of labels kept within ``[f, 1 - f]``, ``f = 1 / (2 (n + 1))``
+    for a bin of weight ``n``: the Krichevsky-Trofimov estimate of a bin
+    whose labels all agree, instead of a probability of exactly 0 or 1.
 ``umd_predict(table, x) -> values``
     Calibrated values at the *raw* (un-nudged) scores ``x``.
 
@@ -175,7 +181,30 @@ def _step_lookup(steps, values, x):
     return through.take(grid_positions(grid, x))
 
 
-def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
+def label_floor(values, counts):
+    """Bin means of 0/1 labels kept within ``[f, 1 - f]``, ``f = 1 / (2 (n + 1))``.
+
+    ``n`` is the bin's weight (``counts``). A bin whose ``n`` labels all
+    agree then predicts the Krichevsky-Trofimov estimate ``(0 + 1/2) / (n +
+    1)`` (or one minus it) instead of a probability of exactly 0 or 1, whose
+    log loss is infinite on the first disagreeing row; every other bin mean
+    of unit-weight labels is at least ``1 / n > f`` from 0 and 1 and is
+    returned unchanged, bit for bit. Empty bins (``n = 0``) are left as
+    they are.
+
+    The Thm 3.1 / Thm A.1 bound is kept: with ``|E[Y | bin] - mean| <=
+    eps`` and ``E[Y | bin]`` in ``[0, 1]``, a mean below ``f`` moved up to
+    ``f <= eps`` is within ``max(f, mean + eps - f) <= eps`` of ``E[Y |
+    bin]`` (and so at the top), since ``eps = sqrt(log(2B / alpha) / (2 n))
+    >= 1 / (2 n)`` whenever ``log(2B / alpha) >= 1 / (2 n)``, i.e. always
+    for ``alpha < 1`` and ``n >= 1``.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    f = np.where(counts > 0, 0.5 / (counts + 1.0), 0.0)
+    return np.minimum(np.maximum(values, f), 1.0 - f)
+
+
+def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None, labels=False):
     """Fit Alg. 4 (UMD) on scores ``h`` and targets ``t``.
 
     Parameters
@@ -194,6 +223,9 @@ def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
         The scores before nudging. Optional: lets the table store the
         expected output at every tied raw score, so that predicting tied
         confidences costs one lookup instead of the exact slow path.
+    labels : bool
+        ``t`` are 0/1 labels: the bin means go through :func:`label_floor`
+        (no bin predicts exactly 0 or 1). ``False`` for fitted values.
 
     Returns
     -------
@@ -268,6 +300,8 @@ def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None):
         )
     else:
         values = sums / mass
+    if labels:
+        values = label_floor(values, mass)
     table = UMDTable(edges=edges, values=values, counts=mass, delta=float(delta))
     if delta > 0 and B > 1:
         table = _with_lookup(table, None if raw is None else np.sort(raw))
@@ -456,6 +490,7 @@ def _nudge_average(edges, values, x, delta):
 __all__ = [
     "UMDTable",
     "edge_positions",
+    "label_floor",
     "tie_break",
     "umd_fit",
     "umd_predict",

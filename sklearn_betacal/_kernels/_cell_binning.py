@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._binning import _CHUNK, UMDTable, _with_lookup
+from ._binning import _CHUNK, UMDTable, _with_lookup, label_floor
 from ._grid import _bisect, _segmented_search, grid_positions, table_grid
 
 
@@ -503,11 +503,12 @@ def umd_fit_segments(
     delta=0.0,
     order_of_scores=None,
     rows=None,
+    labels=False,
 ):
     """Fit one UMD table (Alg. 4) per segment of rows, all at once.
 
     Table ``s`` is exactly ``umd_fit(h[rows], t[rows], w[rows], n_bins[s],
-    delta=delta)`` with ``rows = np.flatnonzero(segment == s)`` (in row
+    delta=delta, labels=labels)`` with ``rows = np.flatnonzero(segment == s)`` (in row
     order), bit for bit, but computed without a loop over segments: one
     sort of the rows by (segment, score), then every segment's edge
     positions, bin sums and tie redistribution at once.
@@ -534,6 +535,9 @@ def umd_fit_segments(
     rows : SegmentOrder or None
         ``segment_order(order_of_scores, segment, S, sample_weight)``, when
         the caller made it (and dropped the score order to save memory).
+    labels : bool
+        ``t`` are 0/1 labels: every table's bin means go through
+        :func:`~sklearn_betacal._kernels._binning.label_floor`.
 
     Returns
     -------
@@ -551,6 +555,8 @@ def umd_fit_segments(
     tables = _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows)
     # (the fit's temporaries are gone by now)
     tables = tables._replace(delta=float(delta))
+    if labels:
+        tables = tables._replace(values=label_floor(tables.values, tables.counts))
     if delta > 0:
         tables = _with_lookup_segments(tables)
     return tables
