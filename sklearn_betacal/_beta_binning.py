@@ -257,6 +257,11 @@ class BetaBinningCalibrator(_GroupBinningBase):
         )
         self.label_floor = label_floor
 
+    def __setstate__(self, state):
+        # a model saved before label_floor was fitted with the plain means
+        state.setdefault("label_floor", False)
+        super().__setstate__(state)
+
     def _planned_points_per_bin(self, n_rows, sample_weight):
         """``"auto"`` resolved on the rows to be binned, before the partitioner
         is fitted (a learned tree's leaves then hold ``2 * b`` as promised):

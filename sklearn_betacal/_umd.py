@@ -224,6 +224,8 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def __setstate__(self, state):
+        # a model saved before label_floor was fitted with the plain means
+        state.setdefault("label_floor", False)
         # a loaded model: its table is checked before any row is binned
         if "_table" in state:
             check_binning_tables(

@@ -104,3 +104,14 @@ def test_docs_page_runs_as_written(page):
     )
     assert result.attempted > 10
     assert result.failed == 0
+
+
+def test_docs_umd_page_runs_as_written():
+    """umd.rst's label_floor example on the bundled TriviaQA set."""
+    result = doctest.testfile(
+        str(DOCS / "umd.rst"),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert result.attempted >= 10
+    assert result.failed == 0
