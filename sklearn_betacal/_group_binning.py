@@ -201,9 +201,9 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
     Holds what both share: the common parameters (``partitioner``,
     ``points_per_bin``, ``epsilon``, ``alpha``, ``confidence_column``,
     ``delta``, ``random_state``, ``pos_label``; BetaBinningCalibrator adds
-    ``label_floor`` and documents them all), the fitted tables and prediction. A subclass
-    defines ``_fit(X, h, y, sample_weight, cells)`` (the hook of the
-    template ``fit``), which sets ``points_per_bin_`` (see
+    ``label_floor`` and documents them all), the fitted tables and
+    prediction. A subclass defines ``_fit(X, h, y, sample_weight, cells)``
+    (the hook of the template ``fit``), which sets ``points_per_bin_`` (see
     :meth:`_resolve_points_per_bin`) and calls :meth:`_fit_binning`.
     """
 

@@ -122,7 +122,10 @@ def test_beta_binning_hand_computed_alg1_alg2():
     t = np.r_[0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0]
     X = np.column_stack([h, np.r_[np.zeros(8), np.ones(3)]])
     bb = BetaBinningCalibrator(
-        FunctionTransformer(_group_cells), points_per_bin=2, delta=0.0, label_floor=False
+        FunctionTransformer(_group_cells),
+        points_per_bin=2,
+        delta=0.0,
+        label_floor=False,
     ).fit(X, t)
     assert_allclose(bb.cell_tables_[0].edges, [0.3, 0.5, 0.7], rtol=0, atol=0)
     assert_allclose(bb.cell_tables_[0].values, [0.5, 0, 0, 1], rtol=0, atol=0)

@@ -13,7 +13,8 @@ Interface
 ``tie_break(h, delta, rng) -> h_nudged``
     ``(h + U(0, delta)) / (1 + delta)``, one uniform draw per row (Gupta &
     Ramdas' public ``nudge``); values in ``[0, 1]`` stay in ``[0, 1]``.
-``umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None, labels=False) -> UMDTable``
+``umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None, labels=False)``
+    Returns a ``UMDTable``.
     ``h``: float64 scores, already nudged by the caller when ties are to be
     broken (pass the same ``delta`` so that prediction can undo it in
     expectation); ``t``: float64 targets in ``[0, 1]`` (labels, or fitted
