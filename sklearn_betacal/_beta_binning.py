@@ -150,7 +150,8 @@ class BetaBinningCalibrator(_GroupBinningBase):
 
     **No certainty from agreeing labels** (``label_floor=True``): in every
     table (root, cells, ancestor regions) a bin of weight ``n`` whose labels
-    all agree predicts ``1 / (2 (n + 1))`` (or one minus it), not 0 (or 1).
+    all agree predicts ``1 / (2 (m + 1))`` (or one minus it), ``m = N_s /
+    B_s`` the table's nominal bin weight, not 0 (or 1).
     ``epsilon_`` holds as before (the argument is
     :class:`~sklearn_betacal.UMDBinner`'s, Notes); the log loss is finite.
 

@@ -30,12 +30,13 @@ classes_ : ndarray of shape (2,)
     # the binning calibrators whose bins average labels (UMD, BB)
     "label_floor": """\
 label_floor : bool, default=True
-    No bin predicts a probability of exactly 0 or 1: a bin whose ``n``
-    labels all agree predicts ``1 / (2 (n + 1))`` (or one minus it), the
-    Krichevsky-Trofimov estimate, instead of 0 (or 1), whose log loss is
-    infinite on the first test row that disagrees. Every other bin keeps
-    its mean label, bit for bit, and the distribution-free bound is
-    unchanged (see Notes). ``False`` gives Alg. 4's plain means.""",
+    No bin predicts a probability of exactly 0 or 1: in a table of ``N``
+    points and ``B`` bins, a bin whose labels all agree predicts ``1 / (2
+    (N / B + 1))`` (or one minus it), about the Krichevsky-Trofimov
+    estimate of its labels, instead of 0 (or 1), whose log loss is infinite
+    on the first test row that disagrees. Every other bin keeps its mean
+    label, bit for bit, and the distribution-free bound is unchanged (see
+    Notes). ``False`` gives Alg. 4's plain means.""",
     # fit of the binning calibrators of one confidence (UMD, S-B)
     "confidence_fit_parameters": """\
 X : array-like of shape (n_samples,) or (n_samples, 1)

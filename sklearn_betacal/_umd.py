@@ -101,14 +101,17 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     conditional mean given the *bin*, not given the exact confidence, and
     needs the test point to come from the same distribution.
 
-    **No certainty from agreeing labels** (``label_floor=True``): a bin of
-    weight ``n`` whose labels all agree gets ``f = 1 / (2 (n + 1))`` (or
-    ``1 - f``) instead of 0 (or 1); a weighted mean in ``(0, f)`` is raised
-    to ``f`` too. The bound above still holds for every bin: ``E[Y | bin]``
-    lies in ``[0, 1]``, so when it is within ``eps`` of a mean below ``f``
-    it is within ``max(f, eps - f) <= eps`` of ``f`` (``f <= 1 / (2 n) <=
-    eps``). Bins of unit-weight labels that disagree are at least ``1 / n``
-    from 0 and 1 and are not moved. The price is a bias of at most ``f``
+    **No certainty from agreeing labels** (``label_floor=True``): a bin
+    whose labels all agree gets ``f = 1 / (2 (m + 1))`` (or ``1 - f``),
+    ``m = N / B`` the nominal bin weight, instead of 0 (or 1); a weighted
+    mean in ``(0, f)`` is raised to ``f`` too. The bound above still holds
+    for every bin: ``E[Y | bin]`` lies in ``[0, 1]``, so when it is within
+    ``eps`` of a mean below ``f`` it is within ``max(f, eps - f) <= eps``
+    of ``f`` (``f <= 1 / (2 c) <= eps`` for the smallest bin count ``c <=
+    m + 1``). A bin holds fewer than ``2 (m + 1)`` points, so bins of
+    unit-weight labels that disagree are above ``f`` and are not moved. The
+    nominal ``m``, not the bin's own count, makes a row of weight 2 and two
+    copies of it give the same floor. The price is a bias of at most ``f``
     where the true accuracy is below ``f``; the gain is a finite log loss
     (on CIFAR-10 top-label, 50/50 split, ``b = 50``, UMD's log loss 0.395
     -> 0.348 with the same Brier score to four digits).

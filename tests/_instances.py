@@ -384,8 +384,29 @@ DIRECTION_CV = (
 )
 
 
+KD_CELLS_FLOOR = (
+    "The calibrator's kd-tree is fitted without the weights (a median takes "
+    "none), so a row of weight 2 and its two copies can fall in different "
+    "cells. The check's decision tree gives pure probabilities, so every bin "
+    "holds labels that agree; with label_floor such a bin predicts 1 / (2 "
+    "(N_s / B_s + 1)) of its own cell's table, which then differs between "
+    "the two fits (before label_floor every such bin predicted exactly 0 or "
+    "1 whatever its cell, and the check passed by that accident). "
+    "test_beta_binning_integer_weight_equals_repeat* test the equivalence "
+    "with partitions that do not depend on the multiplicity."
+)
+
+
 def expected_failed_checks(estimator):
     """The ``expected_failed_checks`` callable for ``parametrize_with_checks``."""
+    if isinstance(estimator, CalibratedClassifier) and isinstance(
+        estimator.calibrator, BetaBinningCalibrator
+    ):
+        if isinstance(estimator.estimator, DecisionTreeClassifier):
+            return {
+                **XFAIL.get(CalibratedClassifier, {}),
+                "check_sample_weight_equivalence_on_dense_data": KD_CELLS_FLOOR,
+            }
     if isinstance(estimator, CalibrationTreePartitioner) and (
         estimator.strategy == "merge" and estimator.directions != "recalibration"
     ):

@@ -139,17 +139,19 @@ def test_beta_binning_hand_computed_alg1_alg2():
     )
     expected = [0.5, 0, 0, 1, 2 / 3, 2 / 3, 2 / 3, 1, 1]
     assert_allclose(bb.predict_proba(X_new)[:, 1], expected, rtol=0, atol=0)
-    # label_floor (the default): a bin of c agreeing labels gets (0 + 1/2) /
-    # (c + 1) or (c + 1/2) / (c + 1): cell 0's one-label bins 1/4 and 3/4;
-    # the root's t_4, t_9, t_11 alike and mean(t_6, t_7) = 1 -> 2.5 / 3
+    # label_floor (the default): a table of nominal bin weight m = N / B
+    # keeps its bins in [f, 1 - f], f = 1 / (2 (m + 1)): cell 0, m = 8 / 4,
+    # f = 1/6; the root, m = 11 / 5, f = 5/32; cell 1 (m = 3, 2/3) unchanged
     kt = BetaBinningCalibrator(
         FunctionTransformer(_group_cells), points_per_bin=2, delta=0.0
     ).fit(X, t)
-    assert_allclose(kt.cell_tables_[0].values, [0.5, 0.25, 0.25, 0.75], rtol=0, atol=0)
-    assert_allclose(kt.root_.values, [0.5, 0.75, 2.5 / 3, 0.75, 0.25], rtol=1e-15)
+    assert_allclose(kt.cell_tables_[0].values, [0.5, 1 / 6, 1 / 6, 5 / 6], rtol=1e-15)
+    assert_allclose(
+        kt.root_.values, [0.5, 27 / 32, 27 / 32, 27 / 32, 5 / 32], rtol=1e-15
+    )
     assert_allclose(kt.cell_tables_[1].values, [2 / 3], rtol=1e-15)
     assert_array_equal(kt.epsilon_, bb.epsilon_)
-    expected = [0.5, 0.25, 0.25, 0.75, 2 / 3, 2 / 3, 2 / 3, 2.5 / 3, 2.5 / 3]
+    expected = [0.5, 1 / 6, 1 / 6, 5 / 6, 2 / 3, 2 / 3, 2 / 3, 27 / 32, 27 / 32]
     assert_allclose(kt.predict_proba(X_new)[:, 1], expected, rtol=1e-15, atol=0)
 
 

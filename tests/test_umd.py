@@ -28,8 +28,9 @@ def _alg4_reference(h, t, B, *, floor=False):
     Returns the edge values h_(A_1) .. h_(A_{B-1}), Pi_1 .. Pi_B, the
     number of points behind each Pi_b, and g_UMD as a Python function with
     the paper's outer bounds h_(0) = 0 and h_(n+1) = 1 (line 11-12).
-    ``floor``: a bin whose c labels all agree gets (0 + 1/2) / (c + 1) or
-    (c + 1/2) / (c + 1), the Krichevsky-Trofimov estimate (label_floor).
+    ``floor``: a bin whose labels all agree gets f = (1/2) / (n / B + 1) or
+    1 - f (label_floor: about the Krichevsky-Trofimov estimate of a bin of
+    the nominal n / B labels).
     """
     n = len(h)
     order = sorted(range(n), key=lambda i: h[i])  # line 1
@@ -43,7 +44,8 @@ def _alg4_reference(h, t, B, *, floor=False):
         inside = [ts[j] for j in range(lo + 1, up)]  # t_(l+1) .. t_(u-1)
         c, k = len(inside), sum(inside)
         if floor and k in (0, c):  # every label agrees
-            Pi.append((k + 0.5) / (c + 1))
+            f = 0.5 / (n / B + 1)
+            Pi.append(f if k == 0 else 1 - f)
         else:
             Pi.append(k / c)
         cnt.append(c)
@@ -87,18 +89,20 @@ def test_umd_matches_alg4_reference(seed, floor):
 
 def test_umd_label_floor_by_hand():
     # n = 23, B = 3: A = 8, 16; bins hold rows 1-7, 9-15, 17-23 (7 labels
-    # each); the first all 0, the second 3 of 7, the last all 1.
+    # each); the first all 0, the second 3 of 7, the last all 1. The floor
+    # f = 1 / (2 (23 / 3 + 1)) = 3 / 52.
     h = np.arange(1, 24) / 24.0
     y = np.r_[np.zeros(8), [0, 1, 0, 1, 0, 1, 0], np.ones(8)]
     plain = UMDBinner(n_bins=3, delta=0.0, label_floor=False).fit(h, y)
     assert_array_equal(plain.bin_counts_, [7, 7, 7])
     assert_array_equal(plain.bin_values_, [0.0, 3 / 7, 1.0])
     kt = UMDBinner(n_bins=3, delta=0.0).fit(h, y)
-    assert_array_equal(kt.bin_values_, [0.5 / 8, 3 / 7, 7.5 / 8])
+    assert_allclose(kt.bin_values_, [3 / 52, 3 / 7, 49 / 52], rtol=1e-15)
+    assert kt.bin_values_[1] == 3 / 7
     assert_array_equal(kt.bin_edges_, plain.bin_edges_)
     p = kt.predict_proba(h)[:, 1]
-    assert p.min() == 0.5 / 8 and p.max() == 7.5 / 8
-    # weights: a mean in (0, f) is raised to f = 1 / (2 (W + 1)) too
+    assert_allclose([p.min(), p.max()], [3 / 52, 49 / 52], rtol=1e-15)
+    # weights: a mean in (0, f) is raised to f = 1 / (2 (W / B + 1)) too
     w = np.r_[1e-3, np.ones(9)]
     yw = np.r_[1.0, np.zeros(9)]
     table = umd_fit(np.arange(10.0), yw, w, 1, labels=True)
@@ -399,7 +403,7 @@ def test_umd_logit_input_bins_the_same_order():
 def test_umd_single_bin_and_tiny_data():
     model = UMDBinner(n_bins=1, label_floor=False).fit([0.3], [1])
     assert_allclose(model.predict_proba([0.0, 1.0])[:, 1], [1.0, 1.0])
-    # one agreeing label: the Krichevsky-Trofimov (1 + 1/2) / 2
+    # one agreeing label, B = 1: the Krichevsky-Trofimov (1 + 1/2) / 2
     model = UMDBinner(n_bins=1).fit([0.3], [1])
     assert_allclose(model.predict_proba([0.0, 1.0])[:, 1], [0.75, 0.75])
     assert model.bin_edges_.shape == (0,)

@@ -23,10 +23,11 @@ Interface
     confidences a plain lookup (same results, faster); ``labels``: the
     targets are 0/1 labels, so a bin's mean is floored away from 0 and 1
     (:func:`label_floor`).
-``label_floor(values, counts) -> values``
-    Bin means of labels kept within ``[f, 1 - f]``, ``f = 1 / (2 (n + 1))``
-    for a bin of weight ``n``: the Krichevsky-Trofimov estimate of a bin
-    whose labels all agree, instead of a probability of exactly 0 or 1.
+``label_floor(values, bin_weight) -> values``
+    Bin means of labels kept within ``[f, 1 - f]``, ``f = 1 / (2 (m + 1))``
+    for a table of nominal bin weight ``m = N / B``: about the
+    Krichevsky-Trofimov estimate of a bin whose labels all agree, instead of
+    a probability of exactly 0 or 1.
 ``umd_predict(table, x) -> values``
     Calibrated values at the *raw* (un-nudged) scores ``x``.
 
@@ -182,26 +183,29 @@ def _step_lookup(steps, values, x):
     return through.take(grid_positions(grid, x))
 
 
-def label_floor(values, counts):
-    """Bin means of 0/1 labels kept within ``[f, 1 - f]``, ``f = 1 / (2 (n + 1))``.
+def label_floor(values, bin_weight):
+    """Bin means of 0/1 labels kept within ``[f, 1 - f]``, ``f = 1 / (2 (m + 1))``.
 
-    ``n`` is the bin's weight (``counts``). A bin whose ``n`` labels all
-    agree then predicts the Krichevsky-Trofimov estimate ``(0 + 1/2) / (n +
-    1)`` (or one minus it) instead of a probability of exactly 0 or 1, whose
-    log loss is infinite on the first disagreeing row; every other bin mean
-    of unit-weight labels is at least ``1 / n > f`` from 0 and 1 and is
-    returned unchanged, bit for bit. Empty bins (``n = 0``) are left as
-    they are.
+    ``m`` is the table's nominal bin weight ``N / B`` (its total weight over
+    its number of bins; a scalar, or one per bin). A bin whose labels all
+    agree then predicts about the Krichevsky-Trofimov estimate ``(0 + 1/2) /
+    (n + 1)`` of its ``n ~ m`` labels (or one minus it) instead of a
+    probability of exactly 0 or 1, whose log loss is infinite on the first
+    disagreeing row. A UMD bin holds at most ``ceil((N + 1) / B) < 2 (m +
+    1)`` points, so every other bin mean of unit-weight labels (at least one
+    over the bin's count) is above ``f`` and returned unchanged, bit for bit.
+    ``m`` is the nominal weight and not the bin's own so that a row of
+    weight 2 and two copies of it, which give the same means, give the same
+    floor too. Empty bins keep their value.
 
     The Thm 3.1 / Thm A.1 bound is kept: with ``|E[Y | bin] - mean| <=
     eps`` and ``E[Y | bin]`` in ``[0, 1]``, a mean below ``f`` moved up to
-    ``f <= eps`` is within ``max(f, mean + eps - f) <= eps`` of ``E[Y |
-    bin]`` (and so at the top), since ``eps = sqrt(log(2B / alpha) / (2 n))
-    >= 1 / (2 n)`` whenever ``log(2B / alpha) >= 1 / (2 n)``, i.e. always
-    for ``alpha < 1`` and ``n >= 1``.
+    ``f`` is within ``max(f, mean + eps - f) <= eps`` of ``E[Y | bin]`` (and
+    so at the top) whenever ``f <= eps``: ``eps = sqrt(log(2B / alpha) / (2
+    c)) >= 1 / (2 c) >= f`` for the smallest bin count ``c <= m + 1`` (for
+    ``alpha < 1``, ``log(2B / alpha) > 1 / (2 c)`` once ``c >= 1``).
     """
-    counts = np.asarray(counts, dtype=np.float64)
-    f = np.where(counts > 0, 0.5 / (counts + 1.0), 0.0)
+    f = 0.5 / (np.asarray(bin_weight, dtype=np.float64) + 1.0)
     return np.minimum(np.maximum(values, f), 1.0 - f)
 
 
@@ -302,7 +306,8 @@ def umd_fit(h, t, sample_weight, n_bins, *, delta=0.0, raw=None, labels=False):
     else:
         values = sums / mass
     if labels:
-        values = label_floor(values, mass)
+        full = ~empty
+        values[full] = label_floor(values[full], N / B)
     table = UMDTable(edges=edges, values=values, counts=mass, delta=float(delta))
     if delta > 0 and B > 1:
         table = _with_lookup(table, None if raw is None else np.sort(raw))

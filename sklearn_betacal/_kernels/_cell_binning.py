@@ -552,17 +552,19 @@ def umd_fit_segments(
     index per row in row order, so that the bin sums add up in row order
     as ``umd_fit``'s do; with weights, their cumulative sums (8 bytes).
     """
-    tables = _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows)
+    tables = _fit_segments(
+        h, t, sample_weight, segment, n_bins, order_of_scores, rows, labels
+    )
     # (the fit's temporaries are gone by now)
     tables = tables._replace(delta=float(delta))
-    if labels:
-        tables = tables._replace(values=label_floor(tables.values, tables.counts))
     if delta > 0:
         tables = _with_lookup_segments(tables)
     return tables
 
 
-def _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows):
+def _fit_segments(
+    h, t, sample_weight, segment, n_bins, order_of_scores, rows, labels=False
+):
     """``umd_fit_segments`` without the raw-score lookup (delta 0)."""
     B = np.asarray(n_bins, dtype=np.int64)
     S = B.shape[0]
@@ -737,6 +739,10 @@ def _fit_segments(h, t, sample_weight, segment, n_bins, order_of_scores, rows):
         values[full] = sums[full] / mass[full]
     else:
         values = sums / mass
+    if labels:
+        # every table's nominal bin weight N_s / B_s (umd_fit's N / B)
+        full = ~empty
+        values[full] = label_floor(values[full], np.repeat(N / B, B)[full])
     return CellTables(edges=edges, edge_start=es, values=values, counts=mass, delta=0.0)
 
 
