@@ -77,13 +77,8 @@ def one_liner(stop, seed):
         setting = dict(setting)
         # --split-test: the heterogeneity test's variance (read at fit)
         test = setting.pop("split_test", "score")
-        # "score+merge@R": the merges' informations blended with ridge R
-        test, _, ridge = test.partition("@")
-        if test not in ("pooled", "score", "score+merge"):
-            raise SystemExit(f"--split-test: unknown test {test!r}")
         _tree.SCORE_SPLIT_TEST = test != "pooled"
         _tree.SCORE_MERGE = test == "score+merge"
-        _tree.SCORE_MERGE_RIDGE = float(ridge or 0.0)
         return CalibrationTreePartitioner(random_state=seed, **setting)
     _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
     return CalibrationTreePartitioner(random_state=seed)
@@ -324,8 +319,8 @@ def main(argv=None):
     parser.add_argument(
         "--split-test",
         nargs="+",
+        choices=["pooled", "score", "score+merge"],
         default=None,
-        metavar="{pooled,score,score+merge,score+merge@R}",
         help="compare the fine cells' heterogeneity test with the pooled variance "
         "(before session 13) and with each cell's own (today's)",
     )
@@ -356,7 +351,6 @@ def main(argv=None):
             records += list(cifar_rows(data_dir(args.data), other))
     _tree.MERGE_STOP_PER_CELL = False
     _tree.SCORE_SPLIT_TEST, _tree.SCORE_MERGE = True, False
-    _tree.SCORE_MERGE_RIDGE = 0.0
     R = pd.DataFrame(records)
     R["model"] = R.get("model", pd.Series(index=R.index, dtype=object)).fillna("-")
     R.to_csv(args.out.with_suffix(".csv"), index=False)

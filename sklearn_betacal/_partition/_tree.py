@@ -92,11 +92,6 @@ SCORE_SPLIT_TEST = True
 #: influences token and log loss on three sets
 #: (``benchmarks/results/score_merge.md``).
 SCORE_MERGE = False
-#: With SCORE_MERGE, each cell's information blended with its weight's share
-#: of the whole's, ``(V_c + r W_c I) / (1 + r)`` (the whitened information of
-#: all rows is ``W I``): ``r = 0`` is the cell's own, ``r -> inf`` Ward's
-#: costs. An experiment switch for side-by-side benchmarks.
-SCORE_MERGE_RIDGE = 0.0
 
 #: Default minimum leaf size when no ``points_per_bin`` reaches the
 #: partitioner: twice a typical ``b = 50``.
@@ -852,10 +847,8 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 if MERGE_STOP_PER_CELL:  # the stop before session 7
                     alpha = alpha / n_fine
                 if SCORE_MERGE and V is not None:
-                    r = float(SCORE_MERGE_RIDGE)
-                    Vm = (V + r * W[:, None, None] * np.eye(k)) / (1.0 + r) if r else V
                     self.fine_cell_, self.cell_parent_ = _merge.merge_cells(
-                        S, W, min_weight=leaf, threshold=chi2.isf(alpha, k), V=Vm
+                        S, W, min_weight=leaf, threshold=chi2.isf(alpha, k), V=V
                     )
                 else:
                     threshold = sigma2 * chi2.isf(alpha, k)
