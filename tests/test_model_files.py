@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.testing import assert_array_equal
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.cluster import KMeans
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
@@ -520,8 +520,19 @@ def test_kdtree_model_file_of_the_per_depth_layout_loads(name):
         want = np.array(ref[key], dtype=float)  # None -> NaN
         assert np.array_equal(getattr(part, key + "_"), want, equal_nan=True)
     fresh = sb.KDTreePartitioner(**MODELS[name]).fit(X)
-    for key in ("bound_axes_", "bound_lower_", "bound_upper_", "leaf_n_samples_"):
+    for key in ("bound_axes_", "leaf_n_samples_"):
         assert getattr(part, key).tobytes() == getattr(fresh, key).tobytes(), key
+    for key in ("bound_lower_", "bound_upper_"):
+        if name == "pca":
+            # The rotated bounds are coordinates the writer's machine computed
+            # through BLAS/LAPACK (eigh and matmul): another CPU's kernels
+            # move their last bits (the components by 4e-15 on an AMD EPYC
+            # with OpenBLAS' Haswell kernels; one machine still gives the
+            # same bytes for the same seed: tests/test_determinism.py). The cycle and
+            # max_spread bounds are the rows' own values: bit for bit.
+            assert_allclose(getattr(part, key), getattr(fresh, key), rtol=0, atol=1e-12)
+        else:
+            assert getattr(part, key).tobytes() == getattr(fresh, key).tobytes(), key
 
 
 def _legacy_partitioner():
