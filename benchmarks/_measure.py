@@ -213,6 +213,45 @@ def load_influences(data=None, *, prompt_style="verb", judged=True):
     return frame
 
 
+def memo_minilm(cache=None):
+    """Memoize ``TextEmbedder``'s MiniLM encoder by text (``_text._minilm_encode``).
+
+    The encoder is frozen (only the PCA after it is fitted), so a text's
+    encoding is the same whichever set asks for it; without the memo every
+    (model, kind, seed) re-encodes the same texts (minutes each on 2 shared
+    cores). Batches are encoded as the texts not seen before. ``cache``: an
+    ``.npz`` file read first and rewritten after every batch that encoded
+    new texts, so that later runs encode nothing (vectors kept as float32,
+    the model's own precision, which the encoder casts up exactly). Calling
+    it again adds nothing (the first memo stays).
+    """
+    import numpy as np
+
+    from sklearn_betacal import _text
+
+    if getattr(_text._minilm_encode, "memo", None) is not None:
+        return
+    raw, memo = _text._minilm_encode, {}
+    cache = None if cache is None else Path(cache)
+    if cache is not None and cache.exists():
+        with np.load(cache, allow_pickle=False) as f:
+            memo.update(zip(f["texts"].tolist(), f["vectors"], strict=True))
+
+    def encode(texts, batch_size):
+        texts = [str(t) for t in texts]
+        new = list(dict.fromkeys(t for t in texts if t not in memo))
+        if new:
+            memo.update(zip(new, raw(new, batch_size), strict=True))
+            if cache is not None:
+                keys = list(memo)
+                vectors = np.array([memo[k] for k in keys], dtype=np.float32)
+                np.savez(cache, texts=np.array(keys), vectors=vectors)
+        return np.array([memo[t] for t in texts], dtype=np.float64)
+
+    encode.memo = memo
+    _text._minilm_encode = encode
+
+
 def verbal_sets(data=None, columns=(VERBAL, "question", "correct_judge")):
     """``{name: frame}``: the bundled TriviaQA and, given ``data``, each Influences set.
 

@@ -81,6 +81,7 @@ from sklearn.model_selection import GroupKFold, GroupShuffleSplit
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _measure import memo_minilm  # noqa: E402
 from _planted import planted_groups, true_calibration_error  # noqa: E402
 from studies.feature_scaler import BOOSTINGS, boosting  # noqa: E402
 
@@ -403,37 +404,15 @@ EMBEDDINGS = {
     # the same on the question alone (what the minilm view sees)
     "tfidf-question": {"text_columns": ["question"]},
     # all-MiniLM-L6-v2 of the question, PCA to 32-d on the calibration rows
-    # (the ``embeddings`` extra; encodings memoized by text, see _memo_minilm)
+    # (the ``embeddings`` extra; encodings memoized by text, see _measure.memo_minilm)
     "minilm": {"text_columns": ["question"], "method": "minilm"},
     # character 2-4-grams within words, case kept, question + answer
     "char": {"text_columns": ["question", "answer"], "method": "tfidf-char-svd"},
 }
 
 
-def _memo_minilm():
-    """Memoize ``_text._minilm_encode`` by text within this process.
-
-    The encoder is frozen (only the PCA after it is fitted), so a text's
-    encoding is the same whichever set asks for it; without the memo every
-    (model, kind, seed) re-encodes the same 10k questions (minutes each on
-    2 shared cores). Batches are encoded as the texts not seen before.
-    """
-    from sklearn_betacal import _text
-
-    if getattr(_text._minilm_encode, "memo", None) is not None:
-        return
-    raw, memo = _text._minilm_encode, {}
-
-    def encode(texts, batch_size):
-        texts = list(texts)
-        new = list(dict.fromkeys(t for t in texts if t not in memo))
-        if new:
-            for t, e in zip(new, raw(new, batch_size), strict=True):
-                memo[t] = e
-        return np.array([memo[t] for t in texts], dtype=np.float64)
-
-    encode.memo = memo
-    _text._minilm_encode = encode
+#: ``--minilm-cache``: the ``.npz`` that keeps the MiniLM encodings between runs
+MINILM_CACHE = None
 
 
 def influence_rows(data_dir, models=None, kinds=("verbal", "token")):
@@ -468,7 +447,7 @@ def influences_sets(
             split = GroupShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
             tr, te = next(split.split(rows, groups=q_all))
             if embedding == "minilm":
-                _memo_minilm()
+                memo_minilm(MINILM_CACHE)
             emb = TextEmbedder(
                 **EMBEDDINGS[embedding], n_components=32, random_state=seed
             ).fit(rows.iloc[tr])
@@ -848,6 +827,12 @@ def main(argv=None):
         "('influences minilm', ...) in the same process, on the same rows",
     )
     parser.add_argument(
+        "--minilm-cache",
+        type=Path,
+        default=None,
+        help="an .npz keeping the MiniLM encodings between runs (--embedding minilm)",
+    )
+    parser.add_argument(
         "--methods", nargs="*", default=None, help="only these methods (UMD is kept)"
     )
     parser.add_argument("--data", type=Path, default=_default_data())
@@ -882,6 +867,8 @@ def main(argv=None):
         "--loads", nargs=6, type=float, default=None, help="with --combine"
     )
     args = parser.parse_args(argv)
+    global MINILM_CACHE
+    MINILM_CACHE = args.minilm_cache
     MCGrad = _mcgrad()
     only = None
     if args.methods:

@@ -22,7 +22,8 @@ Per model, confidence kind and seed (``merge_stop.py``'s 20:60:10:10 split,
 Views: ``TextEmbedder`` of question + answer fitted on the partition split,
 word TF-IDF + SVD at 32 and 128 dimensions and character TF-IDF + SVD at 32;
 with ``--minilm`` also all-MiniLM-L6-v2 (the ``embeddings`` extra) at 384
-dimensions and its PCA to 32. The MiniLM encodings of the study's ~61,000
+dimensions and its PCA to 32, and of the question alone at 32 (the view
+``peers_mcgrad.py --embedding minilm`` gives every method). The MiniLM encodings of the study's ~61,000
 distinct texts take ~20 minutes on one core: ``--minilm-cache FILE`` keeps
 them in an ``.npz`` between runs (the same ``TextEmbedder`` code runs on the
 cached vectors).
@@ -58,45 +59,23 @@ from sklearn_betacal.cli._protocol import CONFIDENCE_COLUMNS, split_indices
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE.parent))
-from _measure import RESULTS, add_data_argument, load_influences  # noqa: E402
+from _measure import (  # noqa: E402
+    RESULTS,
+    add_data_argument,
+    load_influences,
+    memo_minilm,
+)
 from merge_stop import tuned  # noqa: E402
 from peers_mcgrad import scores  # noqa: E402
 
-#: (TextEmbedder method, dimensions) of each view
-VIEWS = [("tfidf-svd", 32), ("tfidf-svd", 128), ("tfidf-char-svd", 32)]
+#: (TextEmbedder method, dimensions, text columns) of each view
+QA = ("question", "answer")
+VIEWS = [("tfidf-svd", 32, QA), ("tfidf-svd", 128, QA), ("tfidf-char-svd", 32, QA)]
 
 
-def cached_minilm(path):
-    """Patch ``TextEmbedder``'s MiniLM encoder with a memo kept in ``path``."""
-    import sklearn_betacal._text as _text
-
-    encode = _text._minilm_encode
-    memo = {}
-    if path is not None and path.exists():
-        with np.load(path, allow_pickle=False) as f:
-            memo = dict(zip(f["texts"].tolist(), f["vectors"], strict=True))
-
-    def lookup(texts, batch_size):
-        texts = [str(t) for t in texts]
-        new = sorted(set(texts) - memo.keys())
-        if new:
-            memo.update(zip(new, encode(new, batch_size), strict=True))
-            if path is not None:
-                keys = sorted(memo)
-                # float32: what the model gives (encode casts it up exactly)
-                np.savez(
-                    path,
-                    texts=np.array(keys),
-                    vectors=np.array([memo[k] for k in keys], dtype=np.float32),
-                )
-        return np.array([memo[t] for t in texts], dtype=np.float64)
-
-    _text._minilm_encode = lookup
-
-
-def view(rows, part, method, n_components, seed):
+def view(rows, part, method, n_components, columns, seed):
     emb = TextEmbedder(
-        text_columns=["question", "answer"],
+        text_columns=list(columns),
         method=method,
         n_components=n_components,
         random_state=seed,
@@ -142,9 +121,9 @@ def one_set(rows, kind, seed):
     add("oracle", tuned(bb, XO, y, g, cal, tun), XO)
     half = np.sort(np.random.RandomState(seed).permutation(cal)[: len(cal) // 2])
     add("oracle, half the rows", tuned(bb, XO, y, g, half, tun), XO)
-    for method, d in VIEWS:
-        name = f"{method} {d}"
-        Z = view(rows, part, method, d, seed)
+    for method, d, columns in VIEWS:
+        name = f"{method} {d}" + ("" if columns == QA else " (question)")
+        Z = view(rows, part, method, d, columns, seed)
         clf = LogisticRegression(max_iter=3000).fit(Z[part], g[part])
         guess = clf.predict(Z)
         XP = np.column_stack([h, guess])
@@ -190,15 +169,18 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     if args.minilm:
-        cached_minilm(args.minilm_cache)
-        VIEWS.extend([("minilm", 384), ("minilm", 32)])
+        memo_minilm(args.minilm_cache)
+        VIEWS.extend(
+            [("minilm", 384, QA), ("minilm", 32, QA), ("minilm", 32, ("question",))]
+        )
     threadpool_limits(1)
     load0, t0 = os.getloadavg(), time.perf_counter()
     A = load_influences(args.data)
     if args.encode_only:
         import sklearn_betacal._text as _text
 
-        texts = pd.unique(A.question + "\n" + A.answer)
+        # the texts of the views: question + answer, and the question alone
+        texts = pd.unique(pd.concat([A.question + "\n" + A.answer, A.question]))
         for start in range(0, len(texts), 10000):  # saved every 10,000
             _text._minilm_encode(texts[start : start + 10000], 64)
             print(
