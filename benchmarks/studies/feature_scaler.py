@@ -114,6 +114,10 @@ BOOSTINGS = {
         "l2_regularization": 1.0,
         "max_iter": 800,
     },
+    # session 15, MiniLM verbal (where S-BB features trailed MCGrad's Brier
+    # and AUROC): a slower rate, and a longer, larger early-stopping check
+    "lr05": {"learning_rate": 0.05, "max_iter": 600},
+    "val20": {"validation_fraction": 0.2, "n_iter_no_change": 20},
 }
 
 
