@@ -23,8 +23,9 @@ Views: ``TextEmbedder`` of question + answer fitted on the partition split,
 word TF-IDF + SVD at 32 and 128 dimensions and character TF-IDF + SVD at 32;
 with ``--minilm`` also all-MiniLM-L6-v2 (the ``embeddings`` extra) at 384
 dimensions and its PCA to 32, and of the question alone at 32 (the view
-``peers_mcgrad.py --embedding minilm`` gives every method). The MiniLM encodings of the study's ~61,000
-distinct texts take ~20 minutes on one core: ``--minilm-cache FILE`` keeps
+``peers_mcgrad.py --embedding minilm`` gives every method). The MiniLM
+encodings of the study's ~71,000 distinct texts take ~15 minutes on one
+core: ``--minilm-cache FILE`` keeps
 them in an ``.npz`` between runs (the same ``TextEmbedder`` code runs on the
 cached vectors).
 
