@@ -785,8 +785,9 @@ def _versions(MCGrad):
 
 
 def add_set_arguments(parser):
-    """``--studies``, ``--seeds``, ``--models`` and ``--combine``: the sets
-    of this script, also run by ``studies/feature_scaler.py``."""
+    """``--studies``, ``--seeds``, ``--models``, ``--combine``, ``--kinds``,
+    ``--embedding`` and ``--minilm-cache``: the sets of this script, also run
+    by ``studies/feature_scaler.py``."""
     parser.add_argument(
         "--studies",
         nargs="+",
@@ -804,16 +805,9 @@ def add_set_arguments(parser):
         default=None,
         help="only write the report from the CSVs of earlier runs",
     )
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n".join(__doc__.splitlines()[1:]),
+    parser.add_argument(
+        "--kinds", nargs="+", default=["verbal", "token"], help="influences"
     )
-    add_set_arguments(parser)
-    parser.add_argument("--kinds", nargs="+", default=["verbal", "token"])
     parser.add_argument(
         "--embedding",
         choices=sorted(EMBEDDINGS),
@@ -831,6 +825,15 @@ def main(argv=None):
         default=None,
         help="an .npz keeping the MiniLM encodings between runs (--embedding minilm)",
     )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[1:]),
+    )
+    add_set_arguments(parser)
     parser.add_argument(
         "--methods", nargs="*", default=None, help="only these methods (UMD is kept)"
     )

@@ -436,6 +436,7 @@ def report(R, elapsed, load0, load1):
 
 
 def main(argv=None):
+    import peers_mcgrad as peers
     from peers_mcgrad import (
         _mcgrad,
         add_set_arguments,
@@ -476,7 +477,11 @@ def main(argv=None):
     start = time.perf_counter()
     sets = []
     if "influences" in args.studies:
-        sets.append(("influences", influences_sets(folder, args.seeds, args.models)))
+        peers.MINILM_CACHE = args.minilm_cache
+        for emb in args.embedding:
+            name = "influences" if len(args.embedding) == 1 else f"influences {emb}"
+            gen = influences_sets(folder, args.seeds, args.models, args.kinds, emb)
+            sets.append((name, gen))
     if "planted" in args.studies:
         sets.append(("planted", planted_sets(args.seeds)))
     if "cifar" in args.studies:
