@@ -568,3 +568,95 @@ def test_make_beta_calibration_error_scorer_polars_frame_as_pandas():
     expected = -beta_calibration_error(y, p, groups=cells)
     for got in scores.values():
         assert_allclose(got, expected, rtol=1e-15)
+
+
+# --- labels other than {0, 1} and the calibrator's pos_label (session 15) ---
+
+_LABEL_SCORERS = [
+    neg_expected_calibration_error_scorer,
+    neg_cumulative_calibration_error_scorer,
+    neg_smooth_calibration_error_scorer,
+    area_under_accuracy_confidence_scorer,
+    neg_beta_calibration_error_scorer,
+]
+
+
+def _labelled_rows(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    h = rng.uniform(0.05, 0.95, size=n)
+    X = np.column_stack([h, rng.integers(0, 3, n)])
+    correct = rng.uniform(size=n) < h
+    return X, correct
+
+
+@pytest.mark.parametrize("scorer", _LABEL_SCORERS, ids=repr)
+@pytest.mark.parametrize(
+    "labels", [("wrong", "correct"), (-1, 1), (1, 2), (False, True)], ids=str
+)
+def test_scorers_read_labels_as_the_calibrator_does(scorer, labels):
+    """String, {-1, 1}, {1, 2} and bool labels score what 0/1 labels score
+    (before, a metric of 0/1 correctness refused them, and a search scored
+    NaN and chose at random)."""
+    from sklearn_betacal import BetaBinningCalibrator, GroupColumnPartitioner
+
+    X, correct = _labelled_rows()
+    y01 = correct.astype(int)
+    y = np.where(correct, labels[1], labels[0])
+    est = BetaBinningCalibrator(
+        GroupColumnPartitioner(0), points_per_bin=20, random_state=0
+    )
+    want = scorer(sklearn.clone(est).fit(X, y01), X, y01)
+    # "correct" is the positive class (for the strings, not the greater label)
+    got = scorer(sklearn.clone(est).set_params(pos_label=labels[1]).fit(X, y), X, y)
+    assert np.isfinite(got)
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_search_with_string_labels_scores_every_candidate():
+    from sklearn_betacal import UMDBinner
+
+    X, correct = _labelled_rows()
+    y = np.where(correct, "correct", "wrong")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a failing fold warns
+        gs = GridSearchCV(
+            UMDBinner(random_state=0, pos_label="correct"),
+            {"points_per_bin": [20, 100]},
+            scoring=neg_expected_calibration_error_scorer,
+            cv=3,
+        ).fit(X[:, 0], y)
+    assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
+
+
+def test_scorers_score_the_calibrators_pos_label():
+    """With ``pos_label=False`` the probability scored is the one of False
+    and ``y`` is read as "is False" (AUAC is not symmetric: column 1 scored
+    the other class before)."""
+    from sklearn_betacal import UMDBinner
+
+    X, correct = _labelled_rows()
+    h = X[:, 0]
+    y = ~correct  # False = correct
+    est = UMDBinner(random_state=0, pos_label=False).fit(h, y)
+    p_false = est.predict_proba(h)[:, list(est.classes_).index(False)]
+    got = area_under_accuracy_confidence_scorer(est, h, y)
+    assert got == pytest.approx(area_under_accuracy_confidence(correct, p_false))
+    wrong_column = area_under_accuracy_confidence(~correct, 1 - p_false)
+    assert got != pytest.approx(wrong_column)
+    # through a Pipeline: the last step's pos_label
+    pipe = make_pipeline(
+        FunctionTransformer(), UMDBinner(random_state=0, pos_label=False)
+    )
+    assert area_under_accuracy_confidence_scorer(pipe.fit(h, y), h, y) == got
+
+
+def test_scorers_refuse_labels_the_estimator_was_not_fitted_with():
+    from sklearn_betacal import UMDBinner
+
+    X, correct = _labelled_rows()
+    y = np.where(correct, "correct", "wrong")
+    est = UMDBinner(random_state=0).fit(X[:, 0], y)
+    y_other = y.copy()
+    y_other[:3] = "maybe"
+    with pytest.raises(ValueError, match=r"labels \['maybe'\].*not fitted with"):
+        neg_expected_calibration_error_scorer(est, X[:, 0], y_other)

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Scorers for ``cross_validate`` and ``GridSearchCV``: calibration errors, AUAC.
 
-The confidence that is scored is ``estimator.predict_proba(X)[:, 1]``.
+The confidence that is scored is the probability of the estimator's positive
+class (``pos_label`` of a calibrator, else ``classes_[1]``: column 1 of
+``predict_proba``), and ``y`` is read as "is of that class", so labels such as
+``"correct"``/``"wrong"``, {-1, 1} or ``bool`` are scored as the estimator
+reads them.
 The beta-CE additionally needs one cell id per row, from one of two sources:
 
 - the estimator's own partition (:data:`neg_beta_calibration_error_scorer`):
@@ -23,7 +27,6 @@ import numbers
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.metrics import make_scorer
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metadata_routing import UNUSED
 from sklearn.utils.validation import check_is_fitted
@@ -41,34 +44,93 @@ from ._calibration_error import (
 from ._calibration_tests import cumulative_calibration_error, smooth_calibration_error
 from ._selective import area_under_accuracy_confidence
 
-#: ``-expected_calibration_error`` of ``predict_proba(X)[:, 1]`` (10
+
+def _positive_class(estimator):
+    """The class whose probability the scorers score, or None.
+
+    A binary classifier's positive class: a calibrator's ``pos_label`` (the
+    last step's, through a :class:`~sklearn.pipeline.Pipeline`), else
+    ``classes_[1]``. None for an estimator without two ``classes_`` (its
+    ``y`` is then scored as given).
+    """
+    classes = getattr(estimator, "classes_", None)
+    if classes is None or len(classes) != 2:
+        return None
+    final = estimator[-1] if isinstance(estimator, Pipeline) else estimator
+    pos_label = getattr(final, "pos_label", None)
+    return classes[1] if pos_label is None else pos_label
+
+
+def _is_positive(y_true, positive, classes):
+    """``y_true == positive`` as 0/1, refusing labels the estimator lacks."""
+    y = np.asarray(y_true)
+    unseen = np.setdiff1d(np.unique(y), np.asarray(classes))
+    if unseen.size:
+        raise ValueError(
+            f"y holds labels {unseen.tolist()[:5]} that the estimator was not "
+            f"fitted with (its classes_ are {list(classes)}); score it on labels "
+            "of those two classes."
+        )
+    return (y == positive).astype(np.int64)
+
+
+class _PositiveClassScorer(_BaseScorer):
+    """A scorer of ``score_func(y is positive, P(positive))``.
+
+    scikit-learn's ``make_scorer`` passes ``y`` through as given, so a metric
+    of 0/1 correctness failed on string or {-1, 1} labels (and a search
+    scored NaN), and column 1 was scored whatever the calibrator's
+    ``pos_label``. This one reads both through :func:`_positive_class`.
+    """
+
+    def _positive_response(self, method_caller, estimator, X, y_true):
+        positive = _positive_class(estimator)
+        y_prob = method_caller(estimator, "predict_proba", X, pos_label=positive)
+        if positive is not None:
+            y_true = _is_positive(y_true, positive, estimator.classes_)
+        return y_true, y_prob
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        self._warn_overlap(
+            message=(
+                "There is an overlap between set kwargs of this scorer instance "
+                "and passed metadata. Please pass them either as kwargs to "
+                "make_scorer or metadata, but not both."
+            ),
+            kwargs=kwargs,
+        )
+        y_true, y_prob = self._positive_response(method_caller, estimator, X, y_true)
+        return self._sign * self._score_func(
+            y_true, y_prob, **{**self._kwargs, **kwargs}
+        )
+
+
+#: ``-expected_calibration_error`` of the positive class's probability (10
 #: equal-width bins). Greater is better.
-neg_expected_calibration_error_scorer = make_scorer(
-    expected_calibration_error, response_method="predict_proba", greater_is_better=False
+neg_expected_calibration_error_scorer = _PositiveClassScorer(
+    expected_calibration_error, -1, {}, response_method="predict_proba"
 )
 
-#: ``-cumulative_calibration_error`` (ECCE) of ``predict_proba(X)[:, 1]``: no
-#: bins to choose, so candidates are compared on one yardstick. Greater is
-#: better.
-neg_cumulative_calibration_error_scorer = make_scorer(
-    cumulative_calibration_error,
-    response_method="predict_proba",
-    greater_is_better=False,
+#: ``-cumulative_calibration_error`` (ECCE) of the positive class's
+#: probability: no bins to choose, so candidates are compared on one
+#: yardstick. Greater is better.
+neg_cumulative_calibration_error_scorer = _PositiveClassScorer(
+    cumulative_calibration_error, -1, {}, response_method="predict_proba"
 )
 
-#: ``-smooth_calibration_error`` (smECE) of ``predict_proba(X)[:, 1]``.
+#: ``-smooth_calibration_error`` (smECE) of the positive class's probability.
 #: Greater is better.
-neg_smooth_calibration_error_scorer = make_scorer(
-    smooth_calibration_error, response_method="predict_proba", greater_is_better=False
+neg_smooth_calibration_error_scorer = _PositiveClassScorer(
+    smooth_calibration_error, -1, {}, response_method="predict_proba"
 )
 
-#: :func:`area_under_accuracy_confidence` of ``predict_proba(X)[:, 1]``.
-area_under_accuracy_confidence_scorer = make_scorer(
-    area_under_accuracy_confidence, response_method="predict_proba"
+#: :func:`area_under_accuracy_confidence` of the positive class's probability.
+area_under_accuracy_confidence_scorer = _PositiveClassScorer(
+    area_under_accuracy_confidence, 1, {}, response_method="predict_proba"
 )
 
 
-class _BetaCalibrationErrorScorer(_BaseScorer):
+class _BetaCalibrationErrorScorer(_PositiveClassScorer):
     """``-beta_calibration_error`` with cell ids from a partitioner.
 
     A scikit-learn scorer object (``_BaseScorer``), so it takes part in
@@ -151,9 +213,7 @@ class _BetaCalibrationErrorScorer(_BaseScorer):
             ids, who = self._own_cells(estimator, X)
         else:
             ids, who = self._carried_cells(X)
-        y_prob = method_caller(
-            estimator, "predict_proba", X, pos_label=self._get_pos_label()
-        )
+        y_true, y_prob = self._positive_response(method_caller, estimator, X, y_true)
         groups = check_cell_ids(ids, y_prob.shape[0], who=who)
         params = {**self._kwargs, **kwargs}
         return self._sign * beta_calibration_error(
@@ -221,10 +281,12 @@ def make_beta_calibration_error_scorer(
 ):
     """Make a ``-beta_calibration_error`` scorer with a fixed (or own) partition.
 
-    The scorer computes ``-beta_calibration_error(y, predict_proba(X)[:, 1],
-    groups=cells)``, greater is better. With a fitted ``partitioner`` every
-    candidate of a search is scored on the same cells (the same beta), which
-    makes the scores comparable across partitioner hyperparameters.
+    The scorer computes ``-beta_calibration_error(y == positive,
+    P(positive), groups=cells)``, greater is better (the positive class: the
+    estimator's ``pos_label``, else ``classes_[1]``). With a fitted
+    ``partitioner`` every candidate of a search is scored on the same cells
+    (the same beta), which makes the scores comparable across partitioner
+    hyperparameters.
 
     Read more in the :ref:`User Guide <metrics>`.
 
@@ -268,8 +330,9 @@ def make_beta_calibration_error_scorer(
     Notes
     -----
     Cell id ``-1`` ("outside every bounded leaf") is scored as one more cell.
-    The confidence is always ``predict_proba(X)[:, 1]``, the probability that
-    the answer is correct.
+    The confidence is the probability of the estimator's positive class (its
+    ``pos_label``, else ``classes_[1]``: "the answer is correct"), and ``y``
+    is scored as "is of that class", whatever the labels' type.
 
     Examples
     --------
