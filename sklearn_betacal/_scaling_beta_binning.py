@@ -167,7 +167,9 @@ def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
     Returns its fitted state, a dict of plain arrays and numbers:
     ``logit_eps`` (the data-aware clip of ``logit(q)``), ``baseline`` (the
     initial raw score), ``trees`` (a list of node-array dicts, see
-    :func:`_tree_arrays`) and ``n_features`` (the partition features).
+    :func:`_tree_arrays`), ``n_features`` (the partition features),
+    ``view`` and ``passthrough`` (True where no tree split on ``logit(q)``:
+    then the proxies are ``q`` itself, see below).
     """
     from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -178,6 +180,7 @@ def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
         "logit_eps": np.asarray(eps, dtype=np.float64),
         "n_features": F.shape[1] - 1,
         "view": VIEW_PARTITION,
+        "passthrough": False,
     }
     counts = np.bincount(y.astype(np.int64), weights=None, minlength=2)
     if counts.min() == 0:
@@ -193,10 +196,25 @@ def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
         monotonic_cst=[1] + [0] * (F.shape[1] - 1), random_state=seed, **params
     )
     model.fit(F, y.astype(np.int64), sample_weight=sample_weight)
-    state.update(
-        baseline=float(np.ravel(model._baseline_prediction)[0]),
-        trees=[_tree_arrays(tree.nodes) for (tree,) in model._predictors],
-    )
+    trees = [_tree_arrays(tree.nodes) for (tree,) in model._predictors]
+    if not any(np.any(t["feature"] == 0) for t in trees):
+        # No tree splits on logit(q): the boosting's output ignores the
+        # confidence (a constant where it found no split at all, which its
+        # leaf minimum forces on a D1 of ~100 rows). A calibrator must not
+        # drop its input silently: the hierarchical scaler's probabilities q
+        # take the boosting's place, with a warning.
+        warnings.warn(
+            f"{who}(scaler='features'): the boosting found no split on the "
+            f"confidence in its {q.shape[0]} scaler rows (D1), so its output "
+            "would ignore the confidence; the hierarchical scaler's "
+            "probabilities take its place (binned per cell as the boosting's "
+            "would be). More rows (a few hundred per class) let the boosting learn.",
+            UserWarning,
+            stacklevel=3,
+        )
+        state.update(baseline=0.0, trees=[], passthrough=True)
+        return state
+    state.update(baseline=float(np.ravel(model._baseline_prediction)[0]), trees=trees)
     return state
 
 
@@ -208,6 +226,8 @@ def boosted_proba(state, q, Z, who, prepared=None):
             f"{who}: X has {F.shape[1] - 1} partition features, but the "
             f"scaler was fitted on {state['n_features']}."
         )
+    if state.get("passthrough", False):  # the boosting ignored q (fit above)
+        return np.asarray(q, dtype=np.float64)
     if prepared is None:
         prepared = prepare_forest(state["trees"])
     return expit(forest_raw(F, state["baseline"], prepared))
@@ -228,8 +248,13 @@ def check_boosted_state(state):
         # written before the scaler read the partition's view: it read the
         # partition columns themselves, and still does
         state = {**state, "view": VIEW_INPUT}
-    if not isinstance(state, dict) or set(state) != {*keys, "view"}:
+    if isinstance(state, dict) and set(state) == {*keys, "view"}:
+        # written before a boosting that ignores q passed q through
+        state = {**state, "passthrough": False}
+    if not isinstance(state, dict) or set(state) != {*keys, "view", "passthrough"}:
         raise damaged(owner, "scaler_ is not the feature-aware scaler's dict")
+    if not isinstance(state["passthrough"], bool):
+        raise damaged(owner, "scaler_['passthrough'] is not a bool")
     if not isinstance(state["view"], str) or state["view"] not in VIEWS:
         raise damaged(owner, f"scaler_['view'] is not one of {sorted(VIEWS)}")
     if not callable(getattr(state["hierarchical"], "predict_proba", None)):
@@ -246,6 +271,8 @@ def check_boosted_state(state):
     trees = state["trees"]
     if not isinstance(trees, list):
         raise damaged(owner, "scaler_['trees'] is not a list")
+    if state["passthrough"] and trees:
+        raise damaged(owner, "scaler_ passes q through but holds trees")
     checked = []
     for k, t in enumerate(trees):
         if not isinstance(t, dict) or set(t) != {*NODE_KEYS, "value"}:

@@ -547,6 +547,49 @@ def test_sbb_features_needs_numeric_finite_features_and_handles_one_class():
     assert_allclose(one.proxy_proba(X[:3]), 201 / 202)
 
 
+def test_sbb_features_boosting_that_ignores_the_confidence_passes_q_through():
+    """On 200 rows (a D1 of 100) the boosting's leaf minimum allows no split:
+    its output was one constant for every row, silently. Now the hierarchical
+    scaler's probabilities take its place, with a warning, and the fitted
+    state survives a model-file round trip."""
+    import pickle
+
+    rng = np.random.default_rng(0)
+    n = 200
+    h = rng.uniform(0.05, 0.95, n)
+    g = rng.integers(0, 3, n)
+    y = (rng.uniform(size=n) < h).astype(int)
+    X = np.column_stack([h, g])
+    sbb = ScalingBetaBinningCalibrator(
+        GroupColumnPartitioner(0), points_per_bin=10, scaler="features", random_state=0
+    )
+    with pytest.warns(UserWarning, match="no split on the confidence"):
+        sbb.fit(X, y)
+    assert sbb.scaler_["passthrough"] and sbb.scaler_["trees"] == []
+    base = sbb.scaler_["hierarchical"]
+    q = base.predict_proba(np.column_stack([h, sbb.apply(X)]))[:, 1]
+    assert_allclose(sbb.proxy_proba(X), q, rtol=0, atol=0)
+    p = sbb.predict_proba(X)[:, 1]
+    assert np.unique(p).size > 5  # before: one value
+    assert np.corrcoef(p, h)[0, 1] > 0.5
+    again = pickle.loads(pickle.dumps(sbb))
+    assert_array_equal(again.predict_proba(X), sbb.predict_proba(X))
+    # a state that passes q through holds no trees
+    state = sbb.__getstate__()
+    fake_tree = {
+        "feature": np.array([-1]),
+        "threshold": np.array([np.nan]),
+        "children_left": np.array([-1]),
+        "children_right": np.array([-1]),
+        "cell": np.array([0]),
+        "depth": np.array([0]),
+        "value": np.array([0.0]),
+    }
+    damaged = {**state, "scaler_": {**state["scaler_"], "trees": [fake_tree]}}
+    with pytest.raises(ValueError, match="passes q through but holds trees"):
+        ScalingBetaBinningCalibrator().__setstate__(damaged)
+
+
 def test_sbb_features_damaged_state_is_refused():
     X, y, _ = _feature_miscalibrated(0, 2000)
     sbb = ScalingBetaBinningCalibrator(
@@ -589,14 +632,26 @@ def test_sbb_features_reads_dataframes_by_column_name():
 def test_sbb_features_small_d1_boosts_a_few_rounds_without_early_stopping():
     from sklearn_betacal._scaling_beta_binning import BOOSTING_FEW_ROUNDS
 
-    X, y, _ = _feature_miscalibrated(0, 60)  # under 20 rows of a class in D1
+    # a rare class: under 20 positive rows in a D1 of ~600
+    rng = np.random.default_rng(1)
+    h = rng.uniform(0.001, 0.2, 1200)
+    X = np.column_stack([h, rng.normal(size=1200)])
+    y = (rng.uniform(size=1200) < 0.3 * h).astype(int)
     sbb = ScalingBetaBinningCalibrator(
         KDTreePartitioner(max_depth=1),
         scaler="features",
         points_per_bin=10,
         random_state=0,
     ).fit(X, y)
+    assert np.bincount(y[sbb.scaling_indices_]).min() < 20
+    assert not sbb.scaler_["passthrough"]
     assert len(sbb.scaler_["trees"]) == BOOSTING_FEW_ROUNDS
+    # 60 rows (a D1 of 30): its few rounds cannot split (leaf minimum 50),
+    # which before gave one constant; now the hierarchical scaler's q
+    X, y, _ = _feature_miscalibrated(0, 60)
+    with pytest.warns(UserWarning, match="no split on the confidence"):
+        tiny = clone(sbb).fit(X, y)
+    assert tiny.scaler_["passthrough"]
 
 
 # ------------------------------------------- cv=k: cross-fitting (issue 21, 4)
