@@ -826,14 +826,15 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
         out = (h < 0) | (h > 1)
         if out.any():
             hint = (
-                "percentages: use confidence_format='percent'"
+                "if they are percentages, use confidence_format='percent'"
                 if self.confidence_format == "number"
-                else "values beyond 100 are no percentages"
+                else "a percentage lies in [0, 100]: correct these rows, or "
+                "read the column with the format it was written in"
             )
             raise ValueError(
                 f"the confidence column has {int(out.sum())} value(s) outside "
                 f"[0, {scale}] (min {np.nanmin(h) * scale:.6g}, max "
-                f"{np.nanmax(h) * scale:.6g}); if they are {hint}"
+                f"{np.nanmax(h) * scale:.6g}); {hint}"
             )
         return h
 

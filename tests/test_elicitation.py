@@ -363,3 +363,16 @@ def test_parse_verbalized_confidence_round_trips_every_table_entry():
     out = parse_verbalized_confidence(texts, kind="linguistic")
     assert_array_equal(out.confidence, list(LINGUISTIC_CONFIDENCE_TABLE.values()))
     assert out.n_unparseable == 0
+
+
+def test_confidence_reader_percent_out_of_range_says_what_to_do():
+    import numpy as np
+    import pytest
+
+    from sklearn_betacal import ConfidenceReader
+
+    X = np.array([[150.0, 1], [50.0, 2]])
+    with pytest.raises(ValueError, match=r"outside \[0, 100\].*correct these rows"):
+        ConfidenceReader(0, confidence_format="percent").fit_transform(X)
+    with pytest.raises(ValueError, match="use confidence_format='percent'"):
+        ConfidenceReader(0).fit_transform(X)
