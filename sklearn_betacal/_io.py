@@ -340,20 +340,30 @@ def read_table(path, columns, *, sep=None):
         # ParserWarning (pandas would drop the field), raised here as an
         # error. Only a file that has such rows is read a second time, to
         # count them for the message.
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", pd.errors.ParserWarning)
-                frame = pd.read_csv(path, sep=sep, index_col=False)
-        except pd.errors.ParserWarning:
-            _raise_extra_fields(path, sep, available, columns, 2)
-        except pd.errors.ParserError as exc:
-            found = re.search(
-                r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc)
-            )
-            if found is None or int(found[3]) <= int(found[1]):
-                raise
-            _raise_extra_fields(path, sep, available, columns, int(found[2]))
+        with _extra_fields_refused(path, sep, available, columns):
+            frame = pd.read_csv(path, sep=sep, index_col=False)
         return frame[list(columns)]
+
+
+@contextlib.contextmanager
+def _extra_fields_refused(path, sep, available, columns):
+    """Rows with more fields than the header, read with ``index_col=False``,
+    raised as :func:`_raise_extra_fields`'s error (pandas would otherwise drop
+    the fields, or -- without ``index_col=False`` -- take the first column
+    as the index and shift every column left)."""
+    import pandas as pd
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            yield
+    except pd.errors.ParserWarning:
+        _raise_extra_fields(path, sep, available, columns, 2)
+    except pd.errors.ParserError as exc:
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if found is None or int(found[3]) <= int(found[1]):
+            raise
+        _raise_extra_fields(path, sep, available, columns, int(found[2]))
 
 
 def _raise_extra_fields(path, sep, available, columns, line):
@@ -422,9 +432,18 @@ def iter_table_chunks(
                     yield schema.empty_table().to_pandas()
             return
         dtype = dict.fromkeys(text_columns, str) or None
-        with pd.read_csv(path, sep=sep, chunksize=chunk_rows, dtype=dtype) as reader:
+        # index_col=False as read_table's: a row with a trailing delimiter
+        # made pandas take the first column as the index and shift the others
+        # left (the labels were calibrated as confidences, silently)
+        with pd.read_csv(
+            path, sep=sep, chunksize=chunk_rows, dtype=dtype, index_col=False
+        ) as reader:
             yielded = False
-            for chunk in reader:
+            while True:
+                with _extra_fields_refused(path, sep, available, columns):
+                    chunk = next(reader, None)
+                if chunk is None:
+                    break
                 yielded = True
                 yield chunk
             if not yielded:

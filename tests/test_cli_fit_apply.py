@@ -117,7 +117,9 @@ def test_apply_adds_the_calibrated_column_in_any_chunking(
     assert _listing(tmp_path) == ["many.csv", "one.csv"]
 
 
-@pytest.mark.parametrize("suffix", [".parquet", ".csv.gz", ".tsv"])
+@pytest.mark.parametrize(
+    "suffix", [".parquet", ".csv.gz", ".csv.bz2", ".csv.xz", ".tsv"]
+)
 def test_apply_reads_and_writes_every_format(fitted, frame, tmp_path, suffix):
     pytest.importorskip("pyarrow")
     src, model = fitted
@@ -431,7 +433,7 @@ def test_apply_corrupt_and_ragged_inputs(fitted, frame, tmp_path, capsys):
     ragged = tmp_path / "r.csv"
     ragged.write_text("verbal_confidence,model\n0.5,a\n0.6,b,extra,more\n")
     _fail(capsys, ["apply", str(model), str(ragged), str(tmp_path / "o.csv")],
-          "could not read")  # fmt: skip
+          "line 3: 1 row(s) have more fields than the header")  # fmt: skip
     assert _listing(tmp_path) == ["c.csv.gz", "r.csv"]
 
 
@@ -945,3 +947,29 @@ def test_embedding_chooses_the_text_embedder_method(frame, tmp_path, capsys):
     assert "--embedding tfidf-char-svd embeds the --text columns" in (
         capsys.readouterr().err
     )
+
+
+def test_apply_reads_trailing_delimiters_as_fit_does(fitted, frame, tmp_path, capsys):
+    """Rows ending in the delimiter: pandas took the first column as the
+    index and shifted every column left (the labels were calibrated as the
+    confidences, exit 0); apply now reads them as fit and report do. A first
+    data row with one field more than the header is refused."""
+    _, model = fitted
+    rows = frame[["verbal_confidence", "model"]].iloc[:50]
+    clean = tmp_path / "clean.csv"
+    rows.to_csv(clean, index=False)
+    trailing = tmp_path / "trailing.csv"
+    lines = clean.read_text().splitlines()
+    trailing.write_text(
+        "\n".join([lines[0], *(line + "," for line in lines[1:])]) + "\n"
+    )
+    for src, out in ((clean, "a.csv"), (trailing, "b.csv")):
+        assert main(["apply", str(model), str(src), str(tmp_path / out)]) == 0
+    a, b = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+    assert_array_equal(b["verbal_confidence"], rows["verbal_confidence"])
+    assert_array_equal(b["calibrated_confidence"], a["calibrated_confidence"])
+    capsys.readouterr()
+    first = tmp_path / "first.csv"
+    first.write_text("\n".join([lines[0], lines[1] + ",x", *lines[2:]]) + "\n")
+    _fail(capsys, ["apply", str(model), str(first), str(tmp_path / "c.csv")],
+          "more fields than")  # fmt: skip

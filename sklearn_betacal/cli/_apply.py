@@ -58,7 +58,14 @@ from ._common import (
 )
 from ._fit import FORMAT_FLAGS, confidence_values, plain_numbers_only
 
-_WRITE_COMPRESSION = {".gz": gzip.GzipFile, ".bz2": bz2.BZ2File, ".xz": lzma.LZMAFile}
+#: each opens a binary stream onto the open temporary file (GzipFile takes it
+#: as ``fileobj``; BZ2File and LZMAFile as their first argument and have no
+#: ``fileobj``: ``.bz2``/``.xz`` output failed with a TypeError)
+_WRITE_COMPRESSION = {
+    ".gz": lambda fh: gzip.GzipFile(fileobj=fh, mode="wb"),
+    ".bz2": lambda fh: bz2.BZ2File(fh, mode="wb"),
+    ".xz": lambda fh: lzma.LZMAFile(fh, mode="wb"),
+}
 
 
 def add_apply(subparsers):
@@ -409,7 +416,7 @@ def run_apply(args):
         text = None
         with contextlib.ExitStack() as stack:
             if compress is not None:
-                stream = stack.enter_context(compress(fileobj=fh, mode="wb"))
+                stream = stack.enter_context(compress(fh))
             if out_kind != "parquet":
                 text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
                 stream = text
