@@ -256,7 +256,14 @@ def _load_checked_model(path, args):
 
 
 def _check_new_columns(args, present):
-    """The new column (and ``cell``) must not be a column of the input."""
+    """The new column (and ``cell``) must not be a column of the input, nor
+    each other (``--cells --column cell`` wrote the cells over the
+    calibrated confidences)."""
+    if args.cells and args.column == "cell":
+        raise UsageError(
+            "--column cell is the name of --cells' column; name the calibrated "
+            "one otherwise (e.g. --column calibrated_confidence)"
+        )
     clash = [c for c in (args.column, "cell" if args.cells else None) if c in present]
     if clash:
         raise UsageError(
