@@ -244,7 +244,19 @@ def _write(tmp_path, name, frame):
         (
             pd.DataFrame({"p": [0.5, 0.2], "y": [0, np.nan]}),
             ["-c", "p", "-l", "y"],
-            ["label column 'y'", "NaN"],
+            ["label column 'y'", "1 missing value(s)", "--dropna"],
+        ),
+        # a missing text label, or any with --pos-label: a TypeError traceback
+        # before (NaN sorted among strings)
+        (
+            pd.DataFrame({"p": [0.5, 0.6, 0.2], "y": ["yes", None, "no"]}),
+            ["-c", "p", "-l", "y"],
+            ["label column 'y'", "1 missing value(s)", "--dropna"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 0.6, 0.2], "y": [1, np.nan, 0]}),
+            ["-c", "p", "-l", "y", "--pos-label", "1"],
+            ["label column 'y'", "1 missing value(s)", "--dropna"],
         ),
         (
             pd.DataFrame({"p": ["high", "low"], "y": [0, 1]}),

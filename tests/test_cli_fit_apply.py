@@ -976,3 +976,22 @@ def test_apply_reads_trailing_delimiters_as_fit_does(fitted, frame, tmp_path, ca
     first.write_text("\n".join([lines[0], lines[1] + ",x", *lines[2:]]) + "\n")
     _fail(capsys, ["apply", str(model), str(first), str(tmp_path / "c.csv")],
           "more fields than")  # fmt: skip
+
+
+def test_sep_is_one_character_or_a_tab_escape(fitted, frame, tmp_path, capsys):
+    """--sep '::' or '' was a TypeError traceback from the CSV reader; the
+    escape '\\t' typed as two characters means a tab."""
+    _, model = fitted
+    tsv = tmp_path / "in.csv"
+    frame.iloc[:200].to_csv(tsv, sep="\t", index=False)
+    out = tmp_path / "out.csv"
+    assert main(["apply", str(model), str(tsv), str(out), "--sep", "\\t"]) == 0
+    assert len(pd.read_csv(out)) == 200
+    for cmd in (
+        ["apply", str(model), str(tsv), str(tmp_path / "o.csv")],
+        ["fit", str(tsv), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--method", "platt", "--output", str(tmp_path / "m.skops")],
+    ):  # fmt: skip
+        for sep in ("::", ""):
+            assert main([*cmd, "--sep", sep]) == 2
+            assert "--sep: must be one character" in capsys.readouterr().err

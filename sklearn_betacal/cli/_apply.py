@@ -55,6 +55,7 @@ from ._common import (
     check_can_create_in,
     check_output,
     one_line,
+    separator,
 )
 from ._fit import FORMAT_FLAGS, confidence_values, plain_numbers_only
 
@@ -99,7 +100,9 @@ def add_apply(subparsers):
         metavar="NAME",
         help="name of the new column (default: calibrated_confidence)",
     )
-    parser.add_argument("--sep", help="CSV separator of IN (default: detected)")
+    parser.add_argument(
+        "--sep", type=separator, help="CSV separator of IN (default: detected)"
+    )
     parser.add_argument(
         "--chunk-size",
         type=int,

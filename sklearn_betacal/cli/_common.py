@@ -225,6 +225,19 @@ def add_confidence_scale(parser, verbalized_help=""):
     )
 
 
+def separator(text):
+    """``--sep``: one character; the two characters ``\\t`` (a tab typed
+    as its escape, as shells pass it) mean a tab. Anything else was a
+    TypeError traceback from the CSV reader."""
+    if text in ("\\t", "tab"):
+        return "\t"
+    if len(text) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one character, got {text!r} (for a tab: --sep '\\t' or --sep tab)"
+        )
+    return text
+
+
 def read_labels(values, column, pos_label=None):
     """0/1 float labels ("correct") from a label column, or a one-line error.
 
@@ -239,6 +252,14 @@ def read_labels(values, column, pos_label=None):
 
     name = f"label column {column!r}"
     values = pd.Series(values).reset_index(drop=True)
+    missing = values.isna()
+    if missing.any():
+        # before the labels are compared as text: pandas keeps NaN through
+        # astype(str), and sorting it among strings was a TypeError traceback
+        raise UsageError(
+            f"{name} has {int(missing.sum())} missing value(s); pass --dropna "
+            "to leave those rows out, or fill them in"
+        )
     numeric = pd.api.types.is_numeric_dtype(values.dtype)
     if pos_label is None:
         if numeric:

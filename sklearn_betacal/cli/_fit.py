@@ -26,6 +26,7 @@ from ._common import (
     decimal_comma_hint,
     one_line,
     read_labels,
+    separator,
 )
 
 #: method name -> (estimator class name, uses partition features)
@@ -852,7 +853,9 @@ def add_fit(subparsers):
     parser.add_argument("--method", required=True, choices=sorted(METHODS))
     parser.add_argument("--output", required=True, metavar="MODEL")
     add_confidence_scale(parser)
-    parser.add_argument("--sep", help="CSV separator (default: detected)")
+    parser.add_argument(
+        "--sep", type=separator, help="CSV separator (default: detected)"
+    )
     parser.add_argument("--points-per-bin", type=_int_at_least(2), metavar="B")
     parser.add_argument(
         "--tune",
