@@ -995,3 +995,28 @@ def test_sep_is_one_character_or_a_tab_escape(fitted, frame, tmp_path, capsys):
         for sep in ("::", ""):
             assert main([*cmd, "--sep", sep]) == 2
             assert "--sep: must be one character" in capsys.readouterr().err
+
+
+def test_apply_refuses_a_model_file_with_an_altered_header(fitted, tmp_path, capsys):
+    """A header without its confidence column, a number where a list of
+    names belongs, or an estimator without predict_proba: KeyError /
+    TypeError / AttributeError tracebacks before; one line, exit 2 now."""
+    from sklearn.preprocessing import StandardScaler
+
+    src, model = fitted
+    spec = model_io.read_header(model)["metadata"]
+    est = model_io.load(model)
+    cases = {
+        "no_confidence": (est, {k: v for k, v in spec.items() if k != "confidence"}),
+        "features": (est, {**spec, "features": 5}),
+        "text": (est, {**spec, "text_columns": 5}),
+        "format": (est, {**spec, "confidence_format": ["x"]}),
+        "scaler": (StandardScaler().fit([[0.5]]), spec),
+    }
+    for name, (obj, metadata) in cases.items():
+        path = tmp_path / f"{name}.skops"
+        model_io.dump(obj, path, metadata=metadata)
+        match = "predict_proba" if name == "scaler" else "damaged header"
+        _fail(capsys, ["apply", str(path), str(src), str(tmp_path / f"{name}.csv")],
+              match)  # fmt: skip
+        assert not (tmp_path / f"{name}.csv").exists()

@@ -142,13 +142,43 @@ def _load_model(path):
             "settings); fit one with 'betacal fit', or use "
             "sklearn_betacal.io.load in Python"
         )
+    _check_spec(spec, path)
     fmt = spec.get("confidence_format", "number")
     if fmt not in FORMAT_FLAGS:
         raise UsageError(
             f"model file {path} records an unknown confidence format {fmt!r}; "
             "refit it with this version of 'betacal fit'"
         )
+    if not callable(getattr(est, "predict_proba", None)):
+        raise UsageError(
+            f"model file {path} holds a {type(est).__name__}, not a calibrator "
+            "(no predict_proba); fit one with 'betacal fit'"
+        )
     return _reading_and_calibrator(est, spec, path), spec
+
+
+def _check_spec(spec, path):
+    """The column settings of a model file's header, typed as ``fit`` writes
+    them: an altered header (a missing confidence column, a number where a
+    list of names belongs) was a KeyError or TypeError traceback."""
+
+    def names(value):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    problem = None
+    if not isinstance(spec.get("confidence"), str):
+        problem = "no confidence column name"
+    elif not names(spec.get("features", [])):
+        problem = "'features' that is not a list of column names"
+    elif not names(spec.get("text_columns", [])):
+        problem = "'text_columns' that is not a list of column names"
+    elif not isinstance(spec.get("confidence_format", "number"), str):
+        problem = "a confidence format that is not a name"
+    if problem is not None:
+        raise UsageError(
+            f"model file {path} has a damaged header ({problem}); refit it with "
+            "'betacal fit'"
+        )
 
 
 def _reading_and_calibrator(model, spec, path):
