@@ -538,6 +538,15 @@ def remove_stale_temporaries(path):
             stale.unlink(missing_ok=True)
 
 
+def _same_file(a, b):
+    """Whether paths ``a`` and ``b`` are one file (links resolved); False
+    where either does not exist."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _refuse_non_regular(path):
     try:
         mode = os.stat(path).st_mode
@@ -641,14 +650,16 @@ def atomic_directory(path):
 
 
 @contextlib.contextmanager
-def atomic_report_folder(path):
+def atomic_report_folder(path, protect=None):
     """Write the files of a report folder in one step: yields a temporary folder.
 
     Everything is written into a temporary folder beside ``path``; a failure
     removes it and leaves ``path`` as it was. On success a new ``path`` is
     the temporary folder renamed; into an existing ``path`` each new file is
     renamed over its namesake (other files in ``path``, such as the input
-    table, are kept), so no half-written file ever appears in it.
+    table, are kept), so no half-written file ever appears in it. A namesake
+    that is the file ``protect`` (the input, also through a link) is never
+    replaced: the report is refused and ``path`` left as it was.
     """
     import shutil
 
@@ -659,7 +670,13 @@ def atomic_report_folder(path):
         yield tmp
         if path.is_dir():
             for entry in sorted(tmp.iterdir()):
-                _refuse_non_regular(path / entry.name)
+                target = path / entry.name
+                _refuse_non_regular(target)
+                if protect is not None and _same_file(target, protect):
+                    raise FileExistsError(
+                        f"{target} is the input file; it is never overwritten: "
+                        "choose another folder"
+                    )
             for entry in sorted(tmp.iterdir()):
                 target = path / entry.name
                 if target.is_file():  # a replaced file keeps its mode

@@ -592,3 +592,29 @@ def test_decimal_commas_are_named_not_sent_to_verbalized(tmp_path, capsys, comma
     status, _, err = run(argv, capsys)
     assert status == 2 and "decimal comma" in err and "--verbalized" not in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["semi.csv"]
+
+
+def test_report_plot_never_overwrites_the_input_through_a_link(tmp_path, capsys):
+    """--plot DIR --force with the input a link to DIR/report.md replaced the
+    input with the report (exit 0); refused before any work now, and the
+    folder writer itself keeps any namesake that is the input."""
+    pytest.importorskip("matplotlib")
+    from sklearn_betacal._io import atomic_report_folder
+
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    table = "p,y\n" + "".join(f"{i / 20:.2f},{i % 2}\n" for i in range(1, 20))
+    (plots / "report.md").write_text(table)
+    link = tmp_path / "data.csv"
+    link.symlink_to(plots / "report.md")
+    argv = ["report", str(link), "-c", "p", "-l", "y", "--plot", str(plots), "--force"]
+    status, out, err = run(argv, capsys)
+    assert_usage_error(status, out, err, "is report.md in the --plot folder")
+    assert (plots / "report.md").read_text() == table
+    # the writer's own guard, for any file name
+    (plots / "fig.png").write_text(table)
+    with pytest.raises(FileExistsError, match="is the input file"):
+        with atomic_report_folder(plots, protect=plots / "fig.png") as tmp:
+            (tmp / "fig.png").write_text("figure")
+    assert (plots / "fig.png").read_text() == table
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "plots"]

@@ -447,11 +447,14 @@ def add_report(subparsers):
     parser.set_defaults(func=_run_report)
 
 
-def _check_plot_dir(folder, force):
+def _check_plot_dir(folder, force, input_path=None):
     """The ``--plot`` folder: checked (and the plot extra) before any work.
 
     It receives ``report.md`` and PNG files only, so an input table (CSV,
-    TSV or Parquet) in it is never overwritten, even with ``--force``.
+    TSV or Parquet) in it is never overwritten, even with ``--force``; an
+    input that *is* such a file (``report.md``, a PNG, or a link to one in
+    the folder) is refused here, and any other namesake when the files are
+    put in place (:func:`atomic_report_folder`'s ``protect``).
     """
     from ..metrics._plot._base import PLOT_EXTRA_HINT, have_matplotlib
 
@@ -460,6 +463,15 @@ def _check_plot_dir(folder, force):
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--plot {folder} exists and is not a folder")
+    if input_path is not None and folder.is_dir():
+        real = Path(input_path).resolve()
+        if real.parent == folder.resolve() and (
+            real.name == "report.md" or real.suffix.lower() == ".png"
+        ):
+            raise UsageError(
+                f"the input {input_path} is {real.name} in the --plot folder "
+                f"{folder}, which the report writes; choose another --plot folder"
+            )
     if folder.is_dir() and any(folder.iterdir()) and not force:
         raise UsageError(
             f"--plot folder {folder} is not empty; pass --force to replace the "
@@ -474,7 +486,7 @@ def _write_plots(folder, report, text, p, y, groups, args):
     from ._panels import file_figures
 
     try:
-        with atomic_report_folder(folder) as tmp:
+        with atomic_report_folder(folder, protect=args.file) as tmp:
             figures = file_figures(
                 tmp,
                 y,
@@ -519,7 +531,7 @@ def _run_report(args):
         output = check_output(args.output, args.file, args.force)
     plot_dir = None
     if args.plot is not None:
-        plot_dir = _check_plot_dir(args.plot, args.force)
+        plot_dir = _check_plot_dir(args.plot, args.force, args.file)
     fmt = "percent" if args.percent else "verbalized" if args.verbalized else "number"
     p, y, groups, n_dropped, n_unparsed = _check_columns(
         frame,
