@@ -305,6 +305,15 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
                 "does not support sample_weight; use solver='laplace' or drop "
                 "the weights."
             )
+        if self.solver != "laplace" and np.unique(y).size < 2:
+            # BinomialBayesMixedGLM's own error ("endog values must be 0 and
+            # 1, and not all identical") named neither the cause nor a fix
+            raise ValueError(
+                f"solver={self.solver!r} (statsmodels BinomialBayesMixedGLM) "
+                "needs both classes among the labels; every one of the "
+                f"{y.shape[0]} labels is the same. Use solver='laplace' (which "
+                "fits such data, with a ConvergenceWarning) or more rows."
+            )
         w = np.ones(h.shape[0]) if sample_weight is None else sample_weight
         x = self._covariate(h, w)
 

@@ -537,3 +537,13 @@ def test_hierarchical_tiny_weights_fit_the_fixed_effects_and_say_so():
         assert not est.converged_
         # the fixed effects are the weighted logistic fit (scale-free)
         assert_allclose(est.fixed_effects_, ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("solver", ["statsmodels-vb", "statsmodels-map"])
+def test_statsmodels_solvers_with_one_class_say_what_to_do(solver):
+    """All labels equal: statsmodels' own 'endog values must be 0 and 1, and
+    not all identical' came through before; the laplace solver fits them."""
+    X = np.column_stack([np.linspace(0.1, 0.9, 40), np.arange(40) % 2])
+    est = HierarchicalLogisticScaler(GroupColumnPartitioner(0), solver=solver)
+    with pytest.raises(ValueError, match="needs both classes.*solver='laplace'"):
+        est.fit(X, np.ones(40, dtype=int))
