@@ -547,6 +547,16 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             grow, rows = final.honest_split(
                 n_rows, random_state=getattr(self, "random_state", None)
             )
+            if len(grow) == 0 or len(rows) == 0:
+                # else the partitioner's validation said "Found array with 0
+                # sample(s)" of rows the user never passed
+                raise ValueError(
+                    f"{type(self).__name__} grows its {type(final).__name__} on "
+                    "part of its rows and bins the others (the honest split), "
+                    f"but it has {n_rows} row(s) of non-zero weight, too few to "
+                    "give both parts one. Give more rows, or pass a partitioner "
+                    "fitted on other rows as FrozenEstimator(partitioner)."
+                )
         n_bin = n_rows if rows is None else len(rows)
         w_bin = None
         if sample_weight is not None:

@@ -822,3 +822,18 @@ def test_fit_plan_lends_what_each_calibrator_declares():
         if lent is None and hasattr(est, "points_per_bin_"):
             lent = est.points_per_bin_  # "auto": resolved before the fit
         assert got == lent, type(est).__name__
+
+
+def test_calibrator_with_too_few_rows_for_the_honest_split_says_so():
+    """One row (or one of non-zero weight): the honest split leaves a part
+    empty, and the partitioner's validation reported '0 sample(s)' of rows
+    the user never passed."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(size=50), rng.normal(size=50)])
+    y = np.arange(50) % 2
+    w = np.zeros(50)
+    w[0] = 1.0
+    est = BetaBinningCalibrator(CalibrationTreePartitioner(random_state=0))
+    for args, kwargs in (((X, y), {"sample_weight": w}), ((X[:1], y[:1]), {})):
+        with pytest.raises(ValueError, match=r"honest split.*1 row.*FrozenEstimator"):
+            est.fit(*args, **kwargs)
