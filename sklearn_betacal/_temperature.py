@@ -40,6 +40,11 @@ def _n_columns(X):
     return shape[1] if len(shape) == 2 else 1
 
 
+#: How far from 1 a row of class probabilities may sum (rounded softmax
+#: outputs written to a file: 100 classes at 4 decimals stay within 0.005)
+ROW_SUM_TOLERANCE = 0.01
+
+
 def _check_score_matrix(Z, input):
     """Finite check for an ``(n, K)`` matrix, plus ``[0, 1]`` for probabilities."""
     if Z.dtype.kind not in "uifb":
@@ -59,6 +64,17 @@ def _check_score_matrix(Z, input):
                 f"X has {int(out.any(axis=1).sum())} row(s) with probabilities "
                 f"outside [0, 1] (min {Z.min():.6g}, max {Z.max():.6g}). Pass "
                 "softmax outputs, or set input='logit' for raw logits."
+            )
+        # rows of a softmax sum to 1; a [confidence, group] matrix (a group
+        # calibrator's layout passed by mistake) was read as two classes
+        off = np.abs(Z.sum(axis=1) - 1.0) > ROW_SUM_TOLERANCE
+        if Z.shape[1] > 1 and off.any():
+            sums = Z.sum(axis=1)[off]
+            raise ValueError(
+                f"X has {int(off.sum())} row(s) whose {Z.shape[1]} probabilities "
+                f"do not sum to 1 (e.g. {sums[0]:.6g}); an (n, K) matrix holds "
+                "one probability per class (softmax rows). For one confidence "
+                "per row pass a single column; for raw scores set input='logit'."
             )
     return Z
 

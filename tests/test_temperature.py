@@ -748,3 +748,20 @@ def test_temperature_multiclass_absent_class_uses_column_index():
     ts = TemperatureScaler(input="logit").fit(z, y)
     assert_array_equal(ts.classes_, np.arange(4))
     assert ts.predict_proba(z).shape == (30, 4)
+
+
+def test_probability_matrix_rows_must_sum_to_one():
+    """A [confidence, group] matrix (a group calibrator's layout passed by
+    mistake) was read as two classes' probabilities, with only a 'no signal'
+    warning; rows that do not sum to 1 are refused."""
+    rng = np.random.default_rng(0)
+    h = rng.uniform(size=500)
+    X = np.column_stack([h, rng.integers(0, 2, 500)])
+    y = (rng.uniform(size=500) < h).astype(int)
+    with pytest.raises(ValueError, match=r"row\(s\) whose 2 probabilities do not sum"):
+        TemperatureScaler().fit(X, y)
+    with pytest.raises(ValueError, match="do not sum to 1"):
+        TemperatureScaler().fit(rng.uniform(size=(500, 3)), rng.integers(0, 3, 500))
+    # softmax rows rounded to 4 decimals still read
+    P = rng.dirichlet(np.ones(10), size=500)
+    TemperatureScaler().fit(np.round(P, 4), rng.integers(0, 10, 500))
