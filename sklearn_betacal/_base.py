@@ -41,6 +41,7 @@ from ._validation import (
     fit_binary_labels,
     fitted_float_array,
     is_dataframe,
+    missing_values_message,
     other_columns,
     require_labels,
     split_confidence_features,
@@ -442,10 +443,15 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         if idx is not None:
             check_frame_columns(X, idx)
         kwargs = {"reset": reset, "dtype": None, "ensure_min_features": 1}
-        if y is None:
-            X_arr = validate_data(self, X, **kwargs)
-        else:
-            X_arr, y = validate_data(self, X, y, **kwargs)
+        try:
+            if y is None:
+                X_arr = validate_data(self, X, **kwargs)
+            else:
+                X_arr, y = validate_data(self, X, y, **kwargs)
+        except ValueError as exc:
+            if "contains NaN" not in str(exc):
+                raise
+            raise ValueError(missing_values_message(X, type(self).__name__)) from None
         if X_arr.shape[1] == 1:
             raise ValueError(
                 f"X has 1 feature(s), only the confidence column; "

@@ -304,6 +304,33 @@ def frame_columns(X):
     return [(n, d, dtype_kind(d)) for n, d in zip(names, list(dtypes), strict=True)]
 
 
+def missing_values_message(X, who):
+    """What scikit-learn's bare "Input contains NaN" meant: which columns of
+    ``X`` hold missing values (NaN or None), how many, and what to do."""
+    import pandas as pd
+
+    names = column_names(X) if is_dataframe(X) else None
+    a = np.asarray(X, dtype=object)
+    a = a.reshape(a.shape[0], -1)
+    missing = pd.isna(a)
+    per_column = missing.sum(axis=0)
+    cols = [
+        (names[j] if names is not None else j, int(k))
+        for j, k in enumerate(per_column)
+        if k
+    ]
+    shown = ", ".join(
+        f"{'column' if names is not None else 'column index'} {c!r}: {k}"
+        for c, k in cols[:5]
+    )
+    return (
+        f"{who}: X holds missing values (NaN or None) in "
+        f"{int(missing.any(axis=1).sum())} row(s) ({shown}). Every row needs its "
+        "confidence and its partition features: drop those rows, or fill them "
+        "(a missing group, e.g., with its own name such as 'unknown')."
+    )
+
+
 def check_frame_columns(X, confidence):
     """Refuse DataFrame columns that numpy would silently turn into numbers.
 

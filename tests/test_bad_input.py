@@ -1763,3 +1763,52 @@ def test_numpy_string_array_of_confidence_and_groups_is_read_as_numbers():
     bad[3, 0] = "high"
     with pytest.raises(ValueError, match=r"1 text value\(s\) that are not numbers"):
         fit(bad)
+
+
+def test_missing_partition_features_are_named_with_a_fix():
+    """A missing group (None/NaN) came through as scikit-learn's bare 'Input
+    contains NaN' (no column, no estimator, no fix)."""
+    import pandas as pd
+
+    from sklearn_betacal import BetaBinningCalibrator, GroupColumnPartitioner
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {"grp": rng.choice(["a", "b", None], 200), "conf": rng.uniform(size=200)}
+    )
+    n_missing = int(df.grp.isna().sum())
+    est = BetaBinningCalibrator(GroupColumnPartitioner("grp"), confidence_column="conf")
+    with pytest.raises(
+        ValueError, match=rf"{n_missing} row\(s\) \(column 'grp': {n_missing}\).*fill"
+    ):
+        est.fit(df, rng.integers(0, 2, 200))
+
+
+@pytest.mark.parametrize("strategy", ["kdtree", "learned"])
+def test_text_feature_for_a_numeric_partitioner_is_named(strategy):
+    """A text column under a numeric partitioner failed inside pandas
+    ('could not convert string to float: ...')."""
+    import pandas as pd
+
+    from sklearn_betacal import (
+        BetaBinningCalibrator,
+        CalibrationTreePartitioner,
+        KDTreePartitioner,
+    )
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "conf": rng.uniform(size=100),
+            "z": rng.normal(size=100),
+            "t": rng.choice(["x", "y"], 100),
+        }
+    )
+    part = (
+        KDTreePartitioner(1) if strategy == "kdtree" else CalibrationTreePartitioner()
+    )
+    est = BetaBinningCalibrator(part, confidence_column="conf")
+    with pytest.raises(
+        ValueError, match=r"column\(s\) \['t'\] hold\(s\) text.*GroupColumnPartitioner"
+    ):
+        est.fit(df, rng.integers(0, 2, 100))

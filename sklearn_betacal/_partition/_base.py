@@ -13,7 +13,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import _check_feature_names_in
 from .._docstrings import fill_doc
@@ -67,6 +67,34 @@ class _PartitionerMixin(TransformerMixin):
         # The output is a cell id, never the input dtype.
         tags.transformer_tags.preserves_dtype = []
         return tags
+
+
+def validate_numeric(est, X, *args, **kwargs):
+    """``validate_data`` of a partitioner that cuts numeric features.
+
+    A column of text failed deep inside pandas or numpy ("could not convert
+    string to float: 'y'"), naming neither the column nor a way out; here
+    it is named, with the fix.
+    """
+    try:
+        return validate_data(est, X, *args, **kwargs)
+    except ValueError as exc:
+        if "could not convert" not in str(exc):
+            raise
+        who = type(est).__name__
+        text = []
+        for name in getattr(X, "columns", []):
+            try:
+                np.asarray(X[name], dtype=np.float64)
+            except (TypeError, ValueError):
+                text.append(str(name))
+        where = f"X column(s) {text[:5]}" if text else "X"
+        raise ValueError(
+            f"{who} cuts numeric features, but {where} hold(s) text ({exc}). "
+            "Encode such a column as numbers (e.g. one-hot), cut by it with "
+            "GroupColumnPartitioner (CrossPartitioner combines it with a "
+            "numeric partition), or embed text with TextEmbedder."
+        ) from None
 
 
 def node_ancestors(left, right, leaves):

@@ -22,7 +22,7 @@ from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
 from .._docstrings import fill_doc
 from .._random import seed_inner
 from .._validation import check_weights, is_dataframe
-from ._base import _PartitionerMixin, _select_columns
+from ._base import _PartitionerMixin, _select_columns, validate_numeric
 
 
 @fill_doc
@@ -313,7 +313,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         self : ClusterPartitioner
             Fitted partitioner.
         """
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = validate_numeric(self, X, dtype=[np.float64, np.float32])
         if self.clusterer is None:
             rng = check_random_state(self.random_state)
             # 8 clusters, or one per row when there are fewer rows
@@ -351,7 +351,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
             Cell id (index of the predicted label in ``cluster_labels_``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_numeric(self, X, dtype=[np.float64, np.float32], reset=False)
         return cell_positions(self._predict(X), self.cluster_labels_)
 
 

@@ -11,7 +11,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._docstrings import fill_doc
@@ -23,6 +23,7 @@ from ._base import (
     check_count,
     check_node_arrays,
     damaged,
+    validate_numeric,
 )
 
 #: ``tree_`` key -> key of the kernel's tree (``_kernels._kdtree``): the
@@ -260,7 +261,7 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         self : KDTreePartitioner
             Fitted partitioner.
         """
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = validate_numeric(self, X, dtype=[np.float64, np.float32])
         if self.split_axis == "pca":
             rng = check_random_state(self.random_state)
             n, d = X.shape
@@ -352,7 +353,7 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         check_is_fitted(self)
         F = fitted_float_array(self, X, (np.float64, np.float32))
         if F is None:
-            F = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+            F = validate_numeric(self, X, dtype=[np.float64, np.float32], reset=False)
         if self.split_axis == "pca":
             F = _kdtree.project(F, self.mean_, self.components_)
         ids = _kdtree.route_kdtree(F, self._routing_tables())

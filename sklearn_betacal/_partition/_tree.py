@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._kernels._kdtree import prepare_node_walk, principal_axes, route_kdtree
@@ -43,6 +43,7 @@ from ._base import (
     damaged,
     node_ancestors,
     tree_depths,
+    validate_numeric,
 )
 
 #: Level of the merge stop when the heterogeneity test is off
@@ -648,7 +649,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 "target y is None: fit(X, y, confidence=h) needs the "
                 "correctness labels y."
             )
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_numeric(self, X, y, dtype=np.float64, y_numeric=True)
         if confidence is not None:
             y = check_binary_labels(y, name="y")
         y = np.asarray(y, dtype=np.float64)
@@ -920,7 +921,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             Every row reaches a leaf: no ``-1``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, dtype=np.float64, reset=False)
         if self.tree_ is None:  # strategy="merge": the nearest fine cell's cell
             Xs = self._merge_coordinates(X)
             if not np.all(np.isfinite(Xs)):
