@@ -59,6 +59,9 @@ from ._common import (
 )
 from ._fit import FORMAT_FLAGS, confidence_values, plain_numbers_only
 
+#: The largest --chunk-size: far beyond memory, within a C long.
+MAX_CHUNK_ROWS = 10**12
+
 #: each opens a binary stream onto the open temporary file (GzipFile takes it
 #: as ``fileobj``; BZ2File and LZMAFile as their first argument and have no
 #: ``fileobj``: ``.bz2``/``.xz`` output failed with a TypeError)
@@ -273,8 +276,11 @@ def _check_paths(args):
         kind = file_kind(out)
     except TableReadError as exc:
         raise UsageError(str(exc)) from None
-    if args.chunk_size < 1:
-        raise UsageError(f"--chunk-size must be at least 1, got {args.chunk_size}")
+    if not 1 <= args.chunk_size <= MAX_CHUNK_ROWS:
+        # beyond a C long, Parquet's batch reader failed with an OverflowError
+        raise UsageError(
+            f"--chunk-size must lie in [1, {MAX_CHUNK_ROWS}], got {args.chunk_size}"
+        )
     return model, src, out, kind
 
 
