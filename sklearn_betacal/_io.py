@@ -487,9 +487,28 @@ def _host_tag():
     return hashlib.sha1(socket.gethostname().encode()).hexdigest()[:8]
 
 
+#: Longest target name kept whole in a temporary name: the prefix and
+#: suffix add ~45 characters, and a name may have 255 (NAME_MAX). A valid
+#: name of 230 characters failed with "File name too long", naming the
+#: temporary file, after all the work.
+_TEMP_NAME_MAX = 160
+
+
+def _temp_stem(path):
+    """The target's name as temporary names carry it: whole, or (when long)
+    its first 100 characters and a digest of the rest, so that the
+    temporary name stays within NAME_MAX and still belongs to ``path``."""
+    import hashlib
+
+    name = path.name
+    if len(name) <= _TEMP_NAME_MAX:
+        return name
+    return name[:100] + "~" + hashlib.sha1(name.encode()).hexdigest()[:16]
+
+
 def _temp_prefix(path):
     """``.<name>.betacal-<pid>-<host>-``: whose temporary file it is."""
-    return f".{path.name}.betacal-{os.getpid()}-{_host_tag()}-"
+    return f".{_temp_stem(path)}.betacal-{os.getpid()}-{_host_tag()}-"
 
 
 def _alive(pid):
@@ -514,7 +533,8 @@ def remove_stale_temporaries(path):
 
     path = Path(path)
     pattern = re.compile(
-        re.escape(f".{path.name}.betacal-") + r"(\d+)-([0-9a-f]{8})-.*\.(tmp|old)\Z"
+        re.escape(f".{_temp_stem(path)}.betacal-")
+        + r"(\d+)-([0-9a-f]{8})-.*\.(tmp|old)\Z"
     )
     host = _host_tag()
     try:

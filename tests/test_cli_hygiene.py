@@ -218,3 +218,23 @@ def test_duplicate_parquet_column_names_are_refused(tmp_path):
     pq.write_table(table, path)
     with pytest.raises(TableReadError, match="two columns named 'conf'"):
         read_table(path, ["conf", "ok"])
+
+
+def test_long_output_names_are_written_and_their_leftovers_cleaned(tmp_path):
+    """A valid 240-character name failed with 'File name too long' (the
+    temporary name adds ~45 characters), after all the work; its temporary
+    name now carries a digest of the long name, and a killed write's
+    leftover is still recognised as the target's."""
+    from sklearn_betacal._io import _temp_prefix, atomic_write
+
+    target = tmp_path / ("a" * 236 + ".csv")
+    atomic_write(target, "x")
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+    # a leftover of a dead process on this host, under the long name's prefix
+    dead = max(2**22, os.getpid() + 1)  # above pid_max's default: no process
+    prefix = _temp_prefix(target).replace(f"-{os.getpid()}-", f"-{dead}-")
+    assert len(prefix) < 200
+    (tmp_path / (prefix + "abc.tmp")).write_text("partial")
+    atomic_write(target, "y")
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+    assert target.read_text() == "y"
