@@ -618,3 +618,33 @@ def test_report_plot_never_overwrites_the_input_through_a_link(tmp_path, capsys)
             (tmp / "fig.png").write_text("figure")
     assert (plots / "fig.png").read_text() == table
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "plots"]
+
+
+def test_report_plot_folder_is_checked_before_the_work(tmp_path, capsys):
+    """--plot under a file, or in a folder that takes no file, printed the
+    whole report first and then failed (with '[Errno 17] File exists')."""
+    pytest.importorskip("matplotlib")
+    data = tmp_path / "d.csv"
+    data.write_text("p,y\n0.2,0\n0.8,1\n0.6,1\n0.3,0\n")
+    base = ["report", str(data), "-c", "p", "-l", "y", "--plot"]
+    status, out, err = run([*base, str(data / "sub")], capsys)
+    assert_usage_error(status, out, err, "is a file, not a folder")
+    assert out == ""
+
+
+def test_report_plot_folder_must_be_writable_before_the_work(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    data = tmp_path / "d.csv"
+    data.write_text("p,y\n0.2,0\n0.8,1\n0.6,1\n0.3,0\n")
+    base = ["report", str(data), "-c", "p", "-l", "y", "--plot"]
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):  # root ignores the mode bits
+            pytest.skip("this user can write into a read-only folder")
+        status, out, err = run([*base, str(locked / "plots")], capsys)
+        assert_usage_error(status, out, err, "cannot write to folder")
+        assert out == ""
+    finally:
+        locked.chmod(0o700)

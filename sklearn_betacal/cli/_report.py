@@ -14,6 +14,7 @@ from ._common import (
     UsageError,
     add_confidence_scale,
     add_pos_label,
+    check_can_create_in,
     check_confidence_kind,
     check_output,
     decimal_comma_hint,
@@ -472,6 +473,17 @@ def _check_plot_dir(folder, force, input_path=None):
                 f"the input {input_path} is {real.name} in the --plot folder "
                 f"{folder}, which the report writes; choose another --plot folder"
             )
+    # the report is written into a temporary folder beside FOLDER (made with
+    # its missing parents): the nearest existing ancestor must take it, or
+    # the whole report was computed and printed before the refusal
+    ancestor = folder.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(
+            f"--plot {folder}: {ancestor} is a file, not a folder; name a folder"
+        )
+    check_can_create_in(ancestor, "--plot")
     if folder.is_dir() and any(folder.iterdir()) and not force:
         raise UsageError(
             f"--plot folder {folder} is not empty; pass --force to replace the "
