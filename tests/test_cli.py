@@ -648,3 +648,16 @@ def test_report_plot_folder_must_be_writable_before_the_work(tmp_path, capsys):
         assert out == ""
     finally:
         locked.chmod(0o700)
+
+
+def test_report_takes_sep_as_fit_and_apply_do(tmp_path, capsys):
+    """Its own 'pass --sep' hint named a flag report did not have: a .tsv
+    that is in fact comma-separated could not be reported on."""
+    path = tmp_path / "comma.tsv"
+    path.write_text("p,y\n0.2,0\n0.8,1\n0.6,1\n0.3,0\n")
+    status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
+    assert_usage_error(status, out, err, "pass --sep")
+    status, out, err = run(
+        ["report", str(path), "-c", "p", "-l", "y", "--sep", ","], capsys
+    )
+    assert status == 0 and "4" in out

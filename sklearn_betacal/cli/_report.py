@@ -20,6 +20,7 @@ from ._common import (
     decimal_comma_hint,
     one_line,
     read_labels,
+    separator,
 )
 
 
@@ -423,6 +424,9 @@ def add_report(subparsers):
         help="drop rows with a missing value in the used columns (default: error)",
     )
     parser.add_argument(
+        "--sep", type=separator, help="CSV separator of FILE (default: detected)"
+    )
+    parser.add_argument(
         "--output", "-o", metavar="FILE", help="also write the report to FILE"
     )
     parser.add_argument(
@@ -534,7 +538,7 @@ def _run_report(args):
         confidence, label = args.confidence, args.label
         used = list(dict.fromkeys(c for c in (confidence, label, args.group) if c))
         try:
-            frame = read_table(args.file, used)
+            frame = read_table(args.file, used, sep=args.sep)
         except TableReadError as exc:
             raise UsageError(str(exc)) from None
         source = str(args.file)
