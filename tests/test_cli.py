@@ -263,6 +263,12 @@ def _write(tmp_path, name, frame):
             ["-c", "p", "-l", "y"],
             ["confidence column 'p'", "numeric"],
         ),
+        # report has no model: its hint is its own flag, not a refit
+        (
+            pd.DataFrame({"p": ["85%", "20%"], "y": [1, 0]}),
+            ["-c", "p", "-l", "y", "--percent"],
+            ["non-numeric", "pass --verbalized"],
+        ),
         (
             pd.DataFrame({"p": [0.5, 0.2], "y": [0, 1], "g": ["a", None]}),
             ["-c", "p", "-l", "y", "-g", "g"],

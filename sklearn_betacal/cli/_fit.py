@@ -97,8 +97,9 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     if bad.any():
         example = values[bad].iloc[0]
         hint = decimal_comma_hint(example) or (
+            # fit and report share their flags (the docstring); apply has a model
             "pass --verbalized to parse text confidences"
-            if command == "fit"
+            if command in ("fit", "report")
             else f"the model reads {FORMAT_FLAGS[fmt]}; to parse text "
             "confidences refit it with 'betacal fit --verbalized'"
         )
