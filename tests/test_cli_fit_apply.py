@@ -399,7 +399,8 @@ def test_apply_bad_input_is_one_line_exit_2(fitted, frame, tmp_path, capsys):
           "not written by 'betacal fit'")  # fmt: skip
     # beyond a C long: Parquet's batch reader raised OverflowError
     _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "h.csv"),
-                   "--chunk-size", str(10**20)], "--chunk-size must lie in")  # fmt: skip
+                   "--chunk-size", str(10**20)],
+          "--chunk-size must lie in")  # fmt: skip
     # the two new columns under one name: the cells wrote over the confidences
     _fail(capsys, ["apply", str(model), str(src), str(tmp_path / "q.csv"),
                    "--cells", "--column", "cell"], "--column cell")  # fmt: skip
