@@ -452,6 +452,13 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             if "contains NaN" not in str(exc):
                 raise
             raise ValueError(missing_values_message(X, type(self).__name__)) from None
+        if X_arr.dtype == object:
+            # older scikit-learn (1.7, the floor) lets None through in object
+            # columns: a missing group was read as a group of its own type
+            import pandas as pd
+
+            if pd.isna(X_arr).any():
+                raise ValueError(missing_values_message(X, type(self).__name__))
         if X_arr.shape[1] == 1:
             raise ValueError(
                 f"X has 1 feature(s), only the confidence column; "

@@ -16,6 +16,7 @@ from numpy.testing import assert_array_equal
 
 import sklearn_betacal._base as base_module
 import sklearn_betacal._group_binning as group_binning_module
+import sklearn_betacal._partition._base as partition_base_module
 import sklearn_betacal._partition._kdtree as kdtree_module
 from sklearn_betacal import (
     BetaBinningCalibrator,
@@ -55,7 +56,8 @@ def test_small_batch_float_array_is_checked_once(make, monkeypatch):
     X, y = _data()
     est = make().fit(X, y)
     counters = {}
-    for module in (base_module, kdtree_module):
+    # the partitioners validate through _partition._base.validate_numeric
+    for module in (base_module, partition_base_module):
         counters[module] = _Counter(module.validate_data)
         monkeypatch.setattr(module, "validate_data", counters[module])
     one = X[:1]
