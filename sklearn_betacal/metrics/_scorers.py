@@ -90,15 +90,21 @@ class _PositiveClassScorer(_BaseScorer):
             y_true = _is_positive(y_true, positive, estimator.classes_)
         return y_true, y_prob
 
-    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+    #: what the overlap warning tells to pass the kwargs to
+    _maker = "make_scorer"
+
+    def _warn_kwargs_overlap(self, kwargs):
         self._warn_overlap(
             message=(
                 "There is an overlap between set kwargs of this scorer instance "
-                "and passed metadata. Please pass them either as kwargs to "
-                "make_scorer or metadata, but not both."
+                f"and passed metadata. Please pass them either as kwargs to "
+                f"{self._maker} or metadata, but not both."
             ),
             kwargs=kwargs,
         )
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        self._warn_kwargs_overlap(kwargs)
         y_true, y_prob = self._positive_response(method_caller, estimator, X, y_true)
         return self._sign * self._score_func(
             y_true, y_prob, **{**self._kwargs, **kwargs}
@@ -141,6 +147,7 @@ class _BetaCalibrationErrorScorer(_PositiveClassScorer):
     # ``groups`` is computed by the scorer, never routed as metadata (it would
     # clash with the ``groups`` that cross_validate routes to the splitter).
     __metadata_request__score = {"groups": UNUSED}
+    _maker = "make_beta_calibration_error_scorer"
 
     def __init__(self, partitioner, confidence_column, kwargs):
         super().__init__(
@@ -195,14 +202,7 @@ class _BetaCalibrationErrorScorer(_PositiveClassScorer):
         return self._partitioner.transform(Z), "partitioner"
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        self._warn_overlap(
-            message=(
-                "There is an overlap between set kwargs of this scorer instance "
-                "and passed metadata. Please pass them either as kwargs to "
-                "make_beta_calibration_error_scorer or metadata, but not both."
-            ),
-            kwargs=kwargs,
-        )
+        self._warn_kwargs_overlap(kwargs)
         if not is_classifier(estimator):
             raise TypeError(
                 "The beta-calibration-error scorer needs a classifier with "
