@@ -207,14 +207,14 @@ def main():
             print()
             print(
                 f"- kernel fit / fit floor = {res['umd_fit kernel'] / fit_floor:.2f}"
-                f" (goal <= 2); UMDBinner.fit / fit floor = "
-                f"{res['UMDBinner.fit'] / fit_floor:.2f}"
+                f"; UMDBinner.fit / fit floor = "
+                f"{res['UMDBinner.fit'] / fit_floor:.2f} (goal <= 1.5)"
             )
             print(
                 f"- kernel predict / predict floor = "
-                f"{res['umd_predict kernel'] / pred_floor:.2f} (goal <= 1.5); "
+                f"{res['umd_predict kernel'] / pred_floor:.2f}; "
                 f"UMDBinner.predict_proba / predict floor = "
-                f"{res['UMDBinner.predict_proba'] / pred_floor:.2f}"
+                f"{res['UMDBinner.predict_proba'] / pred_floor:.2f} (goal <= 1.5)"
             )
             peer = res.get("peer HistogramCalibrator.train_calibration")
             if peer is not None:

@@ -100,6 +100,30 @@ def _binary_classes(y):
     return np.array([lo] if lo == hi else [lo, hi], dtype=y.dtype)
 
 
+def _numeric_binary_classes(y):
+    """The classes of numeric 1-D labels that ``type_of_target`` calls binary.
+
+    A few passes (minimum, maximum, one comparison) instead of
+    ``type_of_target``'s ``np.unique``, for the common case of 0/1, bool or
+    any two whole numbers; ``None`` for everything else (NaN or infinite
+    values, fractions, more than two values, other dtypes), which
+    ``type_of_target`` then judges and words as before.
+    """
+    if y.ndim != 1 or y.dtype.kind not in "biuf" or y.shape[0] == 0:
+        return None
+    classes = _binary_classes(y)
+    lo, hi = classes[0], classes[-1]
+    # type_of_target calls floats continuous unless they survive a cast to
+    # int64: whole numbers within its range
+    if y.dtype.kind == "f" and not (
+        -(2.0**63) <= lo <= hi < 2.0**63 and lo == np.round(lo) and hi == np.round(hi)
+    ):
+        return None
+    if lo != hi and not np.all((y == lo) | (y == hi)):
+        return None
+    return classes
+
+
 def encode_binary_labels(y, *, pos_label=None, name="y"):
     """Encode labels of any two classes as 0/1 targets "is the positive class".
 
@@ -130,9 +154,16 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
     continuous or multi-output targets, "Input y contains NaN." for NaN.
     """
     y = squeeze_column(y)
+    if y.ndim == 1 and y.shape[0] == 0:
+        raise ValueError(f"{name} is empty: pass one label per row (0 rows given).")
     if y.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in y):
         y = y.astype(np.float64)
-    y_type = type_of_target(y, input_name=name, raise_unknown=True)
+    classes = _numeric_binary_classes(y)
+    y_type = (
+        "binary"
+        if classes is not None
+        else type_of_target(y, input_name=name, raise_unknown=True)
+    )
     if y_type == "multiclass":
         found = np.unique(y)
         raise ValueError(
@@ -148,7 +179,8 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
             "correct / incorrect as 1 / 0, True / False or two strings), one "
             "label per row."
         )
-    classes = _binary_classes(y)
+    if classes is None:
+        classes = _binary_classes(y)
     if classes.shape[0] == 1:
         only = classes[0]
         pairs = {0: [0, 1], 1: [0, 1], -1: [-1, 1]}

@@ -144,3 +144,62 @@ def test_labels_pos_label_survives_construction_and_clone(est):
     y = np.where(correct, "correct", "wrong")
     fitted = clone(est).set_params(pos_label="correct").fit(_X(est, h, X), y)
     assert_array_equal(fitted.classes_, ["correct", "wrong"])
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([0, 1, 1, 0]),
+        np.array([True, False]),
+        np.array([1, 1, 1], dtype=np.uint8),
+        np.array([-1.0, 1.0, -1.0]),
+        np.array([-0.0, 0.0, 1.0]),
+        np.array([0.0, -0.0]),
+        np.array([3, 7, 3], dtype=np.int16),
+        np.array([0.0, 0.5, 1.0]),
+        np.array([0.0, 1.0, 2.0]),
+        np.array([0.0, 1.0, np.nan]),
+        np.array([0.0, np.inf]),
+        np.array([0.25, 0.75]),
+        np.array([2**60, 2**60 + 1, 2**60]),
+        np.array([1e300, -1e300]),
+        np.array([-(2.0**63), 0.0]),
+        np.array([0.0, 2.0**63]),
+        np.array([-(2.0**63), 0.0]),
+        np.array([0.0, 2.0**63]),
+        np.arange(3).reshape(3, 1),
+        np.zeros((3, 2)),
+        np.array(["a", "b"]),
+    ],
+)
+def test_encode_binary_labels_fast_path_is_type_of_target(y, monkeypatch):
+    # numeric labels skip type_of_target's np.unique when they are plainly two
+    # whole numbers; the outcome (targets, classes, or the error) must be what
+    # type_of_target gives
+    from sklearn_betacal import _validation
+
+    def run():
+        try:
+            return encode_binary_labels(y)
+        except ValueError as exc:
+            return str(exc)
+
+    fast = run()
+    if _validation._numeric_binary_classes(np.asarray(y)) is not None:
+        from sklearn.utils.multiclass import type_of_target
+
+        assert type_of_target(y) == "binary"
+        assert_array_equal(_validation._numeric_binary_classes(y), np.unique(y))
+    monkeypatch.setattr(_validation, "_numeric_binary_classes", lambda y: None)
+    slow = run()
+    if isinstance(slow, str):
+        assert fast == slow
+    else:
+        assert fast[0].tobytes() == slow[0].tobytes()
+        assert fast[1].tobytes() == slow[1].tobytes()
+        assert fast[1].dtype == slow[1].dtype
+
+
+def test_encode_binary_labels_empty():
+    with pytest.raises(ValueError, match="y is empty"):
+        encode_binary_labels(np.array([], dtype=float))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_betacal import UMDBinner
+from sklearn_betacal._kernels import _binning
 from sklearn_betacal._kernels._binning import (
     UMDTable,
     _nudge_average,
@@ -240,6 +241,108 @@ def test_umd_predict_lookup_equals_exact_nudge_average(tied):
             np.searchsorted(with_raw.lookup_edges, h, side="right")
         ]
         assert not np.isnan(hit).any()
+
+
+def _sorted_window_ties(edges, delta, raw):
+    """Reference: each lookup cluster's tie by a sorted search of every raw score."""
+    starts, ends, c_lo, c_hi = _binning._clusters(edges, delta)
+    s = np.sort(raw)
+    i = np.searchsorted(s, c_lo, side="left")
+    j = np.searchsorted(s, c_hi, side="right")
+    v = np.full(c_lo.size, np.nan)
+    ok = j - i >= 2
+    ok[ok] = s[i[ok]] == s[j[ok] - 1]
+    v[ok] = s[i[ok]]
+    return starts, ends, c_lo, c_hi, v
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-3, 0.05])
+@pytest.mark.parametrize("data", ["tied", "continuous", "weighted"])
+def test_umd_lookup_ties_equal_sorted_search_of_every_row(delta, data):
+    # umd_fit finds each lookup cluster's tie from the near-edge rows, block
+    # by block; the lookup must be the bytes of the one from a sorted search
+    # of every raw score.
+    rng = np.random.default_rng(5)
+    n, B = 4000, 37
+    if data == "tied":
+        h = rng.choice(np.linspace(0.05, 1, 23), size=n)
+    else:
+        h = rng.uniform(size=n)
+    w = None if data != "weighted" else rng.choice([0.0, 1.0, 2.5], size=n)
+    y = (rng.uniform(size=n) < h).astype(float)
+    hn = tie_break(h, delta, np.random.RandomState(3))
+    table = umd_fit(hn, y, w, B, delta=delta, raw=h)
+    keep = slice(None) if w is None else w > 0
+    ref = _binning._with_lookup(
+        table._replace(lookup_edges=None, lookup_values=None),
+        _sorted_window_ties(table.edges, delta, h[keep]),
+    )
+    for f in ("lookup_edges", "lookup_values"):
+        assert getattr(table, f).tobytes() == getattr(ref, f).tobytes(), f
+    if data == "tied" and delta < 1e-6:
+        # every tied raw score is answered from the table (the near-edge rows
+        # held the ties at the edges: the branch that stores E(v) ran; with a
+        # wide delta, windows hold several tied values and store none)
+        hit = table.lookup_values[np.searchsorted(table.lookup_edges, h, side="right")]
+        assert not np.isnan(hit).any()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 10_000])
+@pytest.mark.parametrize("delta", [1e-10, 1e-4])
+def test_umd_window_ties_by_blocks_equal_sorted_search(chunk, delta):
+    # raw scores on the ends of every window, a hair outside, at tied values
+    # (some windows with one value, some with two) and spread at random,
+    # nudged as tie_break does, counted in blocks of any size
+    rng = np.random.default_rng(chunk)
+    edges = np.sort(rng.uniform(size=40))
+    edges[10:14] = edges[10]  # an edge value repeated: one wide cluster
+    lo, hi = _binning._windows(edges, delta)
+    lo_, hi_ = lo[::2], hi[::2]  # every other window: several values
+    pool = np.concatenate(
+        [lo_, hi_, np.nextafter(lo_, -1), np.nextafter(hi_, 2), (lo_ + hi_) / 2]
+    )
+    raw = np.concatenate([rng.choice(pool, size=3000), rng.uniform(size=3000)])
+    # the others: one value once (no tie), three times (a tie), twice with
+    # one score at the window's upper or lower end (no tie)
+    mid = (lo[1::2] + hi[1::2]) / 2
+    kind = np.arange(mid.size) % 4
+    raw = np.concatenate(
+        [
+            raw,
+            np.repeat(
+                mid, [1, 3, 2, 2] * (mid.size // 4) + [1, 3, 2, 2][: mid.size % 4]
+            ),
+            hi[1::2][kind == 2],
+            lo[1::2][kind == 3],
+        ]
+    )
+    raw = rng.permutation(np.clip(raw, 0, 1))
+    h = tie_break(raw, delta, np.random.default_rng(1))
+    bins = np.searchsorted(edges, h, side="right")
+    ties = _binning._WindowTies(edges, delta)
+    for a in range(0, raw.size, chunk):
+        ties.add(h[a : a + chunk], bins[a : a + chunk], raw[a : a + chunk])
+    got, want = ties.result(), _sorted_window_ties(edges, delta, raw)
+    for g, w in zip(got, want, strict=True):
+        assert g.tobytes() == w.tobytes()
+    assert np.isfinite(want[-1]).any() and np.isnan(want[-1]).any()
+
+
+@pytest.mark.parametrize("delta", [1e-12, 1e-10, 1e-3, 0.05, 1.0])
+def test_umd_near_edge_margin_holds_every_window_score(delta):
+    # A raw score anywhere in an edge's lookup window, nudged by either
+    # extreme of U(0, delta) as tie_break computes it, lies within the
+    # margin of that edge: umd_fit then keeps it among the near-edge rows.
+    rng = np.random.default_rng(8)
+    edges = np.sort(np.concatenate([rng.uniform(size=200), [0.0, 1.0, 0.5]]))
+    lo, hi = _binning._windows(edges, delta)
+    margin = _binning._near_margin(edges, delta)
+    for x in (lo, hi, (lo + hi) / 2, rng.uniform(lo, hi)):
+        for u in (0.0, delta):
+            h = np.full(x.shape, u)
+            h += x
+            h /= 1.0 + delta
+            assert np.all(np.abs(h - edges) <= margin)
 
 
 def test_umd_ties_without_nudging_average_over_orderings():
