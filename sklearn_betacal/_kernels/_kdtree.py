@@ -751,14 +751,18 @@ def _cycle_levels(F, max_depth, min_samples_leaf, nb):
             cell_of_leaf = np.empty(n_cells, dtype=np.intp)
             cell_of_leaf[by_cell] = np.arange(n_cells)
             K = min(lev + 1, M)
-            lower_c = np.full((n_cells, K), np.inf)
-            upper_c = np.full((n_cells, K), -np.inf)
+            # in F's dtype (exact: min and max of float32 values are the
+            # same numbers in float64), widened once afterwards
+            lower_c = np.full((n_cells, K), np.inf, dtype=F.dtype)
+            upper_c = np.full((n_cells, K), -np.inf, dtype=F.dtype)
             order = np.empty(n, dtype=itype)
             nb.last_rows(
                 F, lev % M, slot, code, cut, n_leaves, olo, ohi, gs.copy(),
                 cell_of_leaf, n_coords, order, lower_c, upper_c, root,
             )  # fmt: skip
             del col, slot
+            lower_c = lower_c.astype(np.float64, copy=False)
+            upper_c = upper_c.astype(np.float64, copy=False)
             beyond = np.arange(K) >= n_coords[by_cell][:, None]
             lower_c[beyond] = np.nan
             upper_c[beyond] = np.nan

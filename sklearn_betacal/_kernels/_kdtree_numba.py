@@ -615,7 +615,7 @@ def last_rows(
     ``order`` at its leaf's next place (``olo[i]`` / ``ohi[i]`` for the two
     children of node ``i``, read and written whichever side, as in
     :func:`split_rows`; ``opos[j]`` for the rows of a leaf) and widens the
-    bounds ``lower_c`` / ``upper_c`` (cell-major, filled with +inf / -inf)
+    bounds ``lower_c`` / ``upper_c`` (cell-major, ``F``'s dtype, filled with +inf / -inf)
     of its cell ``leaf_cell[j]`` in coordinates ``0 .. leaf_nc[j] - 1``
     (the cycle rule's distinct path coordinates, in order of first use).
     """
@@ -637,7 +637,7 @@ def last_rows(
             opos[j] = q + 1
         cc = leaf_cell[j]
         for u in range(leaf_nc[j]):
-            v = np.float64(F[row, u])
+            v = F[row, u]
             if v < lower_c[cc, u]:
                 lower_c[cc, u] = v
             if v > upper_c[cc, u]:
