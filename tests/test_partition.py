@@ -1018,6 +1018,71 @@ def test_cross_partitioner_rejects_bad_components():
         CrossPartitioner([("x", object(), [0])]).fit(Z)
 
 
+def test_cross_partitioner_bad_names_get_sklearn_words():
+    Z = np.column_stack([np.arange(8.0), np.repeat([0, 1], 4)])
+    for parts, match in [
+        (
+            [("a", KDTreePartitioner(), [0]), ("a", GroupColumnPartitioner(), [1])],
+            "not unique",
+        ),
+        ([("a__b", KDTreePartitioner(), [0])], "must not contain __"),
+        ([("partitioners", KDTreePartitioner(), [0])], "conflict"),
+        ([(0, KDTreePartitioner(), [0])], "names must be strings"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            CrossPartitioner(parts).fit(Z)
+
+
+def test_cross_partitioner_components_params_reachable():
+    # as ColumnTransformer: <name>__<param> in get_params / set_params, a
+    # component replaced by name on the same columns, a grid search over a
+    # component's parameter through a calibrator
+    cross = CrossPartitioner(
+        [
+            ("kd", KDTreePartitioner(max_depth=1), [0]),
+            ("g", GroupColumnPartitioner(), [1]),
+        ]
+    )
+    params = cross.get_params()
+    assert params["kd__max_depth"] == 1 and params["g"] is cross.partitioners[1][1]
+    assert set(cross.get_params(deep=False)) == {"partitioners"}
+    cross.set_params(kd__max_depth=3)
+    assert cross.partitioners[0][1].max_depth == 3
+    assert clone(cross).get_params()["kd__max_depth"] == 3
+    cross.set_params(g=KDTreePartitioner(max_depth=2))
+    assert cross.partitioners[1][0] == "g" and cross.partitioners[1][2] == [1]
+    assert cross.get_params()["g__max_depth"] == 2
+    with pytest.raises(ValueError, match="Invalid parameter"):
+        cross.set_params(nope__max_depth=1)
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    h = rng.uniform(size=n)
+    z = rng.normal(size=n)
+    g = rng.integers(0, 2, size=n)
+    # miscalibrated on one side of z only: a depth-1 cut on z helps
+    y = (rng.uniform(size=n) < np.where(z > 0, h, h**3)).astype(int)
+    X = np.column_stack([h, z, g])
+    bb = BetaBinningCalibrator(
+        partitioner=CrossPartitioner(
+            [
+                ("kd", KDTreePartitioner(max_depth=1), [0]),
+                ("g", GroupColumnPartitioner(), [1]),
+            ]
+        ),
+        points_per_bin=50,
+        random_state=0,
+    )
+    search = GridSearchCV(
+        bb, {"partitioner__kd__max_depth": [0, 1]}, cv=3, scoring="neg_log_loss"
+    ).fit(X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and scores[0] != scores[1]
+    assert search.best_params_ == {"partitioner__kd__max_depth": 1}
+    fitted = search.best_estimator_.partitioner_.partitioners_[0][1]
+    assert fitted.max_depth == 1
+
+
 def test_kdtree_apply_bounds_per_axis_and_per_slot_agree():
     """Deep trees: the per-slot bounds check (many leaves) and the per-axis
     one (tables no larger than the rows) give the reference's cells."""

@@ -615,8 +615,8 @@ def last_rows(
     ``order`` at its leaf's next place (``olo[i]`` / ``ohi[i]`` for the two
     children of node ``i``, read and written whichever side, as in
     :func:`split_rows`; ``opos[j]`` for the rows of a leaf) and widens the
-    bounds ``lower_c`` / ``upper_c`` (cell-major, ``F``'s dtype, filled with +inf / -inf)
-    of its cell ``leaf_cell[j]`` in coordinates ``0 .. leaf_nc[j] - 1``
+    bounds ``lower_c`` / ``upper_c`` (cell-major, ``F``'s dtype, filled with
+    +inf / -inf) of its cell ``leaf_cell[j]`` in coordinates ``0 .. leaf_nc[j] - 1``
     (the cycle rule's distinct path coordinates, in order of first use).
     """
     for row in range(F.shape[0]):

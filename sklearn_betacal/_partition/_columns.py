@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._cells import (
@@ -355,7 +356,7 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         return cell_positions(self._predict(X), self.cluster_labels_)
 
 
-class CrossPartitioner(_PartitionerMixin, BaseEstimator):
+class CrossPartitioner(_PartitionerMixin, _BaseComposition):
     """Cross several partitions, each on its own columns: one cell per combination.
 
     beta may combine several groupings, e.g. "which model answered" and "which
@@ -376,6 +377,12 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         per row (cloned before fitting; pass ``FrozenEstimator(p)`` to keep a
         fitted one as is), and the columns of ``X`` it reads: int positions,
         a slice, or DataFrame column names.
+
+    The components' own parameters are reachable as ``<name>__<param>``
+    (``get_params``, ``set_params``, a grid search's
+    ``partitioner__<name>__<param>``), and ``set_params(<name>=other)``
+    replaces a component on the same columns, as in scikit-learn's
+    ``ColumnTransformer``.
 
     Attributes
     ----------
@@ -418,6 +425,50 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
     def __init__(self, partitioners):
         self.partitioners = partitioners
 
+    @property
+    def _partitioners(self):
+        """``(name, partitioner)`` pairs, for ``_BaseComposition``."""
+        try:
+            return [(name, part) for name, part, _ in self.partitioners]
+        except (TypeError, ValueError):  # malformed: fit says so
+            return []
+
+    @_partitioners.setter
+    def _partitioners(self, value):
+        self.partitioners = [
+            (name, part, columns)
+            for (name, part), (_, _, columns) in zip(
+                value, self.partitioners, strict=True
+            )
+        ]
+
+    def get_params(self, deep=True):
+        """Parameters of this partitioner, and with ``deep`` of its components.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also return every component (by its name) and its parameters
+            (``<name>__<param>``).
+
+        Returns
+        -------
+        params : dict
+        """
+        return self._get_params("_partitioners", deep=deep)
+
+    def set_params(self, **params):
+        """Set parameters, of the components too (``<name>__<param>``).
+
+        ``<name>=partitioner`` replaces that component; its columns stay.
+
+        Returns
+        -------
+        self : CrossPartitioner
+        """
+        self._set_params("_partitioners", **params)
+        return self
+
     def _validate(self, X, *, reset):
         """``n_features_in_``, ``feature_names_in_`` (and the name-mismatch
         warning) as scikit-learn sets them; a DataFrame (pandas, polars) is
@@ -447,6 +498,10 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
                     f"tuples; got the entry {entry!r}."
                 )
             name, part, _ = entry
+            if not isinstance(name, str):
+                raise ValueError(
+                    f"partitioner names must be strings; got {name!r} in {entry!r}."
+                )
             if not hasattr(part, "transform"):
                 raise ValueError(
                     f"partitioner {name!r} has no transform method: "
@@ -495,6 +550,8 @@ class CrossPartitioner(_PartitionerMixin, BaseEstimator):
         if not self.partitioners:
             raise ValueError("partitioners must name at least one partitioner.")
         self._check_spec()
+        # unique names without "__", none a parameter (scikit-learn's words)
+        self._validate_names([entry[0] for entry in self.partitioners])
         X = self._validate(X, reset=True)
         if sample_weight is not None:  # the library's checks and messages
             sample_weight = check_weights(sample_weight, _num_samples(X))
