@@ -122,10 +122,19 @@ def file_kind(path):
     """``"csv"``, ``"tsv"`` or ``"parquet"`` from the suffixes of ``path``."""
     path = Path(path)
     suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in _COMPRESSION_SUFFIXES:
+    compressed = bool(suffixes) and suffixes[-1] in _COMPRESSION_SUFFIXES
+    if compressed:
         suffixes = suffixes[:-1]
     last = suffixes[-1] if suffixes else ""
     if last in _PARQUET_SUFFIXES:
+        if compressed:
+            # pandas neither reads nor writes a compressed Parquet file: it
+            # would be written plain under a .gz name, or fail to read
+            raise TableReadError(
+                f"{path}: a Parquet file compresses its own columns and is not "
+                f"compressed again ({path.suffixes[-1]}); use a plain .parquet "
+                "name (decompress an input file first, e.g. gunzip)"
+            )
         return "parquet"
     if last in _CSV_SUFFIXES:
         return "tsv" if last == ".tsv" else "csv"

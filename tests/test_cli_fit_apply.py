@@ -140,6 +140,34 @@ def test_apply_reads_and_writes_every_format(fitted, frame, tmp_path, suffix):
     assert len(result) == len(frame)
 
 
+@pytest.mark.parametrize("suffix", [".parquet.gz", ".pq.bz2", ".parquet.zst"])
+def test_compressed_parquet_names_are_refused_both_ways(
+    fitted, frame, tmp_path, capsys, suffix
+):
+    # pandas neither writes nor reads a compressed Parquet file: OUT was
+    # written plain under a .gz name, IN failed in pyarrow's words
+    pytest.importorskip("pyarrow")
+    src, model = fitted
+    out = tmp_path / f"out{suffix}"
+    _fail(
+        capsys,
+        ["apply", str(model), str(src), str(out), "--sep", ";"],
+        "plain .parquet",
+    )
+    assert not out.exists()
+    packed = tmp_path / "in.parquet.gz"
+    packed.write_bytes(gzip.compress(frame.to_parquet()))
+    before = _listing(tmp_path)
+    _fail(capsys, ["apply", str(model), str(packed), str(tmp_path / "o.csv")], "gunzip")
+    _fail(
+        capsys,
+        ["fit", str(packed), "--confidence", "verbal_confidence", "--label",
+         "correct_judge", "--method", "umd", "--output", str(tmp_path / "m.skops")],
+        "not compressed again",
+    )  # fmt: skip
+    assert _listing(tmp_path) == before
+
+
 def test_percent_flag_equals_probabilities(frame, tmp_path):
     pct = frame.assign(verbal_confidence=frame["verbal_confidence"] * 100)
     src, src_pct = tmp_path / "p.csv", tmp_path / "pct.csv"
