@@ -538,6 +538,29 @@ def test_group_values_that_look_numeric_in_a_late_chunk(tmp_path):
     assert (result["cell"][2000:] >= 0).all()  # "7" is a group seen in fit
 
 
+@pytest.mark.parametrize("chunk_size", ["100000", "700"])
+def test_apply_warnings_are_one_line_each(fitted, frame, tmp_path, capsys, chunk_size):
+    # rows of a group the model never saw: GroupColumnPartitioner warns, in
+    # the writer thread too when the input comes in chunks; each warning is
+    # one "betacal: warning:" line, never Python's two lines with source code
+    import warnings
+
+    src, model = fitted
+    unseen = frame.copy()
+    unseen.loc[unseen.index[:500], "model"] = "never-seen"
+    path = tmp_path / "in.csv"
+    unseen.to_csv(path, index=False)
+    before = warnings.showwarning
+    status = main(["apply", str(model), str(path), str(tmp_path / "o.csv"),
+                   "--chunk-size", chunk_size])  # fmt: skip
+    assert status == 0
+    assert warnings.showwarning is before  # restored after the run
+    err = capsys.readouterr().err.splitlines()
+    said = [line for line in err if "never-seen" in line]
+    assert said and all(line.startswith("betacal: warning: ") for line in said)
+    assert not [line for line in err if "UserWarning" in line or ".py:" in line]
+
+
 def test_fit_warnings_are_one_line_each(frame, tmp_path, capsys):
     # labels inverted: the confidences carry inverted signal, so temperature
     # scaling runs to its upper bound and warns (a multi-line message would

@@ -31,6 +31,7 @@ from ._common import (
     UsageError,
     _Parser,
     message_line,
+    one_line_warnings,
     signals_unwind,
 )
 from ._demo import add_demo
@@ -101,7 +102,7 @@ def main(argv=None):
     _never_fail_on_encoding()
     parser = build_parser()
     try:
-        with signals_unwind():
+        with signals_unwind(), one_line_warnings():
             args = parser.parse_args(argv)
             return args.func(args)
     except (UsageError, ValueError, OSError) as exc:

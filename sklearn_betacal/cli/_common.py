@@ -7,8 +7,10 @@ import contextlib
 import os
 import re
 import signal
+import sys
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +52,31 @@ def message_line(message):
         return text
     tail = MAX_MESSAGE // 4
     return text[: MAX_MESSAGE - tail - 3] + " … " + text[-tail:]
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` of a ``betacal`` run: one line on stderr.
+
+    Python's own display takes two lines, the second a line of the library's
+    source code. Plain function replacement (not ``catch_warnings``), so it
+    also serves the warnings of ``apply``'s writer threads.
+    """
+    stream = sys.stderr if file is None else file
+    try:
+        print(f"betacal: warning: {message_line(message)}", file=stream)
+    except OSError:  # stderr gone (a closed pipe): the warning is lost
+        pass
+
+
+@contextlib.contextmanager
+def one_line_warnings():
+    """Show every warning of the run as ``betacal: warning: ...`` on one line."""
+    before = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        yield
+    finally:
+        warnings.showwarning = before
 
 
 @contextlib.contextmanager
