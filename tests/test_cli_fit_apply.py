@@ -168,6 +168,50 @@ def test_compressed_parquet_names_are_refused_both_ways(
     assert _listing(tmp_path) == before
 
 
+def test_apply_parquet_output_of_a_column_that_changes_type(tmp_path, capfd):
+    # a passthrough column of numbers that turns to text in a later chunk:
+    # Parquet's schema is the first chunk's; one line, exit 2, no output, and
+    # no "Exception ignored" traceback from the abandoned writer at exit
+    pytest.importorskip("pyarrow")
+    import gc
+    import sys
+
+    n = 3000
+    frame = pd.DataFrame(
+        {
+            "conf": np.linspace(0.05, 0.95, 2 * n),
+            "y": np.arange(2 * n) % 2,
+            "note": [str(i) for i in range(n)] + [f"text{i}" for i in range(n)],
+        }
+    )
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    model = tmp_path / "u.skops"
+    argv = ["fit", str(src), "--confidence", "conf", "--label", "y", "--method",
+            "umd", "--output", str(model)]  # fmt: skip
+    assert main(argv) == 0
+    before = _listing(tmp_path)
+    capfd.readouterr()
+    ignored = []
+    hook, sys.unraisablehook = sys.unraisablehook, ignored.append
+    try:
+        status = main(["apply", str(model), str(src), str(tmp_path / "o.parquet"),
+                       "--chunk-size", "1000"])  # fmt: skip
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert not ignored, [str(u.exc_value) for u in ignored]
+    err = capfd.readouterr().err
+    assert status == 2
+    assert err.startswith("betacal: error: a column's type changes between chunks")
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert _listing(tmp_path) == before
+    # the same file in one chunk is written, its column as text
+    out = tmp_path / "one.parquet"
+    assert main(["apply", str(model), str(src), str(out)]) == 0
+    assert pd.read_parquet(out)["note"].tolist() == frame["note"].tolist()
+
+
 def test_percent_flag_equals_probabilities(frame, tmp_path):
     pct = frame.assign(verbal_confidence=frame["verbal_confidence"] * 100)
     src, src_pct = tmp_path / "p.csv", tmp_path / "pct.csv"

@@ -232,6 +232,10 @@ def _output_writer(path, kind):
                 try:
                     table = table.cast(state["schema"])
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    # closed now, while its file is open: left to the garbage
+                    # collector it printed a traceback ("Exception ignored")
+                    with contextlib.suppress(Exception):
+                        state.pop("writer").close()
                     raise UsageError(
                         "a column's type changes between chunks of the input "
                         f"({one_line(exc)}); write CSV output, or convert the input "
