@@ -128,6 +128,7 @@ def test_report_json_matches_metric_functions(csv_file, tmp_path, capsys):
         "confidence_format": "number",
         "n_dropped": 0,
         "n_unparsed": 0,
+        "n_empty": 0,
     }
 
 

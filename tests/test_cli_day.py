@@ -140,6 +140,50 @@ def test_pos_label_reads_any_two_labels(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ report
+def test_verbalized_empty_responses_are_left_out_alike_in_fit_and_report(
+    tmp_path, capsys
+):
+    # an empty or N/A response (pandas reads N/A, None, null as missing)
+    # states no confidence, as "I cannot say" does: fit and report leave it
+    # out and count it, neither asks for --dropna (a missing label still does)
+    rng = np.random.default_rng(3)
+    n = 2000
+    h = np.round(rng.uniform(0.05, 0.95, size=n), 2)
+    response = np.array([f"Probability: {v:.2f}" for v in h], dtype=object)
+    response[0::40], response[1::40] = "N/A", ""
+    response[2::40], response[3::40] = "None", "I cannot say"
+    y = (rng.uniform(size=n) < h).astype(int)
+    src = tmp_path / "log.csv"
+    pd.DataFrame({"response": response, "y": y}).to_csv(src, index=False)
+    n_empty, n_text = 3 * n // 40, n // 40
+    fit = ["fit", str(src), "--confidence", "response", "--verbalized", "--label",
+           "y", "--method", "umd", "--output", str(tmp_path / "m.skops")]  # fmt: skip
+    assert main(fit) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"{n - n_empty - n_text} used, {n_empty + n_text} left out ({n_text} "
+        f"unparseable confidence text(s), {n_empty} empty or N/A response(s))"
+    ) in out
+    argv = ["report", str(src), "-c", "response", "-l", "y", "--verbalized",
+            "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    raw = json.loads(capsys.readouterr().out)
+    assert raw["input"]["n_unparsed"] == n_text
+    assert raw["input"]["n_empty"] == n_empty
+    ok = np.ones(n, dtype=bool)
+    for k in range(4):
+        ok[k::40] = False
+    plain = tmp_path / "plain.csv"
+    pd.DataFrame({"h": h[ok], "y": y[ok]}).to_csv(plain, index=False)
+    assert main(["report", str(plain), "-c", "h", "-l", "y", "--format", "json"]) == 0
+    assert raw["metrics"] == json.loads(capsys.readouterr().out)["metrics"]
+    # a missing label is another matter
+    frame = pd.read_csv(src, keep_default_na=False, dtype=str)
+    frame.loc[10, "y"] = ""
+    frame.to_csv(src, index=False)
+    _fail(capsys, argv, "--dropna")
+
+
 def test_report_reads_verbalized_and_percent_like_fit(log, log_csv, tmp_path, capsys):
     argv = ["report", str(log_csv), "-c", "response", "-l", "correct",
             "--verbalized", "--group", "model", "--format", "json"]  # fmt: skip

@@ -1051,7 +1051,9 @@ def run_fit(args):
     print(
         f"rows: {n_used} used, {dropped} left out"
         + (
-            f" ({n_failed} unparseable confidence text(s))"
+            f" ({n_failed} unparseable confidence text(s)"
+            + (f", {n_missing} empty or N/A response(s)" if n_missing else "")
+            + ")"
             if fmt == "verbalized"
             else ""
         ),

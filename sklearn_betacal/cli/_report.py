@@ -30,15 +30,28 @@ def _bundled_frame():
     return load_triviaqa_confidence().frame
 
 
+def _left_out(n_unparsed, n_empty):
+    """`` (... left out)`` of the rows line: responses that state no confidence."""
+    parts = []
+    if n_unparsed:
+        parts.append(f"{n_unparsed} confidence text(s) without a confidence")
+    if n_empty:
+        parts.append(f"{n_empty} empty or N/A response(s)")
+    return f" ({' and '.join(parts)} left out)" if parts else ""
+
+
 def _check_columns(
     frame, confidence, label, group, dropna, *, fmt="number", pos_label=None
 ):
-    """Return ``(p, y, groups, n_dropped, n_unparsed)`` validated for the metrics.
+    """Return ``(p, y, groups, n_dropped, n_unparsed, n_empty)`` for the metrics.
 
     ``fmt``: how the confidence column is written (``"number"``,
     ``"percent"``, ``"verbalized"``: :func:`~._fit.confidence_values`, the
     reading of ``fit``); texts that state no confidence are left out and
-    counted in ``n_unparsed``.
+    counted in ``n_unparsed``. With ``"verbalized"`` an empty response (or
+    one pandas reads as missing: ``N/A``, ``None``, ``null``) states no
+    confidence either: left out and counted in ``n_empty``, as ``fit``
+    does; with the other formats a missing confidence needs ``dropna``.
     """
     import pandas as pd
 
@@ -64,7 +77,7 @@ def _check_columns(
             "value(s); every row needs a group (or pass --dropna)"
         )
     check_confidence_kind(frame[confidence], confidence)
-    n_unparsed = 0
+    n_unparsed = n_empty = 0
     if fmt != "number":
         from ._fit import confidence_values, plain_numbers_only
 
@@ -78,7 +91,8 @@ def _check_columns(
             frame[confidence], fmt, column=confidence, command="report"
         )
         missing = np.isnan(read) & frame[confidence].isna().to_numpy()
-        if missing.any():
+        n_empty = int(missing.sum())
+        if n_empty and fmt != "verbalized":
             raise UsageError(
                 f"confidence column {confidence!r} has {int(missing.sum())} "
                 "missing value(s); pass --dropna to leave those rows out"
@@ -88,7 +102,7 @@ def _check_columns(
         if len(frame) == 0:
             raise UsageError(
                 f"no confidence could be read from column {confidence!r} "
-                f"({n_unparsed} text(s) without one)"
+                f"({n_unparsed} text(s) without one, {n_empty} empty)"
             )
     y = read_labels(frame[label], label, pos_label)
     if not pd.api.types.is_numeric_dtype(frame[confidence].dtype):
@@ -123,7 +137,7 @@ def _check_columns(
         hint = " (or pass --dropna)" if "NaN" in str(exc) else ""
         raise UsageError(one_line(exc) + hint) from None
     groups = None if group is None else frame[group].to_numpy()
-    return p, y, groups, n_dropped, n_unparsed
+    return p, y, groups, n_dropped, n_unparsed, n_empty
 
 
 # --------------------------------------------------------------------------
@@ -275,11 +289,7 @@ def format_markdown(report):
             if meta["n_dropped"]
             else ""
         )
-        + (
-            f" ({meta['n_unparsed']} confidence text(s) without a confidence left out)"
-            if meta.get("n_unparsed")
-            else ""
-        ),
+        + _left_out(meta.get("n_unparsed", 0), meta.get("n_empty", 0)),
         f"- accuracy: {report['accuracy']:.4f}; mean confidence: "
         f"{report['mean_confidence']:.4f}",
         f"- binning: {report['n_bins']} {report['strategy']} bins",
@@ -549,7 +559,7 @@ def _run_report(args):
     if args.plot is not None:
         plot_dir = _check_plot_dir(args.plot, args.force, args.file)
     fmt = "percent" if args.percent else "verbalized" if args.verbalized else "number"
-    p, y, groups, n_dropped, n_unparsed = _check_columns(
+    p, y, groups, n_dropped, n_unparsed, n_empty = _check_columns(
         frame,
         confidence,
         label,
@@ -567,6 +577,7 @@ def _run_report(args):
             "confidence_format": fmt,
             "n_dropped": n_dropped,
             "n_unparsed": n_unparsed,
+            "n_empty": n_empty,
         },
         **compute_report(
             p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
