@@ -649,6 +649,33 @@ def test_group_column_maps_groups_to_sorted_cell_ids():
         assert_array_equal(part.apply(np.array([[0.1, 5], [0.1, 7]])), [-1, 2])
 
 
+def test_group_column_missing_groups_are_named():
+    # a missing group: pandas None / NaN said "Input contains NaN", a polars
+    # None "mixes value types"; NaN in another column keeps sklearn's error
+    pd = pytest.importorskip("pandas")
+    frames = [
+        pd.DataFrame({"g": ["a", "b", None, "a"] * 5}),
+        pd.DataFrame({"g": [1.0, 2.0, np.nan, 1.0] * 5}),
+    ]
+    try:
+        import polars as pl
+
+        frames.append(pl.DataFrame({"g": ["a", "b", None, "a"] * 5}))
+    except ImportError:
+        pass
+    for frame in frames:
+        with pytest.raises(ValueError, match="group column has 5 missing value"):
+            GroupColumnPartitioner(group_column="g").fit(frame)
+    fitted = GroupColumnPartitioner(group_column="g").fit(
+        pd.DataFrame({"g": ["a", "b"]})
+    )
+    with pytest.raises(ValueError, match="group column has 1 missing value"):
+        fitted.transform(pd.DataFrame({"g": ["a", None]}))
+    other = pd.DataFrame({"x": [np.nan, 1.0] * 3, "g": [1, 2] * 3})
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        GroupColumnPartitioner(group_column="g").fit(other)
+
+
 def test_group_column_unknown_error_names_the_groups():
     part = GroupColumnPartitioner(handle_unknown="error").fit([[1], [2]])
     with pytest.raises(ValueError, match=r"1 row\(s\) have groups not seen.*\[9\]"):

@@ -10,7 +10,11 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import _BaseComposition
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    assert_all_finite,
+    check_is_fitted,
+    validate_data,
+)
 
 from .._cells import (
     cell_positions,
@@ -117,8 +121,28 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
             idx = self.group_column
         return idx
 
+    def _validate(self, X, *, reset):
+        """``validate_data`` with the group column's missing values named
+        first (scikit-learn said "Input contains NaN" for a pandas one, and a
+        polars None read as a value type of its own); NaN in another column
+        keeps scikit-learn's error."""
+        X = validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=False)
+        g = X[:, self._group_index(X)]
+        if g.dtype.kind in "Of":
+            import pandas as pd
+
+            missing = int(np.count_nonzero(pd.isna(g)))
+            if missing:
+                raise ValueError(
+                    f"the group column has {missing} missing value(s) (NaN or "
+                    "None); every row needs a group: drop those rows, or fill "
+                    "them with a name of their own (e.g. 'unknown')."
+                )
+        assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
+        return X
+
     def _group_column(self, X, *, reset):
-        return self._group_of(validate_data(self, X, dtype=None, reset=reset))
+        return self._group_of(self._validate(X, reset=reset))
 
     def _group_of(self, X):
         """The group column of the validated ``X``, its value types checked."""
@@ -170,7 +194,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         unseen), so that groups of any type (names, say) become numbers in
         their sorted order; the other columns as they are."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=None, reset=False)
+        X = self._validate(X, reset=False)
         g = self._group_of(X)
         try:
             ids = cell_positions(g, self.groups_)
