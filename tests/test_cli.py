@@ -225,7 +225,18 @@ def _write(tmp_path, name, frame):
         (
             pd.DataFrame({"p": [0.5, 0.6], "y": [0, 2]}),
             ["-c", "p", "-l", "y"],
-            ["label column 'y'", "binary", "1 row(s)"],
+            ["label column 'y' holds the labels '0', '2'", "--pos-label"],
+        ),
+        (
+            # more than two: --pos-label would not help, so it is not hinted
+            pd.DataFrame({"p": [0.5, 0.6, 0.7], "y": [0, 1, 2]}),
+            ["-c", "p", "-l", "y"],
+            ["Only binary classification is supported", "3 labels"],
+        ),
+        (
+            pd.DataFrame({"p": [0.5, 0.6, 0.7], "y": ["A", "B", "C"]}),
+            ["-c", "p", "-l", "y"],
+            ["Only binary classification is supported", "3 labels ('A', 'B', 'C')"],
         ),
         (
             pd.DataFrame({"p": [0.5, 0.6], "y": ["A", "B"]}),

@@ -265,6 +265,22 @@ def separator(text):
     return text
 
 
+def _which_is_correct(name, shown):
+    return (
+        f"{name} holds the labels {_some(shown)}; say which one means a "
+        "correct answer with --pos-label LABEL (0/1, True/False, yes/no, "
+        "correct/incorrect and right/wrong are read without it)"
+    )
+
+
+def _more_than_two(name, shown):
+    return (
+        f"Only binary classification is supported. {name} holds "
+        f"{len(shown)} labels ({_some(shown)}); give a column with a correct "
+        "and an incorrect label"
+    )
+
+
 def read_labels(values, column, pos_label=None):
     """0/1 float labels ("correct") from a label column, or a one-line error.
 
@@ -293,6 +309,11 @@ def read_labels(values, column, pos_label=None):
             try:
                 return check_binary_labels(values.to_numpy(), name=name)
             except ValueError as exc:
+                shown = sorted(values.astype(str).unique().tolist())
+                if len(shown) > 2:  # --pos-label would not help
+                    raise UsageError(_more_than_two(name, shown)) from None
+                if len(shown) == 2:  # two labels, not 0/1: which is correct?
+                    raise UsageError(_which_is_correct(name, shown)) from None
                 raise UsageError(
                     f"{one_line(exc)} Or name the label of a correct answer with "
                     "--pos-label LABEL."
@@ -303,18 +324,12 @@ def read_labels(values, column, pos_label=None):
             if found <= pair:
                 return (text == word).to_numpy(dtype=np.float64)
         shown = sorted(values.astype(str).unique().tolist())
-        raise UsageError(
-            f"{name} holds the labels {_some(shown)}; say which one means a "
-            "correct answer with --pos-label LABEL (0/1, True/False, yes/no, "
-            "correct/incorrect and right/wrong are read without it)"
-        )
+        if len(shown) > 2:  # --pos-label would not help: say that first
+            raise UsageError(_more_than_two(name, shown))
+        raise UsageError(_which_is_correct(name, shown))
     shown = sorted(values.astype(str).unique().tolist())
     if len(shown) > 2:
-        raise UsageError(
-            f"Only binary classification is supported. {name} holds "
-            f"{len(shown)} labels ({_some(shown)}); give a column with a correct "
-            "and an incorrect label"
-        )
+        raise UsageError(_more_than_two(name, shown))
     if numeric and not pd.api.types.is_bool_dtype(values.dtype):
         try:
             hit = values.to_numpy(dtype=np.float64) == float(pos_label)
