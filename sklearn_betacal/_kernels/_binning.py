@@ -329,10 +329,7 @@ def _near_margin(edges, delta):
     than this from both edges of its own bin is further from every edge
     (the edges are sorted), so its raw score lies in no window.
     """
-    tol = (
-        8.0 * np.finfo(np.float64).eps * (np.max(np.abs(edges * (1.0 + delta))) + delta)
-    )
-    return 2.0 * (delta + tol)
+    return 2.0 * (delta + _window_tol(edges * (1.0 + delta), delta))
 
 
 def _redistribute_edge_blocks(
@@ -400,8 +397,13 @@ def _windows(edges, delta):
     borderline scores to the exact computation and cannot change a result.
     """
     top = edges * (1.0 + delta)
-    tol = 8.0 * np.finfo(np.float64).eps * (np.max(np.abs(top)) + delta)
+    tol = _window_tol(top, delta)
     return top - delta - tol, top + tol
+
+
+def _window_tol(top, delta):
+    """The margin of :func:`_windows` (``top = edges * (1 + delta)``)."""
+    return 8.0 * np.finfo(np.float64).eps * (np.max(np.abs(top)) + delta)
 
 
 def _clusters(edges, delta):
@@ -464,8 +466,9 @@ class _WindowTies:
         )
         K1 = lo.shape[0]
         self._count += np.bincount(win, minlength=K1)
-        # the first member seen stands for its cluster: if they all agree it
-        # is the tie, if not some member differs from it
+        # a member of the block where a cluster is first seen (any of them)
+        # stands for it: if they all agree it is the tie, if not some member
+        # differs from it
         new = ~self._has[win]
         if new.any():
             self._member[win[new]] = x[new]
