@@ -255,17 +255,14 @@ def cifar_rows(data, seeds):
             )
 
 
-def summary(R):
-    """Per set and method: geometric mean of beta-CE / UMD's, median of the
-    debiased ratio, mean scores (and the planted share of the oracle's gain)."""
-    key = ["set", "model", "seed"]
+def ratio_rows(R, key=("set", "model", "seed")):
+    """Per set and method of the records ``R``: ``(set, method, r, u, ratio,
+    debiased)``, ``r`` and ``u`` the method's and UMD's rows on the same
+    ``key``, ``ratio`` the geometric mean of beta-CE / UMD's and ``debiased``
+    the median of the debiased ratio (the leading columns of every study's
+    summary table)."""
+    key = list(key)
     umd = R[R.method == "UMD"].set_index(key)
-    oracle = R[R.method == "oracle"].set_index(key)
-    lines = [
-        "| set | method | beta-CE / UMD | debiased / UMD | share of oracle gain "
-        "| Brier | log loss | AUROC | cells |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
     for set_name in R.set.unique():
         for method in R.method.unique():
             r = R[(R.set == set_name) & (R.method == method)].set_index(key)
@@ -274,18 +271,32 @@ def summary(R):
             u = umd.loc[r.index]
             ratio = np.exp(np.mean(np.log(r.beta_ce / u.beta_ce)))
             deb = np.median(r.beta_ce_debiased / u.beta_ce_debiased)
-            col = "true_ce" if set_name == "planted" else "beta_ce"
-            share = "-"
-            if not oracle.empty and set(r.index) <= set(oracle.index):
-                o = oracle.loc[r.index]
-                s = (u[col] - r[col]) / (u[col] - o[col])
-                share = f"{s.mean():.2f} ({s.min():.2f}..{s.max():.2f})"
-            cells = "-" if r.cells.isna().all() else f"{r.cells.mean():.1f}"
-            lines.append(
-                f"| {set_name} | {method} | {ratio:.3f} | {deb:.3f} | {share} | "
-                f"{r.brier.mean():.4f} | {r.log_loss.mean():.4f} | "
-                f"{r.auroc.mean():.4f} | {cells} |"
-            )
+            yield set_name, method, r, u, ratio, deb
+
+
+def summary(R):
+    """Per set and method: geometric mean of beta-CE / UMD's, median of the
+    debiased ratio, mean scores (and the planted share of the oracle's gain)."""
+    key = ["set", "model", "seed"]
+    oracle = R[R.method == "oracle"].set_index(key)
+    lines = [
+        "| set | method | beta-CE / UMD | debiased / UMD | share of oracle gain "
+        "| Brier | log loss | AUROC | cells |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for set_name, method, r, u, ratio, deb in ratio_rows(R, key):
+        col = "true_ce" if set_name == "planted" else "beta_ce"
+        share = "-"
+        if not oracle.empty and set(r.index) <= set(oracle.index):
+            o = oracle.loc[r.index]
+            s = (u[col] - r[col]) / (u[col] - o[col])
+            share = f"{s.mean():.2f} ({s.min():.2f}..{s.max():.2f})"
+        cells = "-" if r.cells.isna().all() else f"{r.cells.mean():.1f}"
+        lines.append(
+            f"| {set_name} | {method} | {ratio:.3f} | {deb:.3f} | {share} | "
+            f"{r.brier.mean():.4f} | {r.log_loss.mean():.4f} | "
+            f"{r.auroc.mean():.4f} | {cells} |"
+        )
     return lines
 
 

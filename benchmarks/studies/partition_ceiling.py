@@ -66,7 +66,7 @@ from _measure import (  # noqa: E402
     load_influences,
     memo_minilm,
 )
-from merge_stop import tuned  # noqa: E402
+from merge_stop import ratio_rows, tuned  # noqa: E402
 from peers_mcgrad import scores  # noqa: E402
 
 #: (TextEmbedder method, dimensions, text columns) of each view
@@ -136,25 +136,20 @@ def one_set(rows, kind, seed):
 
 
 def summary(R):
-    key = ["model", "seed"]
+    """The table of :func:`merge_stop.summary`'s ratios, with the mean
+    accuracy of the predicted dataset in place of its last columns."""
     lines = [
         "| set | method | beta-CE / UMD | debiased / UMD | Brier | log loss | AUROC "
         "| dataset accuracy |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for set_name in R.set.unique():
-        umd = R[(R.set == set_name) & (R.method == "UMD")].set_index(key)
-        for method in R.method.unique():
-            r = R[(R.set == set_name) & (R.method == method)].set_index(key)
-            u = umd.loc[r.index]
-            ratio = np.exp(np.mean(np.log(r.beta_ce / u.beta_ce)))
-            deb = np.median(r.beta_ce_debiased / u.beta_ce_debiased)
-            acc = "-" if r.accuracy.isna().all() else f"{r.accuracy.mean():.3f}"
-            lines.append(
-                f"| {set_name} | {method} | {ratio:.3f} | {deb:.3f} | "
-                f"{r.brier.mean():.4f} | {r.log_loss.mean():.4f} | "
-                f"{r.auroc.mean():.4f} | {acc} |"
-            )
+    for set_name, method, r, _, ratio, deb in ratio_rows(R, ("set", "model", "seed")):
+        acc = "-" if r.accuracy.isna().all() else f"{r.accuracy.mean():.3f}"
+        lines.append(
+            f"| {set_name} | {method} | {ratio:.3f} | {deb:.3f} | "
+            f"{r.brier.mean():.4f} | {r.log_loss.mean():.4f} | "
+            f"{r.auroc.mean():.4f} | {acc} |"
+        )
     return lines
 
 
