@@ -29,6 +29,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils.metadata_routing import _routing_enabled
+from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.validation import (
     _check_feature_names_in,
     _check_method_params,
@@ -39,6 +40,7 @@ __all__ = [
     "HasMethods",
     "Interval",
     "StrOptions",
+    "_BaseComposition",
     "_BaseScorer",
     "_check_feature_names_in",
     "_check_method_params",

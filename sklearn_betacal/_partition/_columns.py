@@ -9,7 +9,6 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
-from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.validation import (
     assert_all_finite,
     check_is_fitted,
@@ -23,7 +22,13 @@ from .._cells import (
     partition_view,
     supervised_step,
 )
-from .._compat import HasMethods, StrOptions, _fit_context, _num_samples
+from .._compat import (
+    HasMethods,
+    StrOptions,
+    _BaseComposition,
+    _fit_context,
+    _num_samples,
+)
 from .._docstrings import fill_doc
 from .._random import seed_inner
 from .._validation import check_weights, is_dataframe
