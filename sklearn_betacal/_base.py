@@ -448,8 +448,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
                 X_arr = validate_data(self, X, **kwargs)
             else:
                 X_arr, y = validate_data(self, X, y, **kwargs)
-        except ValueError as exc:
-            if "contains NaN" not in str(exc):
+        except (ValueError, TypeError) as exc:
+            # TypeError: pandas' NA (a nullable string column) has no truth
+            # value, and scikit-learn's NaN check of object arrays tests one
+            if "contains NaN" not in str(exc) and "NA is ambiguous" not in str(exc):
                 raise
             raise ValueError(missing_values_message(X, type(self).__name__)) from None
         if X_arr.dtype == object:

@@ -133,7 +133,7 @@ def file_kind(path):
             raise TableReadError(
                 f"{path}: a Parquet file compresses its own columns and is not "
                 f"compressed again ({path.suffixes[-1]}); use a plain .parquet "
-                "name (decompress an input file first, e.g. gunzip)"
+                "name (decompress an input file first)"
             )
         return "parquet"
     if last in _CSV_SUFFIXES:

@@ -177,11 +177,35 @@ def test_verbalized_empty_responses_are_left_out_alike_in_fit_and_report(
     pd.DataFrame({"h": h[ok], "y": y[ok]}).to_csv(plain, index=False)
     assert main(["report", str(plain), "-c", "h", "-l", "y", "--format", "json"]) == 0
     assert raw["metrics"] == json.loads(capsys.readouterr().out)["metrics"]
-    # a missing label is another matter
+    # the same responses in a Parquet file (where "", "N/A" and "None" are
+    # texts, not missing values), and blank ones, count the same
+    pytest.importorskip("pyarrow")
+    pq = tmp_path / "log.parquet"
+    padded = pd.DataFrame({"response": response, "y": y})
+    padded.loc[1::40, "response"] = "   "
+    padded.to_parquet(pq)
+    argv_pq = ["report", str(pq), *argv[2:]]
+    assert main(argv_pq) == 0
+    raw_pq = json.loads(capsys.readouterr().out)
+    assert raw_pq["input"] == {**raw["input"], "source": str(pq)}
+    assert raw_pq["metrics"] == raw["metrics"]
+    # a missing label is another matter, also on a row with an empty response
     frame = pd.read_csv(src, keep_default_na=False, dtype=str)
     frame.loc[10, "y"] = ""
+    frame.loc[0, "y"] = ""  # response "N/A"
     frame.to_csv(src, index=False)
     _fail(capsys, argv, "--dropna")
+    frame.loc[10, "y"] = "1"
+    frame.to_csv(src, index=False)
+    _fail(capsys, argv, "--dropna")
+    _fail(capsys, [*fit, "--force"], "--dropna")
+    # a column of empty responses only: no confidence, not "plain numbers"
+    empty = tmp_path / "empty.csv"
+    pd.DataFrame({"response": ["", "N/A", ""], "y": [1, 0, 1]}).to_csv(
+        empty, index=False
+    )
+    _fail(capsys, ["report", empty, "-c", "response", "-l", "y", "--verbalized"],
+          "no confidence could be read", "3 empty")  # fmt: skip
 
 
 def test_report_reads_verbalized_and_percent_like_fit(log, log_csv, tmp_path, capsys):

@@ -158,7 +158,11 @@ def test_compressed_parquet_names_are_refused_both_ways(
     packed = tmp_path / "in.parquet.gz"
     packed.write_bytes(gzip.compress(frame.to_parquet()))
     before = _listing(tmp_path)
-    _fail(capsys, ["apply", str(model), str(packed), str(tmp_path / "o.csv")], "gunzip")
+    _fail(
+        capsys,
+        ["apply", str(model), str(packed), str(tmp_path / "o.csv")],
+        "decompress",
+    )
     _fail(
         capsys,
         ["fit", str(packed), "--confidence", "verbal_confidence", "--label",

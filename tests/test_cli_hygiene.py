@@ -238,3 +238,31 @@ def test_long_output_names_are_written_and_their_leftovers_cleaned(tmp_path):
     atomic_write(target, "y")
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
     assert target.read_text() == "y"
+
+
+def test_one_line_warnings_once_each_in_any_thread(capsys):
+    # the display of a betacal run: one line per warning text, repeated texts
+    # once (a warning per fold or figure), from other threads too; Python's
+    # display is back afterwards
+    import threading
+    import warnings
+
+    from sklearn_betacal.cli._common import one_line_warnings
+
+    before = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with one_line_warnings():
+            for _ in range(3):
+                warnings.warn("small cell\nof 3 rows", UserWarning, stacklevel=1)
+            worker = threading.Thread(
+                target=lambda: warnings.warn("from a writer", UserWarning, stacklevel=1)
+            )
+            worker.start()
+            worker.join()
+        assert warnings.showwarning is before
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "betacal: warning: small cell of 3 rows",
+        "betacal: warning: from a writer",
+    ]

@@ -671,6 +671,15 @@ def test_group_column_missing_groups_are_named():
     )
     with pytest.raises(ValueError, match="group column has 1 missing value"):
         fitted.transform(pd.DataFrame({"g": ["a", None]}))
+    # inside a calibrator, a nullable string column's pd.NA (scikit-learn's
+    # NaN check raised "boolean value of NA is ambiguous")
+    g = pd.array(["a", "b"] * 20, dtype="string")
+    g[3] = pd.NA
+    X = pd.DataFrame({"conf": np.linspace(0.05, 0.95, 40), "g": g})
+    with pytest.raises(ValueError, match="missing values.*column 'g': 1"):
+        BetaBinningCalibrator(GroupColumnPartitioner(), random_state=0).fit(
+            X, np.arange(40) % 2
+        )
     other = pd.DataFrame({"x": [np.nan, 1.0] * 3, "g": [1, 2] * 3})
     with pytest.raises(ValueError, match="Input X contains NaN"):
         GroupColumnPartitioner(group_column="g").fit(other)
@@ -1081,6 +1090,20 @@ def test_cross_partitioner_components_params_reachable():
     assert cross.get_params()["g__max_depth"] == 2
     with pytest.raises(ValueError, match="Invalid parameter"):
         cross.set_params(nope__max_depth=1)
+    # a new list and its components' parameters in one call: the list first
+    # (as Pipeline's steps=); the discarded component is not touched
+    old, new = KDTreePartitioner(max_depth=1), KDTreePartitioner(max_depth=2)
+    cross = CrossPartitioner([("kd", old, [0])])
+    cross.set_params(partitioners=[("kd2", new, [0])], kd2__max_depth=7)
+    assert new.max_depth == 7 and old.max_depth == 1
+    # a component that is no estimator: fit's own message, also through a
+    # calibrator (which reads the cross's tags first)
+    bad = CrossPartitioner([("a", None, [0])])
+    with pytest.raises(ValueError, match="no transform method"):
+        BetaBinningCalibrator(bad).fit(
+            np.column_stack([np.linspace(0.1, 0.9, 50), np.arange(50.0)]),
+            np.arange(50) % 2,
+        )
 
     rng = np.random.default_rng(0)
     n = 3000

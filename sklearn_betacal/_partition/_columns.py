@@ -495,6 +495,10 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
         -------
         self : CrossPartitioner
         """
+        if "partitioners" in params:
+            # the new list first, then its components' parameters (as
+            # Pipeline does with steps=)
+            self.partitioners = params.pop("partitioners")
         self._set_params("_partitioners", **params)
         return self
 
@@ -612,9 +616,10 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
         # supervised when a component is: calibrators then pass y and h
         try:
             parts = [entry[1] for entry in self.partitioners]
-        except (TypeError, IndexError, KeyError):  # malformed: fit says so
-            parts = []
-        tags.target_tags.required = any(is_supervised(p) for p in parts)
+            supervised = any(is_supervised(p) for p in parts)
+        except (TypeError, IndexError, KeyError, AttributeError):
+            supervised = False  # malformed (not an estimator): fit says so
+        tags.target_tags.required = supervised
         return tags
 
     @property

@@ -54,25 +54,33 @@ def message_line(message):
     return text[: MAX_MESSAGE - tail - 3] + " … " + text[-tail:]
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """``warnings.showwarning`` of a ``betacal`` run: one line on stderr.
-
-    Python's own display takes two lines, the second a line of the library's
-    source code. Plain function replacement (not ``catch_warnings``), so it
-    also serves the warnings of ``apply``'s writer threads.
-    """
-    stream = sys.stderr if file is None else file
-    try:
-        print(f"betacal: warning: {message_line(message)}", file=stream)
-    except OSError:  # stderr gone (a closed pipe): the warning is lost
-        pass
-
-
 @contextlib.contextmanager
 def one_line_warnings():
-    """Show every warning of the run as ``betacal: warning: ...`` on one line."""
+    """Show every warning of the run as ``betacal: warning: ...``: one line
+    (Python's own display takes two, the second a line of the library's
+    source code), and each text once (a warning repeated per fold or per
+    figure said the same thing each time).
+
+    A plain ``warnings.showwarning`` replacement for the run (not
+    ``catch_warnings``), so that it also serves the warnings of ``apply``'s
+    writer threads; restored afterwards.
+    """
+    seen = set()
+    lock = threading.Lock()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = f"betacal: warning: {message_line(message)}"
+        with lock:
+            if text in seen:
+                return
+            seen.add(text)
+        try:
+            print(text, file=sys.stderr if file is None else file)
+        except OSError:  # stderr gone (a closed pipe): the warning is lost
+            pass
+
     before = warnings.showwarning
-    warnings.showwarning = _show_warning
+    warnings.showwarning = show
     try:
         yield
     finally:

@@ -88,9 +88,8 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     # the reading of ConfidenceReader (stored in the model file): the same
     # numbers in betacal and in Python
     if fmt == "verbalized":
-        missing = values.isna().to_numpy()
         h = read_confidence_values(values, fmt)
-        n_failed = int(np.count_nonzero(np.isnan(h) & ~missing))
+        n_failed = int(np.count_nonzero(np.isnan(h) & ~empty_responses(values)))
         return h, n_failed
     numeric = read_confidence_values(values, "number")
     bad = np.isnan(numeric) & values.notna().to_numpy()
@@ -138,14 +137,41 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     return numeric, 0
 
 
+#: what pandas' CSV reader takes for a missing value (``read_csv``'s
+#: ``na_values`` default): a response holding only one of these is empty in
+#: a Parquet file as in a CSV one
+_NA_TEXTS = frozenset(
+    ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+     "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+     "nan", "null"]
+)  # fmt: skip
+
+
+def empty_responses(values):
+    """Where a verbalized response is empty: missing, blank, or one of the
+    texts pandas' CSV reader reads as missing (``N/A``, ``None``, ``null``,
+    ...), so that a file counts the same in CSV and in Parquet."""
+    import pandas as pd
+
+    values = pd.Series(values)
+    empty = values.isna().to_numpy(copy=True)
+    text = ~empty & values.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    if text.any():
+        stripped = values[text].str.strip()
+        empty[text] = stripped.isin(_NA_TEXTS).to_numpy()
+    return empty
+
+
 def plain_numbers_only(values):
-    """Whether every value of a column was read as a number (no text at all)."""
+    """Whether every value of a column was read as a number (no text at all;
+    a column with no value at all holds no number either)."""
     import pandas as pd
 
     values = pd.Series(values)
     return bool(
         pd.api.types.is_numeric_dtype(values.dtype)
         and not pd.api.types.is_bool_dtype(values.dtype)
+        and values.notna().any()
     )
 
 

@@ -79,7 +79,7 @@ def _check_columns(
     check_confidence_kind(frame[confidence], confidence)
     n_unparsed = n_empty = 0
     if fmt != "number":
-        from ._fit import confidence_values, plain_numbers_only
+        from ._fit import confidence_values, empty_responses, plain_numbers_only
 
         if fmt == "verbalized" and plain_numbers_only(frame[confidence]):
             raise UsageError(
@@ -90,7 +90,15 @@ def _check_columns(
         read, n_unparsed = confidence_values(
             frame[confidence], fmt, column=confidence, command="report"
         )
-        missing = np.isnan(read) & frame[confidence].isna().to_numpy()
+        if fmt == "verbalized" and frame[label].isna().any():
+            # before the empty responses go: a row missing both is refused
+            # for its label, as fit refuses it
+            read_labels(frame[label], label, pos_label)
+        missing = np.isnan(read) & (
+            empty_responses(frame[confidence])
+            if fmt == "verbalized"
+            else frame[confidence].isna().to_numpy()
+        )
         n_empty = int(missing.sum())
         if n_empty and fmt != "verbalized":
             raise UsageError(
