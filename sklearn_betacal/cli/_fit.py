@@ -89,7 +89,8 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     # numbers in betacal and in Python
     if fmt == "verbalized":
         h = read_confidence_values(values, fmt)
-        n_failed = int(np.count_nonzero(np.isnan(h) & ~empty_responses(values)))
+        failed = np.isnan(h)  # of these, the empty ones are not "unparseable"
+        n_failed = int(np.count_nonzero(~empty_responses(values[failed])))
         return h, n_failed
     numeric = read_confidence_values(values, "number")
     bad = np.isnan(numeric) & values.notna().to_numpy()
