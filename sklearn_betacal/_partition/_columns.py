@@ -616,7 +616,9 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
         # supervised when a component is: calibrators then pass y and h
         try:
             parts = [entry[1] for entry in self.partitioners]
-            supervised = any(is_supervised(p) for p in parts)
+            # only components that can partition (fit refuses the others);
+            # older scikit-learn warns on the tags of a non-estimator
+            supervised = any(is_supervised(p) for p in parts if hasattr(p, "transform"))
         except (TypeError, IndexError, KeyError, AttributeError):
             supervised = False  # malformed (not an estimator): fit says so
         tags.target_tags.required = supervised
