@@ -132,6 +132,30 @@ def test_report_json_matches_metric_functions(csv_file, tmp_path, capsys):
     }
 
 
+def test_report_output_name_must_fit_the_report(tmp_path, capsys):
+    # the report is plain text: a compressed or table name was written as
+    # Markdown without a word, and so was a .json name under --format markdown
+    for name, argv, said in [
+        ("r.json.gz", [], "neither compressed nor a table"),
+        ("r.md.bz2", [], "neither compressed nor a table"),
+        ("r.parquet", [], "neither compressed nor a table"),
+        ("r.json", ["--format", "markdown"], "pass --format json"),
+        ("r.md", ["--format", "json"], "pass --format markdown"),
+    ]:
+        status, _, err = run(["report", "-o", str(tmp_path / name), *argv], capsys)
+        assert status == 2 and said in err, err
+    assert list(tmp_path.iterdir()) == []
+    # the name says the format when --format does not
+    for name, first in [
+        ("r.json", "{"),
+        ("r.md", "# Calibration report"),
+        ("r.txt", "#"),
+    ]:
+        status, _, _ = run(["report", "-o", str(tmp_path / name)], capsys)
+        assert status == 0
+        assert (tmp_path / name).read_text().startswith(first)
+
+
 def test_report_bundled_with_group(capsys, trivia):
     status, out, _ = run(["report", "--group", "model", "--format", "json"], capsys)
     assert status == 0

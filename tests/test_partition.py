@@ -656,6 +656,9 @@ def test_group_column_missing_groups_are_named():
     frames = [
         pd.DataFrame({"g": ["a", "b", None, "a"] * 5}),
         pd.DataFrame({"g": [1.0, 2.0, np.nan, 1.0] * 5}),
+        pd.DataFrame(
+            {"g": pd.to_datetime(["2024-01-01", "2024-02-01", None, "2024-01-01"] * 5)}
+        ),
     ]
     try:
         import polars as pl

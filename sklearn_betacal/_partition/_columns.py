@@ -133,7 +133,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         keeps scikit-learn's error."""
         X = validate_data(self, X, dtype=None, reset=reset, ensure_all_finite=False)
         g = X[:, self._group_index(X)]
-        if g.dtype.kind in "Of":
+        if g.dtype.kind in "OfMm":  # NaN, None, pd.NA, NaT
             import pandas as pd
 
             missing = int(np.count_nonzero(pd.isna(g)))

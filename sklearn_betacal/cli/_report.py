@@ -8,7 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import TableReadError, atomic_report_folder, atomic_write, read_table
+from .._io import (
+    _COMPRESSION_SUFFIXES,
+    TableReadError,
+    atomic_report_folder,
+    atomic_write,
+    read_table,
+)
 from ._common import (
     EXIT_OK,
     UsageError,
@@ -38,6 +44,32 @@ def _left_out(n_unparsed, n_empty):
     if n_empty:
         parts.append(f"{n_empty} empty or N/A response(s)")
     return f" ({' and '.join(parts)} left out)" if parts else ""
+
+
+#: --format of the report file names that say one (a .md holding JSON, or
+#: the other way round, was written without a word)
+_REPORT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json"}
+
+
+def _check_report_name(output, fmt):
+    """Refuse a report file name that promises what the report is not: a
+    compressed file or a table (the report is plain text), or the other
+    ``--format`` than the one given (``fmt``; ``None`` takes it from the
+    name)."""
+    suffix = output.suffix.lower()
+    if suffix in _COMPRESSION_SUFFIXES or suffix in (".parquet", ".pq", ".csv", ".tsv"):
+        raise UsageError(
+            f"--output {output}: the report is a plain text file (Markdown or "
+            "JSON, see --format), neither compressed nor a table; name it .md "
+            "or .json"
+        )
+    said = _REPORT_SUFFIXES.get(suffix)
+    if fmt is not None and said is not None and said != fmt:  # None: from the name
+        raise UsageError(
+            f"--output {output} names a {said} file but the report is {fmt}; "
+            f"pass --format {said}, or name the file "
+            f"{'.json' if fmt == 'json' else '.md'}"
+        )
 
 
 def _check_columns(
@@ -563,6 +595,7 @@ def _run_report(args):
     output = None
     if args.output is not None:
         output = check_output(args.output, args.file, args.force)
+        _check_report_name(output, args.format)
     plot_dir = None
     if args.plot is not None:
         plot_dir = _check_plot_dir(args.plot, args.force, args.file)
