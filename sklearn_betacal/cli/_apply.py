@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import (
+    _PARQUET_SUFFIXES,
     TableReadError,
     atomic_directory,
     atomic_write,
@@ -507,7 +508,7 @@ def _input_set(text):
         files = sorted(
             f
             for f in path.iterdir()
-            if not f.is_dir() and f.suffix.lower() in (".parquet", ".pq")
+            if not f.is_dir() and f.suffix.lower() in _PARQUET_SUFFIXES
         )
         if not files:
             raise UsageError(f"input folder {path} holds no .parquet file")
@@ -526,7 +527,7 @@ def _input_set(text):
             kind = file_kind(f)
         except TableReadError:
             kind = None
-        if kind != "parquet" or f.suffix.lower() not in (".parquet", ".pq"):
+        if kind != "parquet" or f.suffix.lower() not in _PARQUET_SUFFIXES:
             raise UsageError(
                 f"input pattern {text!r} matches {f}, which is not a Parquet file; "
                 "a set of files must be Parquet (.parquet); apply the model to "

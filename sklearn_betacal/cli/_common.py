@@ -289,6 +289,16 @@ def _more_than_two(name, shown):
     )
 
 
+def check_labels_present(values, column):
+    """A label column with a missing value: one line, the ``--dropna`` way out."""
+    missing = int(values.isna().sum())
+    if missing:
+        raise UsageError(
+            f"label column {column!r} has {missing} missing value(s); pass "
+            "--dropna to leave those rows out, or fill them in"
+        )
+
+
 def read_labels(values, column, pos_label=None):
     """0/1 float labels ("correct") from a label column, or a one-line error.
 
@@ -303,14 +313,9 @@ def read_labels(values, column, pos_label=None):
 
     name = f"label column {column!r}"
     values = pd.Series(values).reset_index(drop=True)
-    missing = values.isna()
-    if missing.any():
-        # before the labels are compared as text: pandas keeps NaN through
-        # astype(str), and sorting it among strings was a TypeError traceback
-        raise UsageError(
-            f"{name} has {int(missing.sum())} missing value(s); pass --dropna "
-            "to leave those rows out, or fill them in"
-        )
+    # before the labels are compared as text: pandas keeps NaN through
+    # astype(str), and sorting it among strings was a TypeError traceback
+    check_labels_present(values, column)
     numeric = pd.api.types.is_numeric_dtype(values.dtype)
     if pos_label is None:
         if numeric:

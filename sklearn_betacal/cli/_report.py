@@ -10,6 +10,8 @@ import numpy as np
 
 from .._io import (
     _COMPRESSION_SUFFIXES,
+    _CSV_SUFFIXES,
+    _PARQUET_SUFFIXES,
     TableReadError,
     atomic_report_folder,
     atomic_write,
@@ -22,6 +24,7 @@ from ._common import (
     add_pos_label,
     check_can_create_in,
     check_confidence_kind,
+    check_labels_present,
     check_output,
     decimal_comma_hint,
     one_line,
@@ -57,7 +60,9 @@ def _check_report_name(output, fmt):
     ``--format`` than the one given (``fmt``; ``None`` takes it from the
     name)."""
     suffix = output.suffix.lower()
-    if suffix in _COMPRESSION_SUFFIXES or suffix in (".parquet", ".pq", ".csv", ".tsv"):
+    # a table's names (a .txt is a text report as well)
+    tables = _PARQUET_SUFFIXES | (_CSV_SUFFIXES - {".txt"})
+    if suffix in _COMPRESSION_SUFFIXES or suffix in tables:
         raise UsageError(
             f"--output {output}: the report is a plain text file (Markdown or "
             "JSON, see --format), neither compressed nor a table; name it .md "
@@ -122,10 +127,10 @@ def _check_columns(
         read, n_unparsed = confidence_values(
             frame[confidence], fmt, column=confidence, command="report"
         )
-        if fmt == "verbalized" and frame[label].isna().any():
+        if fmt == "verbalized":
             # before the empty responses go: a row missing both is refused
             # for its label, as fit refuses it
-            read_labels(frame[label], label, pos_label)
+            check_labels_present(frame[label], label)
         missing = np.isnan(read) & (
             empty_responses(frame[confidence])
             if fmt == "verbalized"
@@ -625,9 +630,9 @@ def _run_report(args):
         ),
     }
     fmt = args.format
-    if fmt is None:
-        is_json = output is not None and output.suffix.lower() == ".json"
-        fmt = "json" if is_json else "markdown"
+    if fmt is None:  # from the --output name (_check_report_name)
+        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
+        fmt = said or "markdown"
     text = format_json(report) if fmt == "json" else format_markdown(report)
     if output is not None:
         try:
