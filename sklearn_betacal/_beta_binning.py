@@ -87,19 +87,27 @@ class BetaBinningCalibrator(_GroupBinningBase):
         one was passed).
     points_per_bin_ : int
         The ``b`` actually used (resolved from ``"auto"``).
-    root_ : UMDTable
+    root_ : dict of ndarray
         Root calibrator ``G[root]``, fitted on all rows with ``B = floor(N /
-        b)`` bins (at least one). A named tuple ``(edges, values, counts,
-        delta)``, see :mod:`sklearn_betacal._kernels._binning`.
-    cell_tables_ : mapping of int to UMDTable
+        b)`` bins (at least one): ``{"bin_edges": (B - 1,), "bin_values":
+        (B,), "bin_counts": (B,)}``, the arrays ``UMDBinner`` calls
+        ``bin_edges_``, ``bin_values_`` and ``bin_counts_`` (edges on the
+        nudged scale; a score ``x`` falls in bin ``searchsorted(bin_edges,
+        x, side="right")``).
+    cell_tables_ : mapping of int to dict of ndarray
         ``G[s]`` for every cell ``s`` with at least ``b`` points (total
-        weight), with ``B = floor(n_s / b)`` bins. A read-only, dict-like
-        view of ``tables_`` (a table is sliced out when it is looked up).
+        weight), with ``B = floor(n_s / b)`` bins, as ``root_``. A
+        read-only, dict-like view of ``tables_`` (a table is sliced out when
+        it is looked up).
     tables_ : CellTables
-        All calibrators stacked, for prediction in one pass: table 0 is
-        ``root_``, table ``i + 1`` the ``i``-th cell of ``cell_tables_`` in
-        increasing cell id, then one table per ancestor region in
-        ``fallback_to_`` in increasing node id (see
+        All calibrators stacked, for prediction in one pass: a named tuple
+        of arrays (``edges``, ``edge_start``, ``values``, ``counts``,
+        ``delta`` and the raw-score lookup). Table 0 is ``root_``, table ``i
+        + 1`` the ``i``-th cell of ``cell_tables_`` in increasing cell id,
+        then one table per ancestor region in ``fallback_to_`` in increasing
+        node id; table ``j``'s edges are ``edges[edge_start[j]:edge_start[j
+        + 1]]`` and its values and counts ``values[edge_start[j] +
+        j:edge_start[j + 1] + j + 1]`` (see
         :mod:`sklearn_betacal._kernels._cell_binning`).
     fallback_cells_ : ndarray of int64
         Cells seen in ``fit`` with fewer than ``b`` points.

@@ -32,13 +32,13 @@ from ._cells import cell_positions, dense_ids
 from ._compat import HasMethods, Interval, StrOptions
 from ._docstrings import fill_doc
 from ._kernels import _fallback
-from ._kernels._binning import UMDTable, tie_break
 from ._kernels._cell_binning import (
     CellTables,
     score_order,
     segment_lookup,
     segment_order,
     stack_tables,
+    tie_break,
     umd_fit_segments,
     umd_predict_segments,
 )
@@ -142,8 +142,17 @@ def fallback_message(who, counts, n_fits=1):
     )
 
 
+def _table_arrays(tables):
+    """A one-table ``CellTables`` as the public dict of its arrays."""
+    return {
+        "bin_edges": tables.edges,
+        "bin_values": tables.values,
+        "bin_counts": tables.counts,
+    }
+
+
 class _CellTableView(Mapping):
-    """``cell_tables_``: cell id -> ``UMDTable``, read from the stacked tables.
+    """``cell_tables_``: cell id -> dict of arrays, read from the stacked tables.
 
     Cell ``cell_ids[i]`` is served by table ``table_index[i]`` of
     ``tables``. Built without a loop over cells; a table is sliced out on
@@ -163,7 +172,7 @@ class _CellTableView(Mapping):
         i = int(np.searchsorted(self._ids, cell))
         if i >= self._ids.shape[0] or self._ids[i] != cell:
             raise KeyError(cell)
-        return self._tables.table(int(self._index[i]))
+        return _table_arrays(self._tables.table(int(self._index[i])))
 
     def __iter__(self):
         return iter(self._ids.tolist())
@@ -176,10 +185,9 @@ class _CellTableView(Mapping):
 
 
 def _check_routing(owner, state):
-    """The stacked tables, the root table and the cell -> table routing of a
+    """The stacked tables (table 0: the root) and the cell -> table routing of a
     rebuilt fitted state (see ``_set_routing``)."""
     n_tables = check_binning_tables(owner, "_tables", state["_tables"], stacked=True)
-    check_binning_tables(owner, "_root_table", state.get("_root_table"), stacked=False)
     ids = check_array_state(
         owner, "_route_cells", state.get("_route_cells"), "i", (None,)
     )
@@ -307,7 +315,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         to tables (``_route_cells``, ``_route_table``); needs
         ``points_per_bin_``. All cells are fitted at once by the fused
         kernel ``umd_fit_segments`` (one sort by cell and confidence), with
-        the same numbers as one ``umd_fit`` per cell.
+        the same numbers as one single-table fit per cell.
         """
         b = self.points_per_bin_
         delta = float(self.delta)
@@ -319,9 +327,8 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
         )
         # One sort of the confidences serves the root, the ancestor regions
         # and the cells; the root is the one-segment case of the fused kernel
-        # (the same numbers as umd_fit, without its searchsorted of every row
-        # into the edges). Stored as plain dicts so that the fitted state
-        # loads with skops.
+        # (without a searchsorted of every row into the edges). Stored as
+        # plain dicts so that the fitted state loads with skops.
         order = score_order(h, sample_weight)
         root = umd_fit_segments(
             h,
@@ -333,7 +340,6 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             order_of_scores=order,
             labels=labels,
         )
-        self._root_table = root.table(0)._asdict()
 
         # Alg. 1, lines 3-8: one UMD per cell s with n_s >= b (Thm 3.1's
         # condition), B = floor(n_s / b); -1 is not a cell (those rows only
@@ -414,7 +420,7 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
     def _fit_regions(
         self, h, t, sample_weight, cells, ids, n_rows, n_s, members, order, labels
     ):
-        """The binnings of the ancestor regions, as ``UMDTable``s by node id.
+        """The binnings of the ancestor regions, one-table ``CellTables`` in node order.
 
         A region is the union of the leaves below a node, so nested regions
         overlap: they are fitted in layers of disjoint regions (a region's
@@ -595,12 +601,12 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
 
     @property
     def root_(self):
-        """Root calibrator ``G[root]`` as a ``UMDTable`` (see Attributes)."""
-        return UMDTable(**self._root_table)
+        """Root calibrator ``G[root]``: a dict of arrays (see Attributes)."""
+        return _table_arrays(self.tables_.table(0))
 
     @property
     def cell_tables_(self):
-        """``{cell id: UMDTable}`` of the cells with their own calibrator.
+        """``{cell id: dict of arrays}`` of the cells with their own calibrator.
 
         A read-only dict-like view of ``tables_`` (see Attributes).
         """

@@ -3,8 +3,9 @@
 
 Fits a scaler (Platt by default) on one part of the calibration data, then
 uniform-mass bins of the *scaled* values on the other part, and outputs the
-mean scaled value of a bin. The binning is the UMD kernel of
-:mod:`sklearn_betacal._kernels._binning` with the scaled values as targets,
+mean scaled value of a bin. The binning is the UMD engine of
+:mod:`sklearn_betacal._kernels._cell_binning` (one table) with the scaled
+values as targets,
 which is how Alg. 3 of the paper feeds fitted values to binning.
 """
 
@@ -25,7 +26,7 @@ from ._cells import fit_takes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
 from ._docstrings import fill_doc
-from ._kernels._binning import tie_break, umd_fit, umd_predict
+from ._kernels._cell_binning import tie_break, umd_fit_segments, umd_predict_table
 from ._random import seed_inner
 from ._validation import (
     validate_confidence_data,
@@ -257,7 +258,11 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         delta = float(self.delta)
         # Kumar et al.: bins on the scaled values, and the bin output is the
         # mean of the scaled values themselves (targets t = g, as in Alg. 3).
-        table = umd_fit(tie_break(g2, delta, rng), g2, sw2, B, delta=delta, raw=g2)
+        if sw2 is not None and np.all(sw2 == 1.0):
+            sw2 = None  # unit weights: the unweighted sort
+        table = umd_fit_segments(
+            tie_break(g2, delta, rng), g2, sw2, None, [B], delta=delta, raw=g2
+        )
 
         self.scaler_ = scaler
         self.n_bins_ = B
@@ -273,14 +278,14 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         # scaler checks its own state when it is rebuilt)
         if "_table" in state:
             check_binning_tables(
-                type(self).__name__, "_table", state["_table"], stacked=False
+                type(self).__name__, "_table", state["_table"], stacked=True
             )
         super().__setstate__(state)
 
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)
         g = self.scaler_.predict_proba(h.reshape(-1, 1))[:, self._positive_col]
-        return umd_predict(self._table, np.asarray(g, dtype=np.float64))
+        return umd_predict_table(self._table, np.asarray(g, dtype=np.float64))
 
 
 __all__ = ["ScalingBinningCalibrator"]

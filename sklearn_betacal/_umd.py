@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """UMDBinner: uniform-mass double-dipping histogram binning (baseline B).
 
-Estimator glue around :mod:`sklearn_betacal._kernels._binning`: validates the
-confidences, labels and weights, resolves the number of bins, draws the
-tie-breaking nudges from ``random_state`` and stores the fitted table.
+Estimator glue around the UMD engine
+:mod:`sklearn_betacal._kernels._cell_binning` (one table: its one-segment
+case): validates the confidences, labels and weights, resolves the number
+of bins, draws the tie-breaking nudges from ``random_state`` and stores the
+fitted table.
 """
 
 from numbers import Integral, Real
@@ -20,7 +22,7 @@ from ._base import (
 )
 from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
-from ._kernels._binning import tie_break, umd_fit, umd_predict
+from ._kernels._cell_binning import tie_break, umd_fit_segments, umd_predict_table
 from ._validation import (
     validate_confidence_data,
 )
@@ -210,11 +212,14 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         )
         rng = check_random_state(self.random_state)
         delta = float(self.delta)
-        table = umd_fit(
+        if sw is not None and np.all(sw == 1.0):
+            sw = None  # unit weights: the unweighted sort
+        table = umd_fit_segments(
             tie_break(h, delta, rng),
             y,
             sw,
-            B,
+            None,
+            [B],
             delta=delta,
             raw=h,
             labels=bool(self.label_floor),
@@ -223,7 +228,7 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.bin_edges_ = table.edges
         self.bin_values_ = table.values
         self.bin_counts_ = table.counts
-        self._table = table._asdict()  # plain dict: a safe model file
+        self._table = table._asdict()  # plain dict of arrays: a safe model file
         return self
 
     def __setstate__(self, state):
@@ -232,13 +237,13 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         # a loaded model: its table is checked before any row is binned
         if "_table" in state:
             check_binning_tables(
-                type(self).__name__, "_table", state["_table"], stacked=False
+                type(self).__name__, "_table", state["_table"], stacked=True
             )
         super().__setstate__(state)
 
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)
-        return umd_predict(self._table, h)
+        return umd_predict_table(self._table, h)
 
 
 __all__ = ["UMDBinner"]

@@ -13,6 +13,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from _umd_oracle import umd_predict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -32,7 +33,6 @@ from sklearn_betacal import (
     TextEmbedder,
     UMDBinner,
 )
-from sklearn_betacal._kernels._binning import umd_predict
 from sklearn_betacal.bounds import points_per_bin_for_epsilon
 from sklearn_betacal.metrics import (
     area_under_accuracy_confidence_scorer,
@@ -94,8 +94,8 @@ def test_beta_binning_depth0_equals_umd(b, delta, seed):
     assert bb.n_cells_fitted_ == 1 and bb.n_cells_fallback_ == 0
     for Xq in (X, X_new):
         assert_array_equal(bb.predict_proba(Xq), umd.predict_proba(Xq[:, 0]))
-    assert_array_equal(bb.cell_tables_[0].edges, umd.bin_edges_)
-    assert_array_equal(bb.root_.values, umd.bin_values_)
+    assert_array_equal(bb.cell_tables_[0]["bin_edges"], umd.bin_edges_)
+    assert_array_equal(bb.root_["bin_values"], umd.bin_values_)
 
 
 def test_beta_binning_depth0_equals_umd_with_weights():
@@ -127,11 +127,11 @@ def test_beta_binning_hand_computed_alg1_alg2():
         delta=0.0,
         label_floor=False,
     ).fit(X, t)
-    assert_allclose(bb.cell_tables_[0].edges, [0.3, 0.5, 0.7], rtol=0, atol=0)
-    assert_allclose(bb.cell_tables_[0].values, [0.5, 0, 0, 1], rtol=0, atol=0)
-    assert_allclose(bb.root_.edges, [0.2, 0.4, 0.6, 0.8], rtol=0, atol=0)
-    assert_allclose(bb.root_.values, [0.5, 1, 1, 1, 0], rtol=0, atol=0)
-    assert_allclose(bb.cell_tables_[1].values, [2 / 3], rtol=1e-15)
+    assert_allclose(bb.cell_tables_[0]["bin_edges"], [0.3, 0.5, 0.7], rtol=0, atol=0)
+    assert_allclose(bb.cell_tables_[0]["bin_values"], [0.5, 0, 0, 1], rtol=0, atol=0)
+    assert_allclose(bb.root_["bin_edges"], [0.2, 0.4, 0.6, 0.8], rtol=0, atol=0)
+    assert_allclose(bb.root_["bin_values"], [0.5, 1, 1, 1, 0], rtol=0, atol=0)
+    assert_allclose(bb.cell_tables_[1]["bin_values"], [2 / 3], rtol=1e-15)
     assert bb.fallback_cells_.size == 0
     X_new = np.array(
         [[0.05, 0], [0.35, 0], [0.55, 0], [0.75, 0], [0.05, 1], [0.3, 1], [0.9, 1]]
@@ -145,11 +145,13 @@ def test_beta_binning_hand_computed_alg1_alg2():
     kt = BetaBinningCalibrator(
         FunctionTransformer(_group_cells), points_per_bin=2, delta=0.0
     ).fit(X, t)
-    assert_allclose(kt.cell_tables_[0].values, [0.5, 1 / 6, 1 / 6, 5 / 6], rtol=1e-15)
     assert_allclose(
-        kt.root_.values, [0.5, 27 / 32, 27 / 32, 27 / 32, 5 / 32], rtol=1e-15
+        kt.cell_tables_[0]["bin_values"], [0.5, 1 / 6, 1 / 6, 5 / 6], rtol=1e-15
     )
-    assert_allclose(kt.cell_tables_[1].values, [2 / 3], rtol=1e-15)
+    assert_allclose(
+        kt.root_["bin_values"], [0.5, 27 / 32, 27 / 32, 27 / 32, 5 / 32], rtol=1e-15
+    )
+    assert_allclose(kt.cell_tables_[1]["bin_values"], [2 / 3], rtol=1e-15)
     assert_array_equal(kt.epsilon_, bb.epsilon_)
     expected = [0.5, 1 / 6, 1 / 6, 5 / 6, 2 / 3, 2 / 3, 2 / 3, 27 / 32, 27 / 32]
     assert_allclose(kt.predict_proba(X_new)[:, 1], expected, rtol=1e-15, atol=0)
@@ -169,12 +171,12 @@ def test_beta_binning_cells_are_umd_on_their_rows():
     for s, table in bb.cell_tables_.items():
         rows = cells == s
         umd = UMDBinner(points_per_bin=b, delta=0.0).fit(X[rows, 0], y[rows])
-        assert table.edges.shape[0] == rows.sum() // b - 1
-        assert_array_equal(table.edges, umd.bin_edges_)
-        assert_array_equal(table.values, umd.bin_values_)
+        assert table["bin_edges"].shape[0] == rows.sum() // b - 1
+        assert_array_equal(table["bin_edges"], umd.bin_edges_)
+        assert_array_equal(table["bin_values"], umd.bin_values_)
         assert_array_equal(bb.predict_proba(X[rows]), umd.predict_proba(X[rows, 0]))
     root = UMDBinner(points_per_bin=b, delta=0.0).fit(X[:, 0], y)
-    assert_array_equal(bb.root_.values, root.bin_values_)
+    assert_array_equal(bb.root_["bin_values"], root.bin_values_)
 
 
 def test_beta_binning_outside_bounds_uses_root():
@@ -202,7 +204,7 @@ def test_beta_binning_unseen_cell_uses_root():
     ).fit(X, y)
     assert sorted(bb.cell_tables_) == [0, 1]
     h = np.linspace(0, 1, 11)
-    root = umd_predict(bb.root_, h)
+    root = umd_predict(bb.tables_.table(0), h)
     for unseen in (7, -1):
         X_new = np.column_stack([h, np.full(11, unseen)])
         assert_array_equal(bb.predict_proba(X_new)[:, 1], root)
@@ -217,7 +219,7 @@ def test_beta_binning_training_rows_in_cell_minus_one_only_enter_root():
     ).fit(X, y)
     assert sorted(bb.cell_tables_) == [0, 1]
     assert bb.n_cells_fallback_ == 0
-    assert bb.root_.counts.sum() <= 1200 and bb.root_.counts.sum() > 800
+    assert bb.root_["bin_counts"].sum() <= 1200 and bb.root_["bin_counts"].sum() > 800
 
 
 def test_beta_binning_counts_fallback_for_small_cells():
@@ -239,11 +241,16 @@ def test_beta_binning_counts_fallback_for_small_cells():
     assert_array_equal(bb.fallback_to_, [-1, -1])
     assert (bb.n_cells_fitted_, bb.n_cells_fallback_) == (4, 2)
     # B = floor(n_s / b) bins per fitted cell
-    assert [bb.cell_tables_[s].values.shape[0] for s in (0, 1, 2, 3)] == [10, 3, 2, 1]
-    assert bb.root_.values.shape[0] == sum(sizes) // 50
+    assert [bb.cell_tables_[s]["bin_values"].shape[0] for s in (0, 1, 2, 3)] == [
+        10,
+        3,
+        2,
+        1,
+    ]
+    assert bb.root_["bin_values"].shape[0] == sum(sizes) // 50
     small = np.isin(X[:, 1], [4, 5])
     assert_array_equal(
-        bb.predict_proba(X[small])[:, 1], umd_predict(bb.root_, X[small, 0])
+        bb.predict_proba(X[small])[:, 1], umd_predict(bb.tables_.table(0), X[small, 0])
     )
 
 
@@ -278,7 +285,7 @@ def test_beta_binning_auto_points_per_bin_from_epsilon():
     expected = points_per_bin_for_epsilon(0.15, 3000, alpha=0.05, nu=0.0)
     assert bb.points_per_bin_ == expected
     assert bb.points_per_bin == "auto"  # the parameter is never written
-    assert bb.root_.values.shape[0] == 3000 // expected
+    assert bb.root_["bin_values"].shape[0] == 3000 // expected
     # with weights N is the total weight
     w = np.full(3000, 2.0)
     bb.fit(X, y, sample_weight=w)
@@ -350,7 +357,7 @@ def test_beta_binning_dataframe_partition_features_keep_names():
     assert_array_equal(bb.partitioner_.groups_, ["art", "law", "sport"])
     new = pd.DataFrame({"conf": [0.5, 0.5], "topic": ["law", "food"], "length": 0.0})
     assert_array_equal(bb.apply(new), [1, -1])
-    root = umd_predict(bb.root_, np.array([0.5]))[0]
+    root = umd_predict(bb.tables_.table(0), np.array([0.5]))[0]
     assert bb.predict_proba(new)[1, 1] == root
     # a partitioner frozen on named features is applied to named features
     kd = KDTreePartitioner(max_depth=1).fit(df[["length"]])
@@ -372,16 +379,18 @@ def test_beta_binning_determinism():
     a, b = fit(0), fit(0)
     assert a.predict_proba(X_new).tobytes() == b.predict_proba(X_new).tobytes()
     assert pickle.dumps(a.root_) == pickle.dumps(b.root_)
+    assert pickle.dumps(a.tables_) == pickle.dumps(b.tables_)
     for s in a.cell_tables_:
-        assert a.cell_tables_[s].edges.tobytes() == b.cell_tables_[s].edges.tobytes()
+        ea, eb = a.cell_tables_[s]["bin_edges"], b.cell_tables_[s]["bin_edges"]
+        assert ea.tobytes() == eb.tobytes()
     # with tied confidences the nudges matter: another seed, other bins
     c = fit(1)
-    assert not np.array_equal(a.root_.edges, c.root_.edges)
+    assert not np.array_equal(a.root_["bin_edges"], c.root_["bin_edges"])
     # a RandomState instance is consumed, an int is not
     rs = np.random.RandomState(0)
     d = BetaBinningCalibrator(KDTreePartitioner(max_depth=2), random_state=rs)
-    first = d.fit(X, y).root_.edges.copy()
-    assert not np.array_equal(first, d.fit(X, y).root_.edges)
+    first = d.fit(X, y).root_["bin_edges"].copy()
+    assert not np.array_equal(first, d.fit(X, y).root_["bin_edges"])
 
 
 # --------------------------------------------------------------- weights

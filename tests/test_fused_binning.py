@@ -10,6 +10,12 @@ and seeds; and the estimator must reproduce that loop exactly.
 
 import numpy as np
 import pytest
+from _umd_oracle import (
+    as_cell_tables,
+    tie_break,
+    umd_fit,
+    umd_predict,
+)
 from numpy.testing import assert_array_equal
 from sklearn.base import BaseEstimator, TransformerMixin
 
@@ -19,12 +25,6 @@ from sklearn_betacal import (
     ScalingBetaBinningCalibrator,
 )
 from sklearn_betacal._base import resolve_n_bins
-from sklearn_betacal._kernels._binning import (
-    _with_lookup,
-    tie_break,
-    umd_fit,
-    umd_predict,
-)
 from sklearn_betacal._kernels._cell_binning import (
     _segmented_cumsum,
     segment_lookup,
@@ -100,9 +100,8 @@ def _reference_tables(h, t, w, seg, B, delta):
         rows = np.flatnonzero(seg == s)
         ws = None if w is None else w[rows]
         table = umd_fit(h[rows], t[rows], ws, int(B[s]), delta=delta)
-        if delta > 0 and table.edges.shape[0] and table.lookup_edges is None:
-            table = _with_lookup(table, None)
-        tables.append(table)
+        # as the engine stores a table (with its lookup when delta > 0)
+        tables.append(as_cell_tables(table))
     return tables
 
 
@@ -147,7 +146,9 @@ def test_fused_fit_and_predict_equal_per_segment_reference(seed):
 @pytest.mark.parametrize("seed", range(0, 120, 7))
 def test_fused_fit_blockwise_equals_reference(monkeypatch, seed):
     """Blocks of 7 rows: the blockwise sort, tie runs and sums cross blocks."""
-    from sklearn_betacal._kernels import _binning, _cell_binning
+    import _umd_oracle as _binning
+
+    from sklearn_betacal._kernels import _cell_binning
 
     # both kernels in blocks of 7 rows: the fused one and its reference
     monkeypatch.setattr(_binning, "_CHUNK", 7)
@@ -211,7 +212,7 @@ def test_stack_tables_keeps_every_table():
         cells = umd_fit_segments(h, t, None, seg, [3, 1, 4, 2, 5], delta=delta)
         root = umd_fit(h, t, None, 7, delta=delta)
         one = umd_fit(h[:3], t[:3], None, 1, delta=delta)
-        stacked = stack_tables([root, cells, one])
+        stacked = stack_tables([as_cell_tables(root), cells, as_cell_tables(one)])
         parts = [root] + [cells.table(i) for i in range(5)] + [one]
         assert stacked.n_tables == 7
         x = rng.uniform(size=500)
@@ -223,7 +224,12 @@ def test_stack_tables_keeps_every_table():
         got = umd_predict_segments(stacked, x, j, segment_lookup(stacked))
         assert got.tobytes() == want.tobytes()
     with pytest.raises(ValueError, match="one delta"):
-        stack_tables([umd_fit(h, t, None, 3), umd_fit(h, t, None, 3, delta=1e-3)])
+        stack_tables(
+            [
+                as_cell_tables(umd_fit(h, t, None, 3)),
+                as_cell_tables(umd_fit(h, t, None, 3, delta=1e-3)),
+            ]
+        )
 
 
 @pytest.mark.parametrize("kind", range(6))
@@ -342,11 +348,12 @@ def test_beta_binning_equals_per_cell_loop(seed):
     cells = bb.apply(X)
     root, tables = _reference_bb(bb, h, y, w, cells, np.random.RandomState(seed))
     for f in FIELDS[:3]:
-        assert _same(getattr(bb.root_, f), getattr(root, f))
+        assert _same(bb.root_["bin_" + f], getattr(root, f))
+        assert _same(getattr(bb.tables_.table(0), f), getattr(root, f))
     assert sorted(bb.cell_tables_) == sorted(tables)
     for s, table in tables.items():
         for f in FIELDS[:3]:
-            assert _same(getattr(bb.cell_tables_[s], f), getattr(table, f))
+            assert _same(bb.cell_tables_[s]["bin_" + f], getattr(table, f))
     X_new = np.column_stack(
         [
             np.concatenate([rng.uniform(size=500), h[:300]]),
@@ -376,9 +383,9 @@ def test_scaling_beta_binning_equals_per_cell_loop():
     rs.permutation(n)  # the split's draw comes first
     t2 = sbb.scaler_.predict_proba(np.column_stack([h[d2], g[d2]]))[:, 1]
     root, tables = _reference_bb(sbb, h[d2], t2, None, sbb.apply(X[d2]), rs)
-    assert_array_equal(sbb.root_.values, root.values)
+    assert_array_equal(sbb.root_["bin_values"], root.values)
     for s, table in tables.items():
-        assert _same(sbb.cell_tables_[s].values, table.values)
+        assert _same(sbb.cell_tables_[s]["bin_values"], table.values)
     want = _predict_reference(root, tables, h, sbb.apply(X))
     assert sbb.predict_proba(X)[:, 1].tobytes() == want.tobytes()
 

@@ -161,11 +161,11 @@ def test_calibration_tree_in_bb_is_honest():
     assert_array_equal(bb.partitioner_.apply(Z), ref.apply(Z))
     # the binning saw only the other rows: the root is UMD on them
     umd_rows = UMDBinner(points_per_bin=40, random_state=5).fit(h[rows], y[rows])
-    assert_allclose(bb.root_.values, umd_rows.bin_values_, rtol=0, atol=0)
-    assert_allclose(bb.root_.edges, umd_rows.bin_edges_, rtol=0, atol=0)
+    assert_allclose(bb.root_["bin_values"], umd_rows.bin_values_, rtol=0, atol=0)
+    assert_allclose(bb.root_["bin_edges"], umd_rows.bin_edges_, rtol=0, atol=0)
     # frozen (fitted on a separate split): used as is, all rows binned
     frozen = BetaBinningCalibrator(FrozenEstimator(ref), points_per_bin=40).fit(X, y)
-    assert frozen.root_.values.size == 4000 // 40
+    assert frozen.root_["bin_values"].size == 4000 // 40
 
 
 def test_calibration_tree_in_hls_and_sbb_gets_labels_and_confidences():
@@ -312,14 +312,14 @@ def test_beta_binning_epsilon_per_cell_by_hand():
     # tables: cells 0, 1 (4 bins of 100 points, 99 averaged labels each
     # as the edge point is not counted), root (8 bins of 103 or 104 points)
     n_bins = 4 + 4 + 8
-    m_root = int(bb.root_.counts.min()) + 1
+    m_root = int(bb.root_["bin_counts"].min()) + 1
     assert m_root == 103
     expected = [
         np.sqrt(np.log(2 * n_bins / 0.1) / (2 * 99)),
         np.sqrt(np.log(2 * n_bins / 0.1) / (2 * 99)),
         np.sqrt(np.log(2 * n_bins / 0.1) / (2 * (m_root - 1))),
     ]
-    assert [bb.cell_tables_[s].counts.min() for s in (0, 1)] == [99, 99]
+    assert [bb.cell_tables_[s]["bin_counts"].min() for s in (0, 1)] == [99, 99]
     assert_array_equal(bb.cells_, [0, 1, 2])
     assert_allclose(bb.epsilon_, expected, rtol=1e-12)
     assert_allclose(bb.epsilon_root_, expected[2], rtol=1e-12)
@@ -366,8 +366,8 @@ def test_beta_binning_auto_guarantee_coverage_with_cells():
         ).fit(X, y)
         worst = 0.0
         for s, table in bb.cell_tables_.items():
-            edges = np.r_[0.0, table.edges, 1.0]
-            for k, value in enumerate(table.values):
+            edges = np.r_[0.0, table["bin_edges"], 1.0]
+            for k, value in enumerate(table["bin_values"]):
                 lo, hi = edges[k], edges[k + 1]
                 grid = np.linspace(lo, hi, 201)
                 true = np.mean(np.clip(grid ** (0.5 + s / 2), 0, 1))

@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+from _umd_oracle import umd_fit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
@@ -11,7 +12,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 
 from sklearn_betacal import PlattScaler, ScalingBinningCalibrator, TemperatureScaler
-from sklearn_betacal._kernels._binning import umd_fit
 
 
 def _data(n, seed=0):

@@ -1,24 +1,30 @@
 # SPDX-License-Identifier: MIT
-"""Tests for UMDBinner and the UMD kernel (Alg. 4, Gupta & Ramdas 2021)."""
+"""Tests for UMDBinner and the UMD kernel (Alg. 4, Gupta & Ramdas 2021).
+
+The kernel tests run the single-table oracle (``tests/_umd_oracle.py``);
+UMDBinner fits on the segment engine, compared with the oracle byte for
+byte (``test_umd_engine_is_the_single_table_oracle``).
+"""
 
 import math
 
+import _umd_oracle as _binning
 import numpy as np
 import pytest
+from _umd_oracle import (
+    UMDTable,
+    _nudge_average,
+    edge_positions,
+    umd_fit,
+    umd_predict,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_betacal import UMDBinner
-from sklearn_betacal._kernels import _binning
-from sklearn_betacal._kernels._binning import (
-    UMDTable,
-    _nudge_average,
-    edge_positions,
-    tie_break,
-    umd_fit,
-    umd_predict,
-)
+from sklearn_betacal._kernels import _cell_binning
+from sklearn_betacal._kernels._cell_binning import tie_break, umd_predict_table
 
 # --------------------------------------------------------------- reference
 
@@ -296,7 +302,7 @@ def test_umd_window_ties_by_blocks_equal_sorted_search(chunk, delta):
     rng = np.random.default_rng(chunk)
     edges = np.sort(rng.uniform(size=40))
     edges[10:14] = edges[10]  # an edge value repeated: one wide cluster
-    lo, hi = _binning._windows(edges, delta)
+    lo, hi = _cell_binning._windows(edges, delta)
     lo_, hi_ = lo[::2], hi[::2]  # every other window: several values
     pool = np.concatenate(
         [lo_, hi_, np.nextafter(lo_, -1), np.nextafter(hi_, 2), (lo_ + hi_) / 2]
@@ -319,12 +325,18 @@ def test_umd_window_ties_by_blocks_equal_sorted_search(chunk, delta):
     raw = rng.permutation(np.clip(raw, 0, 1))
     h = tie_break(raw, delta, np.random.default_rng(1))
     bins = np.searchsorted(edges, h, side="right")
-    ties = _binning._WindowTies(edges, delta)
-    for a in range(0, raw.size, chunk):
-        ties.add(h[a : a + chunk], bins[a : a + chunk], raw[a : a + chunk])
-    got, want = ties.result(), _sorted_window_ties(edges, delta, raw)
-    for g, w in zip(got, want, strict=True):
-        assert g.tobytes() == w.tobytes()
+    # the engine's collector (the one estimators use) and the oracle's
+    for ties in (
+        _cell_binning._WindowTies(edges, delta),
+        _binning._WindowTies(edges, delta),
+    ):
+        for a in range(0, raw.size, chunk):
+            ties.add(h[a : a + chunk], bins[a : a + chunk], raw[a : a + chunk])
+        got, want = ties.result(), _sorted_window_ties(edges, delta, raw)
+        if not isinstance(got, tuple):
+            got, want = (got,), want[-1:]
+        for g, w in zip(got, want, strict=True):
+            assert g.tobytes() == w.tobytes()
     assert np.isfinite(want[-1]).any() and np.isnan(want[-1]).any()
 
 
@@ -335,8 +347,8 @@ def test_umd_near_edge_margin_holds_every_window_score(delta):
     # margin of that edge: umd_fit then keeps it among the near-edge rows.
     rng = np.random.default_rng(8)
     edges = np.sort(np.concatenate([rng.uniform(size=200), [0.0, 1.0, 0.5]]))
-    lo, hi = _binning._windows(edges, delta)
-    margin = _binning._near_margin(edges, delta)
+    lo, hi = _cell_binning._windows(edges, delta)
+    margin = _cell_binning._near_margin(edges, delta)
     for x in (lo, hi, (lo + hi) / 2, rng.uniform(lo, hi)):
         for u in (0.0, delta):
             h = np.full(x.shape, u)
@@ -524,10 +536,9 @@ def test_umd_dataframe_feature_names():
 
 @pytest.mark.parametrize("delta", [0.0, 1e-10])
 @pytest.mark.parametrize("n_bins", [1, 7, 200, 3000])
-def test_umd_grid_lookup_is_searchsorted(monkeypatch, delta, n_bins):
-    """Many rows count their bin with a grid: the bytes of np.searchsorted."""
-    from sklearn_betacal._kernels import _binning
-
+def test_umd_engine_is_the_single_table_oracle(monkeypatch, delta, n_bins):
+    """UMDBinner (the segment engine, one table, grid lookups) is byte for
+    byte the single-table oracle searched with np.searchsorted only."""
     rng = np.random.default_rng(n_bins)
     n = 30_000
     h = np.concatenate(
@@ -535,16 +546,24 @@ def test_umd_grid_lookup_is_searchsorted(monkeypatch, delta, n_bins):
     )
     y = (rng.uniform(size=n) < h).astype(np.float64)
     x = np.concatenate([rng.uniform(-0.5, 1.5, size=n), h, [np.nan, np.inf, -np.inf]])
+    model = UMDBinner(n_bins=n_bins, delta=delta, random_state=0).fit(h, y)
+    # the engine's predict (x holds NaN and inf, which the estimator refuses)
+    got = umd_predict_table(model._table, x)
+    inside = slice(n, -3)  # the estimator's own input check: scores in [0, 1]
+    assert_array_equal(model.predict_proba(x[inside])[:, 1], got[inside])
 
-    def run():
-        hn = tie_break(h, delta, np.random.default_rng(0))
-        table = umd_fit(hn, y, None, n_bins, delta=delta, raw=h)
-        return table, umd_predict(table, x)
-
-    table, got = run()
     monkeypatch.setattr(_binning, "_GRID_MIN_ROWS", 10**12)  # searchsorted only
-    ref_table, want = run()
+    hn = tie_break(h, delta, np.random.RandomState(0))
+    ref = umd_fit(hn, y, None, n_bins, delta=delta, raw=h, labels=True)
+    want = umd_predict(ref, x)
+    table = model._table
+    if n_bins == 1 and delta > 0:
+        # no edge: the engine's lookup is the one value, the oracle has none
+        assert table["lookup_edges"].size == 0
+        assert table["lookup_values"].tobytes() == ref.values.tobytes()
+        ref = ref._replace(lookup_edges=table["lookup_edges"])
+        ref = ref._replace(lookup_values=table["lookup_values"])
     for f in ("edges", "values", "counts", "lookup_edges", "lookup_values"):
-        a, b = getattr(table, f), getattr(ref_table, f)
+        a, b = table[f], getattr(ref, f)
         assert (a is None and b is None) or a.tobytes() == b.tobytes(), f
     assert got.tobytes() == want.tobytes()

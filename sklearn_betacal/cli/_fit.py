@@ -849,7 +849,7 @@ def summarize(est, X, args, out):
             who = f"ancestor region {up[s]}" if up[s] >= 0 else "root"
         else:
             who = "own calibrator"
-        n_bins = "" if table is None else int(table.values.shape[0])
+        n_bins = "" if table is None else int(table["bin_values"].shape[0])
         e = eps.get(s, est.epsilon_root_)
         print(f"| {s} | {name} | {n_s} | {who} | {n_bins} | {e:.4f} |", file=out)
 

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""Uniform-mass double-dipping histogram binning (UMD), pure NumPy.
+"""The single-table UMD binning: a plain test oracle, not shipped.
 
-Kernel of :class:`~sklearn_betacal.UMDBinner`, ``ScalingBinningCalibrator``,
-``BetaBinningCalibrator`` and ``ScalingBetaBinningCalibrator``. It implements
-Algorithm 4 of the beta-calibration paper (001, App. A.2), which is Alg. 1 of
-Gupta & Ramdas (2021), plus their randomized tie-breaking (their Alg. 2).
-Many tables at once (one per partition cell) are fitted and evaluated by
-:mod:`sklearn_betacal._kernels._cell_binning`, bit for bit these tables.
+Until session 17 this was the kernel of ``UMDBinner`` and
+``ScalingBinningCalibrator``; every estimator now fits and predicts on the
+segment engine :mod:`sklearn_betacal._kernels._cell_binning` (one table is
+its one-segment case). The tests compare that engine with this independent,
+table-at-a-time implementation of Algorithm 4 of the beta-calibration paper
+(001, App. A.2), which is Alg. 1 of Gupta & Ramdas (2021), plus their
+randomized tie-breaking (their Alg. 2), bit for bit.
 
 Interface
 ---------
@@ -89,7 +90,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._grid import grid_positions, table_grid
+from sklearn_betacal._kernels._grid import grid_positions, table_grid
 
 #: Rows per chunk of the fit kernels' row-wise temporaries.
 _CHUNK = 1 << 16
@@ -591,8 +592,34 @@ def _nudge_average(edges, values, x, delta):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), plain)
 
 
+def as_cell_tables(t):
+    """An oracle ``UMDTable`` as the engine's one-table ``CellTables``."""
+    from sklearn_betacal._kernels._cell_binning import CellTables
+
+    m = t.edges.shape[0]
+    out = CellTables(
+        edges=t.edges,
+        edge_start=np.array([0, m], dtype=np.int64),
+        values=t.values,
+        counts=t.counts,
+        delta=float(t.delta),
+    )
+    if t.delta > 0:
+        if m and t.lookup_edges is None:
+            t = _with_lookup(t, None)
+        le = t.lookup_edges if m else np.empty(0)
+        lv = t.lookup_values if m else t.values[:1]
+        out = out._replace(
+            lookup_edges=le,
+            lookup_start=np.array([0, le.shape[0]], dtype=np.int64),
+            lookup_values=lv,
+        )
+    return out
+
+
 __all__ = [
     "UMDTable",
+    "as_cell_tables",
     "edge_positions",
     "label_floor",
     "tie_break",
