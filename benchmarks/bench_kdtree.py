@@ -11,11 +11,12 @@ each depth:
   one ``np.partition`` of it over all N rows (what any level-wise median
   kd-tree must at least do), over the depth the tree actually reached;
 * the kernel ``build_kdtree`` (split_axis="cycle") on validated data, as
-  committed ("after": its NumPy path, and its compiled path "numba" when
-  the extra ``fast`` is installed, compiled before timing) and -- with
-  ``--before REF`` -- the kernel files of the git revision REF loaded into
-  the same process ("before"; its compiled path, REF's own
-  ``_kdtree_numba``, when numba is installed), with the extra
+  committed ("after": the NumPy build, the only one since session 17) and
+  -- with ``--before REF`` -- the kernel files of the git revision REF
+  loaded into the same process ("before"; for a revision that still had
+  the compiled twin ``_kdtree_numba``, that twin, compiled before timing,
+  when numba is installed: ``--before 32982c0`` re-measures the choice
+  written in docs/scaling.rst), with the extra
   memory of each (``tracemalloc`` peak above the level before the call,
   per row; it includes the fitted arrays the kernel returns);
 * the estimator ``KDTreePartitioner.fit`` (kernel + ``validate_data``,
@@ -75,7 +76,6 @@ from _measure import (
 )
 
 from sklearn_betacal import KDTreePartitioner
-from sklearn_betacal._kernels import _kdtree
 from sklearn_betacal._kernels._kdtree import build_kdtree
 
 DEPTHS = (2, 4, 6, 8, 10)
@@ -89,17 +89,6 @@ def timed(fn, repeats):
 
 def peak_rss_gb():
     return peak_rss_mb() / 1024
-
-
-def build_with(use_numba, X, depth, msl):
-    """``build_kdtree`` through the NumPy path (``False``) or the compiled
-    one (``True``, extra ``fast``)."""
-    old = _kdtree.USE_NUMBA
-    _kdtree.USE_NUMBA = use_numba
-    try:
-        return build_kdtree(X, depth, msl, "cycle")
-    finally:
-        _kdtree.USE_NUMBA = old
 
 
 def floor(X, depth):
@@ -189,20 +178,13 @@ def speed(args):
     before = kernel_at(args.before) if args.before else None
     if before is not None:
         print(f"# before = sklearn_betacal/_kernels/_kdtree.py at {args.before}")
-    try:
-        import numba  # noqa: F401
-
-        has_numba = True
-        build_with(True, X[:1000], 3, msl)  # compile outside the timings
-        if before is not None:
-            before.USE_NUMBA = True
-            before.build_kdtree(X[:1000], 3, msl, "cycle")
-    except ImportError:
-        has_numba = False
+    has_numba = importlib.util.find_spec("numba") is not None
+    if before is not None and hasattr(before, "USE_NUMBA") and has_numba:
+        before.USE_NUMBA = True
+        before.build_kdtree(X[:1000], 3, msl, "cycle")  # compile outside timings
     cols = (
-        "depth (reached) | floor | before build (x floor) | after build NumPy"
-        " (x floor) | after build numba (x floor) | before B/row | after B/row"
-        " NumPy | after B/row numba | fit (x floor) | transform"
+        "depth (reached) | floor | before build (x floor) | after build"
+        " (x floor) | before B/row | after B/row | fit (x floor) | transform"
         f" {X_new.shape[0]:.0e} rows | fit max_spread | fit pca | sklearn KDTree"
         " (x after)"
     )
@@ -221,7 +203,8 @@ def speed(args):
             # "before" runs its compiled path when numba is installed; one
             # untimed build compiles what this depth needs (as the build of
             # "after" above, whose kernels numba may also load from disk)
-            before.USE_NUMBA = has_numba
+            if hasattr(before, "USE_NUMBA"):
+                before.USE_NUMBA = has_numba
             before.build_kdtree(X, depth, msl, "cycle")
             b_c, b_w = timed(
                 lambda depth=depth: before.build_kdtree(X, depth, msl, "cycle"), b_reps
@@ -229,13 +212,8 @@ def speed(args):
             row.append(f"{b_c:.3f} ({b_w:.3f}) **{b_c / f_c:.2f}x**")
         else:
             row.append("-")
-        k_c, k_w = timed(lambda depth=depth: build_with(False, X, depth, msl), reps)
+        k_c, k_w = timed(lambda depth=depth: build_kdtree(X, depth, msl, "cycle"), reps)
         row.append(f"{k_c:.3f} ({k_w:.3f}) **{k_c / f_c:.2f}x**")
-        if has_numba:
-            n_c, n_w = timed(lambda depth=depth: build_with(True, X, depth, msl), reps)
-            row.append(f"{n_c:.3f} ({n_w:.3f}) **{n_c / f_c:.2f}x**")
-        else:
-            row.append("-")
         if before is not None:
             mb = peak_bytes(lambda d_=depth: before.build_kdtree(X, d_, msl, "cycle"))[
                 1
@@ -243,13 +221,8 @@ def speed(args):
             row.append(f"{mb / n:.1f}")
         else:
             row.append("-")
-        ma = peak_bytes(lambda d_=depth: build_with(False, X, d_, msl))[1]
+        ma = peak_bytes(lambda d_=depth: build_kdtree(X, d_, msl, "cycle"))[1]
         row.append(f"{ma / n:.1f}")
-        if has_numba:
-            mn = peak_bytes(lambda d_=depth: build_with(True, X, d_, msl))[1]
-            row.append(f"{mn / n:.1f}")
-        else:
-            row.append("-")
         part = KDTreePartitioner(depth, min_samples_leaf=msl)
         e_c, e_w = timed(lambda part=part: part.fit(X), reps)
         t_c, t_w = timed(lambda part=part: part.transform(X_new), reps)

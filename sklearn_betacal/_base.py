@@ -357,6 +357,27 @@ class FitPlan(NamedTuple):
     lent: dict
 
 
+class FitRows(NamedTuple):
+    """The rows a group calibrator's ``_fit`` is handed, without a copy of ``X``.
+
+    ``X``: the caller's input, as given (never copied whole); ``rows``: the
+    positions in ``X`` of the kept rows (``None``: all of them; else after
+    dropping zero weights and the partitioner's honest split); ``Z``: the
+    partition features of the kept rows (what the partitioner read).
+    ``take(idx)`` returns rows ``idx`` of the kept rows of ``X`` (one copy of
+    those rows only), for a calibrator whose inner estimator reads ``X`` as
+    the user gave it (a user scaler).
+    """
+
+    X: object
+    rows: object
+    Z: object
+
+    def take(self, idx):
+        """Kept rows ``idx`` of ``X`` (positions among the kept rows)."""
+        return take_rows(self.X, idx if self.rows is None else self.rows[idx])
+
+
 class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     """Template ``fit`` for calibrators on ``X = [confidence | features]``.
 
@@ -654,10 +675,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             h, Z, positive = h[bin_rows], take_rows(Z, bin_rows), positive[bin_rows]
             sw = None if sw is None else sw[bin_rows]
             rows = bin_rows if rows is None else rows[bin_rows]
-        X_rows = X if rows is None else take_rows(X, rows)
         y = positive.astype(np.float64)
         del positive
-        return self._fit(X_rows, h, y, sw, self._fit_cells(Z))
+        cells = self._fit_cells(Z)
+        return self._fit(FitRows(X, rows, Z), h, y, sw, cells)
 
     def _fit_cells(self, Z):
         """Cell ids of the fit rows: ``_cells``, which a subclass may compact."""

@@ -278,7 +278,7 @@ class BetaBinningCalibrator(_GroupBinningBase):
         total = float(n_rows) if sample_weight is None else sample_weight.sum()
         return self._resolve_points_per_bin(float(total))
 
-    def _fit(self, X, h, y, sample_weight, cells):
+    def _fit(self, fit_rows, h, y, sample_weight, cells):
         """Alg. 1 on the rows the template ``fit`` kept (see ``_base``)."""
         total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
         self.points_per_bin_ = self._resolve_points_per_bin(float(total))

@@ -296,7 +296,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             return check_cell_ids(ids, Z.shape[0], who="precomputed cell ids")
         return super()._cells(Z)
 
-    def _fit(self, X, h, y, sample_weight, ids):
+    def _fit(self, fit_rows, h, y, sample_weight, ids):
         """Eq. (5) on the rows the template ``fit`` kept: fixed effects,
         random-effect SDs and conditional modes."""
         if sample_weight is not None and self.solver != "laplace":

@@ -30,7 +30,6 @@ from ._compat import (
     HasMethods,
     Interval,
     StrOptions,
-    _safe_indexing,
     validate_params,
 )
 from ._defaults import hierarchical_scaler, platt_scaler
@@ -585,7 +584,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         nu = 0.0 if self.nu == "auto" else float(self.nu)
         return self._resolve_points_per_bin(float(d2), nu=nu)
 
-    def _fit_scaler(self, X, h, Z, y, sw, cells, d1, d2):
+    def _fit_scaler(self, fit_rows, h, Z, y, sw, cells, d1, d2):
         """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
         features = self.scaler == "features"
@@ -602,7 +601,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             X1, X2 = h[d1], h[d2]
         else:
             scaler = clone(self.scaler)
-            X1, X2 = _safe_indexing(X, d1), _safe_indexing(X, d2)
+            X1, X2 = fit_rows.take(d1), fit_rows.take(d2)
         seed_inner(scaler, self.random_state, name="scaler")
         y1 = y[d1]
         if w1 is None:
@@ -625,13 +624,13 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.scaler_ = {"hierarchical": scaler, **state}
         return boosted_proba(self.scaler_, t2, take_rows(Z, d2), who)
 
-    def _fit(self, X, h, y, sample_weight, cells):
+    def _fit(self, fit_rows, h, y, sample_weight, cells):
         """Alg. 3 on the rows the template ``fit`` kept: split, fit the
         scaler on D1, beta-bin D2 on the scaler's proxies; with ``cv``, once
         per fold (:meth:`_fit_folds`)."""
         n = h.shape[0]
         if self.cv is not None:
-            return self._fit_folds(X, h, y, sample_weight, cells)
+            return self._fit_folds(fit_rows, h, y, sample_weight, cells)
         n1 = int(round(self.scaler_fraction * n))
         if n1 < 1 or n - n1 < 2:
             raise ValueError(
@@ -644,9 +643,9 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         rng = check_random_state(self.random_state)
         perm = rng.permutation(n)
         d1, d2 = np.sort(perm[:n1]), np.sort(perm[n1:])
-        return self._fit_split(X, h, y, sample_weight, cells, d1, d2, rng)
+        return self._fit_split(fit_rows, h, y, sample_weight, cells, d1, d2, rng)
 
-    def _fit_folds(self, X, h, y, sample_weight, cells):
+    def _fit_folds(self, fit_rows, h, y, sample_weight, cells):
         """``cv=k``: one Alg. 3 per fold, its scaler on the other ``k - 1``
         folds and its binning on the fold (``estimators_``); every row is
         binned exactly once, by a scaler that did not see it."""
@@ -662,7 +661,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         shared = {key: v for key, v in vars(self).items() if key in _TEMPLATE_STATE}
         members, small = [], []
         # the features the boosting reads, read once for the k folds
-        view = self._fit_view(X) if self.scaler == "features" else None
+        view = self._fit_view(fit_rows) if self.scaler == "features" else None
         for j in range(k):
             member = clone(self).set_params(cv=None)
             member.__dict__.update(shared)
@@ -671,7 +670,9 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             d1 = np.sort(np.concatenate(folds[:j] + folds[j + 1 :]))
             d2 = np.sort(folds[j])
             members.append(
-                member._fit_split(X, h, y, sample_weight, cells, d1, d2, rng, view)
+                member._fit_split(
+                    fit_rows, h, y, sample_weight, cells, d1, d2, rng, view
+                )
             )
             del member._fallback_counts
         if small:
@@ -688,14 +689,14 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         self.points_per_bin_ = max(m.points_per_bin_ for m in members)
         return self
 
-    def _fit_view(self, X):
-        """``scaler="features"``: what the boosting reads of the kept rows of
-        ``X`` (:func:`partition_view` of the fitted partitioner)."""
-        X_arr = self._validate_X(X, reset=False)
-        Z = self._split_block(X, X_arr, 0, X_arr.shape[0])[1]
-        return partition_view(self.partitioner_, Z)
+    def _fit_view(self, fit_rows):
+        """``scaler="features"``: what the boosting reads of the kept rows'
+        partition features (:func:`partition_view` of the fitted partitioner)."""
+        return partition_view(self.partitioner_, fit_rows.Z)
 
-    def _fit_split(self, X, h, y, sample_weight, cells, d1, d2, rng, view=None):
+    def _fit_split(
+        self, fit_rows, h, y, sample_weight, cells, d1, d2, rng, view=None
+    ):
         """Alg. 3 on the split ``d1`` (scaler) / ``d2`` (binning); ``rng``
         has drawn the split and draws the rest (boosting seed, nudges);
         ``view``: the boosting's features (``scaler="features"``), computed
@@ -708,8 +709,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             # drawn after the split, before the tie-breaking nudges
             self._scaler_seed = rng.randint(np.iinfo(np.int32).max)
         if features and view is None:
-            view = self._fit_view(X)
-        t2 = self._fit_scaler(X, h, view, y, sw, cells, d1, d2)
+            view = self._fit_view(fit_rows)
+        t2 = self._fit_scaler(fit_rows, h, view, y, sw, cells, d1, d2)
         # the binned score: the confidence (Alg. 3), or the feature-aware
         # scaler's own output, whose resolution the binning then keeps
         s2 = t2 if features else h[d2]

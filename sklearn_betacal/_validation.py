@@ -965,7 +965,19 @@ def fitted_float_array(estimator, X, dtypes=(np.float64,)):
         and X.shape[0] > 0
         and X.shape[1] == getattr(estimator, "n_features_in_", -1)
         and not hasattr(estimator, "feature_names_in_")
-        and np.isfinite(X).all()
+        and _all_finite(X)
     ):
         return X
     return None
+
+
+def _all_finite(X):
+    """``np.isfinite(X).all()`` without an ``X``-sized mask: the sum is
+    finite when every value is (scikit-learn's own fast check); only when it
+    is not (a NaN or inf, or an overflow of finite values) are the rows
+    checked, a block at a time."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.add.reduce(X, axis=None)):
+            return True
+    step = max(1, (1 << 20) // max(X.shape[1], 1))
+    return all(np.isfinite(X[a : a + step]).all() for a in range(0, X.shape[0], step))

@@ -17,7 +17,7 @@ def compiled_twin(setting, size, floor, module):
     ``True`` whenever numba is installed, ``None`` when it is installed and
     the work ``size`` is at least ``floor`` (below it a compiled call's
     first-use compilation is not worth it). ``module`` is a name relative to
-    this package (``"._kdtree_numba"``), imported here on first use so that
+    this package (``"._boosting_numba"``), imported here on first use so that
     importing the package never imports numba (the optional extra ``fast``).
     """
     if setting is False or (setting is None and size < floor):

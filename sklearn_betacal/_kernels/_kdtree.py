@@ -17,14 +17,9 @@ to split and to move each node's left rows in front of its right rows
 rows drop out of ``act``. The passes reuse a fixed set of work buffers of
 n values (fit needs ~25 bytes per row beyond ``F`` for float64, ~17 for
 float32), and Python only loops over levels and over fixed-size chunks.
-With numba installed (extra ``fast``) large fits run in compiled code
-(:mod:`._kdtree_numba`, ``USE_NUMBA``): for the cycle rule a level is the
-medians selected in place plus one pass over the rows of ``F`` in row
-order that splits them and lays out the next level's column
-(``_cycle_levels``, no permutation and no gather) while a level has at
-most ``_NB_ROW_NODES`` nodes; for "max_spread" and deeper levels the split
-and reorder of each node in one pass over its rows. The tree is the
-same, bit for bit.
+This NumPy build is the only one: a compiled (numba) twin of it was
+retired in session 17 (docs/scaling.rst, "The kd-tree build": its measured
+gain against the cost of keeping two builds equal bit for bit).
 
 Split rule (App. C): a node ``H^k`` is split on its coordinate ``p`` at its
 median ``z``: left ``Z[p] <= z``, right ``Z[p] > z``. We take the *lower*
@@ -49,7 +44,6 @@ per-depth tables are built from them on demand (:func:`leaf_path_axes`,
 
 import numpy as np
 
-from . import compiled_twin
 from ._scaling import unit_exponent
 
 # Rows per block when a computation needs full feature rows (max-spread axis
@@ -63,45 +57,6 @@ _SEL_BLOCK = 2**18
 # Indices per chunk of a gather/scatter/compression over all rows: bounds
 # NumPy's intp conversion of int32 indices to 512 KiB.
 _CHUNK = 2**16
-
-#: Whether :func:`build_kdtree` runs its levels through the compiled twin of
-#: :mod:`._kdtree_numba` (the optional extra ``fast``): ``None`` = when numba
-#: is installed and the fit has at least ``NUMBA_MIN_ROWS`` rows; ``False`` =
-#: never (the NumPy path, the reference); ``True`` = whenever numba is
-#: installed. Both paths give the same tree, bit for bit.
-USE_NUMBA = None
-
-#: Smallest fit that compiles the numba kernels (a few seconds, once per
-#: dtype and process unless numba's disk cache is writable): below it the
-#: NumPy build takes milliseconds and compiling would dominate.
-NUMBA_MIN_ROWS = 2**17
-
-# With the compiled kernels, segments of at most this many values are
-# selected in compiled code (NumPy's per-row selection has ~50 ns of
-# overhead per row, a compiled quickselect wins on short rows).
-_NB_SMALL = 64
-
-# With the compiled kernels, leaf tables of at most this many entries
-# (``n_cells x depth``: 3 tables of ~0.5 MiB) get their bounds in one pass
-# over ``F`` in row order; larger ones leaf by leaf (in ``leaf_tables``).
-_NB_ROW_BOUNDS = 2**16
-
-
-# With the compiled kernels and the cycle rule, levels of at most this many
-# nodes run as one pass over the rows in row order (``_cycle_levels``);
-# deeper ones as one pass per node over its rows. The row pass writes into
-# two buckets per node: up to ~32 nodes it costs ~1.6x a column copy, from
-# 64 nodes ~3.5x, and at 1e4-1e5 nodes (depth 64) more than the per-node
-# passes (1e6 x 4 float64, depth 64, load 2.3: 1.53 s with the row pass at
-# every level, 1.12-1.25 s handing over at 2**6 .. 2**12 nodes alike).
-_NB_ROW_NODES = 2**10
-
-
-def numba_level_kernels(n):
-    """The module :mod:`._kdtree_numba`, or ``None`` for the NumPy path
-    (see ``USE_NUMBA``). Imported here, on the first large fit, so that
-    importing the package never imports numba."""
-    return compiled_twin(USE_NUMBA, n, NUMBA_MIN_ROWS, "._kdtree_numba")
 
 
 def _midpoint(lo, hi):
@@ -199,7 +154,7 @@ def _sort_columns(cols):
     return cols
 
 
-def _segment_kth(col, starts, sizes, k, scratch, nb=None, filled=False):
+def _segment_kth(col, starts, sizes, k, scratch):
     """The ``k``-th and ``k+1``-th smallest of every segment of ``col``.
 
     Segment ``i`` is ``col[starts[i]:starts[i] + sizes[i]]`` (sizes >= 2,
@@ -213,27 +168,11 @@ def _segment_kth(col, starts, sizes, k, scratch, nb=None, filled=False):
     Copies are done in chunks of about ``_SEL_BLOCK`` values; a chunk that
     is one segment, or equal segments back to back, is selected in place in
     ``scratch`` (a reused buffer of ``col``'s dtype and length, at the
-    chunk's own offset; ``filled``: it already holds ``col``'s values).
-    ``nb``, the compiled kernels of :mod:`._kdtree_numba` or ``None``: they
-    select in segments of at most ``_NB_SMALL`` values and fill the padded
-    rows. Returns two float64 arrays.
+    chunk's own offset). Returns two float64 arrays.
     """
     kth = np.empty(sizes.shape[0])
     nxt = np.empty(sizes.shape[0])
-    rest = None
-    if nb is not None:
-        small = sizes <= _NB_SMALL
-        if small.any():
-            si = np.flatnonzero(small)
-            kth_s, nxt_s = np.empty(si.shape[0]), np.empty(si.shape[0])
-            nb.small_kth(col, starts[si], sizes[si], k[si], scratch, kth_s, nxt_s)
-            kth[si], nxt[si] = kth_s, nxt_s
-            rest = np.flatnonzero(~small)
-            if rest.shape[0] == 0:
-                return kth, nxt
-    for idx in _size_classes(sizes if rest is None else sizes[rest]):
-        if rest is not None:
-            idx = rest[idx]
+    for idx in _size_classes(sizes):
         W0 = int(sizes[idx].max()) + 2
         per = max(1, _SEL_BLOCK // W0)
         for c0 in range(0, idx.shape[0], per):
@@ -248,11 +187,7 @@ def _segment_kth(col, starts, sizes, k, scratch, nb=None, filled=False):
                 size = W * sel.shape[0]
                 s0 = int(s[0])
                 rows = scratch[s0 : s0 + size].reshape(-1, W)
-                if not filled:
-                    np.copyto(rows.reshape(-1), col[s0 : s0 + size])
-            elif nb is not None:
-                rows = np.empty((sel.shape[0], W), dtype=col.dtype)
-                nb.pad_rows(col, s, m, lp, rows)
+                np.copyto(rows.reshape(-1), col[s0 : s0 + size])
             else:
                 rows = np.full((sel.shape[0], W), np.inf, dtype=col.dtype)
                 rows[np.arange(W) < lp[:, None]] = -np.inf
@@ -407,20 +342,6 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         ``leaf_n_samples[c]`` of them).
     """
     n, M = F.shape
-    nb = numba_level_kernels(n)
-    resume = None
-    if nb is not None and axis_rule == "cycle":
-        done, state = _cycle_levels(F, max_depth, min_samples_leaf, nb)
-        if done:
-            *levels, cell_of_row, bounds_c = state
-            # the levels' per-node temporaries are gone before the leaf
-            # tables are allocated (at depth 64 ~60 B/row of the peak)
-            return _assemble(
-                F, *levels, "cycle", None, None, nb, cell_of_row=cell_of_row,
-                bounds_c=bounds_c,
-            )  # fmt: skip
-        # a level of many nodes: the per-node passes take over from it
-        resume = state
     # int32 row indices halve the memory traffic of every reordering pass.
     itype = np.int32 if n < 2**31 - 1 else np.intp
     min_split = max(2, 2 * min_samples_leaf)
@@ -432,37 +353,28 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
     # node order. Their int views hold row indices while reordering.
     A = np.empty(n, dtype=F.dtype)
     B = np.empty(n, dtype=F.dtype)
-    # The compiled twin of a "max_spread" level (select, split and reorder
-    # per node in one pass over its rows) needs only ``A``, ``B`` and
-    # ``spare``.
-    if nb is None:
-        # Destinations of the reordering: intp (NumPy's native index type)
-        # when it fits in the buffers, else the row index type.
-        dtype_idx = np.intp if F.dtype.itemsize >= 8 else itype
-        if F.dtype.itemsize >= np.dtype(dtype_idx).itemsize:
-            A_idx, B_idx = A.view(dtype_idx), B.view(dtype_idx)
-        else:
-            A_idx = np.empty(n, dtype=dtype_idx)
-            B_idx = np.empty(n, dtype=dtype_idx)
-        go = np.empty(n, dtype=bool)
+    # Destinations of the reordering: intp (NumPy's native index type)
+    # when it fits in the buffers, else the row index type.
+    dtype_idx = np.intp if F.dtype.itemsize >= 8 else itype
+    if F.dtype.itemsize >= np.dtype(dtype_idx).itemsize:
+        A_idx, B_idx = A.view(dtype_idx), B.view(dtype_idx)
+    else:
+        A_idx = np.empty(n, dtype=dtype_idx)
+        B_idx = np.empty(n, dtype=dtype_idx)
+    go = np.empty(n, dtype=bool)
     # The open nodes of the current level, left to right: their rows are
     # ``act`` (node i holds the next sizes[i] of them) and will occupy
     # ``order[gstart[i]:gstart[i] + sizes[i]]`` once the node is a leaf.
     spare = np.empty(n, dtype=itype)
-    if resume is None:
-        first = 0
-        act = np.arange(n, dtype=itype)
-        sizes = np.array([n], dtype=np.intp)
-        gstart = np.zeros(1, dtype=np.intp)
-        local = np.zeros(1, dtype=np.intp)  # index of each open node in its level
-        order = None
-        # Per level: nodes' parent (index in the level above), split axis and
-        # threshold (-1 / NaN if a leaf), whether split; leaves per level.
-        lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
-        leaf_parts = []  # (level, local index, gstart, size)
-    else:
-        first, act, order, sizes, gstart, local, lv_parent, lv_axis = resume[:8]
-        lv_thr, lv_split, leaf_parts = resume[8:]
+    act = np.arange(n, dtype=itype)
+    sizes = np.array([n], dtype=np.intp)
+    gstart = np.zeros(1, dtype=np.intp)
+    local = np.zeros(1, dtype=np.intp)  # index of each open node in its level
+    order = None
+    # Per level: nodes' parent (index in the level above), split axis and
+    # threshold (-1 / NaN if a leaf), whether split; leaves per level.
+    lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
+    leaf_parts = []  # (level, local index, gstart, size)
 
     def retire(keep, lev):
         """Turn the open nodes with ``keep`` False into leaves at ``lev``;
@@ -486,7 +398,7 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
             act, spare = _compress(rows, act, spare), act
         sizes, gstart, local = sizes[keep], gstart[keep], local[keep]
 
-    for lev in range(first, max_depth + 1):
+    for lev in range(max_depth + 1):
         axis_l, thr_l, split_l = _open_level(
             lv_parent[lev].shape[0], lv_axis, lv_thr, lv_split
         )
@@ -509,115 +421,82 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         if sizes.shape[0] == 0:
             break
         n_act = act.shape[0]
-        if nb is not None:
-            # "max_spread", and the cycle rule's levels of many nodes (its
-            # first levels are ``_cycle_levels``): the split coordinate of
-            # the open rows into ``B`` (for "cycle" from a compact copy of
-            # the column in ``A``), the medians, then one pass per node
-            # that splits and reorders its rows.
-            col = B[:n_act]
-            if axis_rule == "cycle":
-                np.copyto(A, F[:, lev % M])
-                nb.take(A, act, col)
-            else:
-                nb.gather(F, seg_axis, act, sizes, col)
-            median, succ = _segment_kth(
-                col, _excl_cumsum(sizes), sizes, (sizes - 1) // 2, A, nb
-            )
-            out = spare[:n_act]
-            thr = np.empty(sizes.shape[0])
-            n_left = np.empty(sizes.shape[0], dtype=np.intp)
-            split = np.empty(sizes.shape[0], dtype=bool)
-            nb.split_reorder(
-                col, act, sizes, median, succ, min_samples_leaf, out, thr, n_left,
-                split,
-            )  # fmt: skip
-            del col
-            li = local[split]
-            axis_l[li] = seg_axis[split]
-            thr_l[li] = thr[split]
-            split_l[li] = True
-            act, spare = out, act
-            if not split.all():
-                retire(split, lev)
-                n_left = n_left[split]
+        starts = _excl_cumsum(sizes)
+        if axis_rule == "cycle":
+            # A strided copy of the column then a gather from that compact
+            # copy is 2x (1e6 x 384) to 15x (1e6 x 4) faster than NumPy's
+            # fancy indexing ``F[act, p]``.
+            np.copyto(A, F[:, lev % M])
+            col = _take(A, act, B[:n_act])
         else:
-            starts = _excl_cumsum(sizes)
-            if axis_rule == "cycle":
-                # A strided copy of the column then a gather from that compact
-                # copy is 2x (1e6 x 384) to 15x (1e6 x 4) faster than NumPy's
-                # fancy indexing ``F[act, p]``.
-                np.copyto(A, F[:, lev % M])
-                col = _take(A, act, B[:n_act])
-            else:
-                col = B[:n_act]
-                col[...] = F[act, np.repeat(seg_axis, sizes)]
-            k = (sizes - 1) // 2
-            # The median of every node (App. C, z^k_m) and the next order
-            # statistic, all nodes of the level at once.
-            median, succ = _segment_kth(col, starts, sizes, k, A)
-            # Without ties at the median (next value > z) exactly k+1 rows are
-            # <= z: the paper's split, which is also the most balanced one.
-            thr = _midpoint(median, succ)
-            n_left = k + 1
-            split = np.ones(sizes.shape[0], dtype=bool)
-            # Left rows are those <= ``cut``, a value of the node itself (z, or
-            # the largest value below z for a tie split "< z"), so the
-            # comparison can be made in F's dtype.
-            cut = median.astype(F.dtype)
-            tie = succ == median
-            if tie.any():
-                ti = np.flatnonzero(tie)
-                rows = np.repeat(tie, sizes)
-                sub = np.compress(rows, col)
-                sub_sizes = sizes[ti]
-                sub_starts = _excl_cumsum(sub_sizes)
-                n_le = np.add.reduceat(
-                    sub <= np.repeat(median[ti], sub_sizes), sub_starts, dtype=np.intp
-                )
-                t_thr, t_nl, t_split, t_b, t_pred = _tie_split(
-                    sub, sub_starts, sub_sizes, median[ti], n_le, min_samples_leaf
-                )
-                del rows, sub
-                thr[ti] = t_thr
-                split[ti] = t_split
-                n_left[ti] = t_nl
-                cut[ti] = np.where(t_b, t_pred, cut[ti])
-            li = local[split]
-            axis_l[li] = seg_axis[split]
-            thr_l[li] = thr[split]
-            split_l[li] = True
-            if not split.all():
-                col = np.compress(np.repeat(split, sizes), col)
-                retire(split, lev)
-                cut, n_left = cut[split], n_left[split]
-                starts = _excl_cumsum(sizes)
-                n_act = act.shape[0]
-            if sizes.shape[0] == 0:
-                break
-            go_left = go[:n_act]
-            if sizes.shape[0] == 1:
-                np.less_equal(col, cut[0], out=go_left)
-            else:
-                # The per-row split value cut[node of the row], without a
-                # temporary: node ids by a cumulative sum into ``spare``.
-                seg = _segment_ids(spare[:n_act], sizes)
-                cut_rows = _take(cut, seg, A[:n_act])
-                np.less_equal(col, cut_rows, out=go_left)
-            del col
-            act, spare = (
-                _stable_partition(
-                    act,
-                    go_left,
-                    starts,
-                    sizes,
-                    n_left,
-                    spare[:n_act],
-                    A_idx[:n_act],
-                    B_idx[:n_act],
-                ),
-                act,
+            col = B[:n_act]
+            col[...] = F[act, np.repeat(seg_axis, sizes)]
+        k = (sizes - 1) // 2
+        # The median of every node (App. C, z^k_m) and the next order
+        # statistic, all nodes of the level at once.
+        median, succ = _segment_kth(col, starts, sizes, k, A)
+        # Without ties at the median (next value > z) exactly k+1 rows are
+        # <= z: the paper's split, which is also the most balanced one.
+        thr = _midpoint(median, succ)
+        n_left = k + 1
+        split = np.ones(sizes.shape[0], dtype=bool)
+        # Left rows are those <= ``cut``, a value of the node itself (z, or
+        # the largest value below z for a tie split "< z"), so the
+        # comparison can be made in F's dtype.
+        cut = median.astype(F.dtype)
+        tie = succ == median
+        if tie.any():
+            ti = np.flatnonzero(tie)
+            rows = np.repeat(tie, sizes)
+            sub = np.compress(rows, col)
+            sub_sizes = sizes[ti]
+            sub_starts = _excl_cumsum(sub_sizes)
+            n_le = np.add.reduceat(
+                sub <= np.repeat(median[ti], sub_sizes), sub_starts, dtype=np.intp
             )
+            t_thr, t_nl, t_split, t_b, t_pred = _tie_split(
+                sub, sub_starts, sub_sizes, median[ti], n_le, min_samples_leaf
+            )
+            del rows, sub
+            thr[ti] = t_thr
+            split[ti] = t_split
+            n_left[ti] = t_nl
+            cut[ti] = np.where(t_b, t_pred, cut[ti])
+        li = local[split]
+        axis_l[li] = seg_axis[split]
+        thr_l[li] = thr[split]
+        split_l[li] = True
+        if not split.all():
+            col = np.compress(np.repeat(split, sizes), col)
+            retire(split, lev)
+            cut, n_left = cut[split], n_left[split]
+            starts = _excl_cumsum(sizes)
+            n_act = act.shape[0]
+        if sizes.shape[0] == 0:
+            break
+        go_left = go[:n_act]
+        if sizes.shape[0] == 1:
+            np.less_equal(col, cut[0], out=go_left)
+        else:
+            # The per-row split value cut[node of the row], without a
+            # temporary: node ids by a cumulative sum into ``spare``.
+            seg = _segment_ids(spare[:n_act], sizes)
+            cut_rows = _take(cut, seg, A[:n_act])
+            np.less_equal(col, cut_rows, out=go_left)
+        del col
+        act, spare = (
+            _stable_partition(
+                act,
+                go_left,
+                starts,
+                sizes,
+                n_left,
+                spare[:n_act],
+                A_idx[:n_act],
+                B_idx[:n_act],
+            ),
+            act,
+        )
         if sizes.shape[0] == 0:
             break
         # Children, left then right, in the order of their parents.
@@ -627,163 +506,8 @@ def build_kdtree(F, max_depth, min_samples_leaf, axis_rule):
         lv_parent.append(np.repeat(local, 2))
         local = np.arange(sizes.shape[0], dtype=np.intp)
     return _assemble(
-        F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B, nb
+        F, order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, axis_rule, A, B
     )
-
-
-def _cycle_levels(F, max_depth, min_samples_leaf, nb):
-    """The first levels of :func:`build_kdtree` for the cycle rule, in
-    compiled passes over the rows in row order (numba,
-    :mod:`._kdtree_numba`): the same tree, bit for bit.
-
-    Every open node keeps its split coordinate in a bucket of one buffer
-    ``col`` (nodes left to right, a node's rows in row order, as the NumPy
-    path's stable reorder keeps them), and every row the index of its node
-    (``slot``). A level is: the medians of all buckets selected in place
-    (``_segment_kth``; ``col`` is not read again), the split rule per node
-    (:func:`._kdtree_numba.node_rules`), and one pass over the rows of
-    ``F`` in row order (:func:`._kdtree_numba.split_rows`) that reads a
-    row's coordinate ``p``, sends it to a child and writes its coordinate
-    ``p + 1`` into the child's bucket. No permutation of the rows, no
-    gather and no separate reorder; the rows are grouped by leaf once, at
-    the end (:func:`._kdtree_numba.place_rows`), and when the leaf tables
-    are small the pass of the last level that splits also does that and
-    takes the leaf bounds (:func:`._kdtree_numba.last_rows`: one read of
-    ``F`` less). Work memory: ``col`` and ``slot``, n values each.
-
-    Returns ``(True, (order, leaf_parts, lv_parent, lv_axis, lv_thr,
-    lv_split, cell_of_row, bounds_c))`` for :func:`_assemble` (one of the
-    last two ``None``) when the tree is built, or ``(False, (level, act,
-    order, sizes, gstart, local, lv_parent, lv_axis, lv_thr, lv_split,
-    leaf_parts))``, the state of :func:`build_kdtree`'s per-node loop, at
-    the first level of more than ``_NB_ROW_NODES`` nodes.
-    """
-    n, M = F.shape
-    itype = np.int32 if n < 2**31 - 1 else np.intp
-    min_split = max(2, 2 * min_samples_leaf)
-    col = np.empty(n, dtype=F.dtype)
-    np.copyto(col, F[:, 0])  # every row is in the root
-    slot = np.empty(n, dtype=itype)  # written by the root's pass
-    root = True
-    sizes = np.array([n], dtype=np.intp)
-    gstart = np.zeros(1, dtype=np.intp)
-    local = np.zeros(1, dtype=np.intp)
-    lv_parent, lv_axis, lv_thr, lv_split = [np.zeros(1, dtype=np.intp)], [], [], []
-    leaf_parts = []  # (level, local index, gstart, size)
-    n_leaves = 0
-    for lev in range(max_depth + 1):
-        if sizes.shape[0] > _NB_ROW_NODES:
-            act = np.empty(n - sum(int(part[3].sum()) for part in leaf_parts), itype)
-            order = np.empty(n, dtype=itype)
-            leaf_pos = [part[2] for part in leaf_parts]
-            leaf_pos = np.concatenate(leaf_pos) if leaf_pos else gstart[:0]
-            nb.rows_by_node(slot, _excl_cumsum(sizes), leaf_pos, act, order)
-            return False, (lev, act, order, sizes, gstart, local, lv_parent) + (
-                lv_axis,
-                lv_thr,
-                lv_split,
-                leaf_parts,
-            )
-        axis_l, thr_l, split_l = _open_level(
-            lv_parent[lev].shape[0], lv_axis, lv_thr, lv_split
-        )
-        n_open = sizes.shape[0]
-        n_left = np.zeros(n_open, dtype=np.intp)
-        cut = np.zeros(n_open)
-        cand = sizes >= min_split
-        if lev == max_depth:
-            cand[:] = False
-        ci = np.flatnonzero(cand)
-        if ci.shape[0]:
-            starts, m = _excl_cumsum(sizes)[ci], sizes[ci]
-            median, succ = _segment_kth(col, starts, m, (m - 1) // 2, col, nb, True)
-            thr = np.empty(ci.shape[0])
-            nl = np.empty(ci.shape[0], dtype=np.intp)
-            ct = np.empty(ci.shape[0])
-            nb.node_rules(col, starts, m, median, succ, min_samples_leaf, thr, nl, ct)
-            n_left[ci], cut[ci] = nl, ct
-            ok = nl > 0
-            li = local[ci[ok]]
-            axis_l[li] = lev % M
-            thr_l[li] = thr[ok]
-            split_l[li] = True
-        split = n_left > 0
-        gone = ~split
-        n_gone = int(np.count_nonzero(gone))
-        code = np.empty(n_open, dtype=itype)
-        if n_gone:
-            leaf_parts.append((lev, local[gone], gstart[gone], sizes[gone]))
-            code[gone] = -1 - np.arange(n_leaves, n_leaves + n_gone, dtype=itype)
-            n_leaves += n_gone
-        if n_gone == n_open:
-            break
-        n_split = n_open - n_gone
-        code[split] = 2 * np.arange(n_split, dtype=itype)
-        n_left = n_left[split]
-        n_right = sizes[split] - n_left
-        sizes = np.column_stack([n_left, n_right]).reshape(-1)
-        gs = gstart[split]
-        gstart = np.column_stack([gs, gs + n_left]).reshape(-1)
-        lv_parent.append(np.repeat(local[split], 2))
-        local = np.arange(sizes.shape[0], dtype=np.intp)
-        # the next level's column only if some node there may split
-        nxt = lev + 1 < max_depth and bool((sizes >= min_split).any())
-        # (not written for a level that the per-node passes will take)
-        pn = (lev + 1) % M if nxt and sizes.shape[0] <= _NB_ROW_NODES else -1
-        n_cells = n_leaves + sizes.shape[0]
-        if not nxt and n_cells * min(lev + 1, M) <= _NB_ROW_BOUNDS:
-            # The last pass (every child is a leaf): the rows to their
-            # leaves, grouped by leaf, and the leaf bounds, in one pass
-            # over ``F`` (bound tables that fit in cache, as in _assemble).
-            lv_axis.append(np.full(sizes.shape[0], -1, dtype=np.intp))
-            lv_thr.append(np.full(sizes.shape[0], np.nan))
-            lv_split.append(np.zeros(sizes.shape[0], dtype=bool))
-            leaf_parts.append((lev + 1, local, gstart, sizes))
-            olo = np.zeros(n_open, dtype=np.intp)
-            ohi = np.zeros(n_open, dtype=np.intp)
-            olo[split], ohi[split] = gstart[0::2], gstart[1::2]
-            gs = np.concatenate([part[2] for part in leaf_parts])
-            # cycle rule: a leaf at depth D bounds coordinates 0 .. min(D, M) - 1
-            n_coords = np.concatenate(
-                [np.full(part[1].shape[0], min(part[0], M)) for part in leaf_parts]
-            )
-            by_cell = np.argsort(gs, kind="stable")
-            cell_of_leaf = np.empty(n_cells, dtype=np.intp)
-            cell_of_leaf[by_cell] = np.arange(n_cells)
-            K = min(lev + 1, M)
-            # in F's dtype (exact: min and max of float32 values are the
-            # same numbers in float64), widened once afterwards
-            lower_c = np.full((n_cells, K), np.inf, dtype=F.dtype)
-            upper_c = np.full((n_cells, K), -np.inf, dtype=F.dtype)
-            order = np.empty(n, dtype=itype)
-            nb.last_rows(
-                F, lev % M, slot, code, cut, n_leaves, olo, ohi, gs.copy(),
-                cell_of_leaf, n_coords, order, lower_c, upper_c, root,
-            )  # fmt: skip
-            del col, slot
-            lower_c = lower_c.astype(np.float64, copy=False)
-            upper_c = upper_c.astype(np.float64, copy=False)
-            beyond = np.arange(K) >= n_coords[by_cell][:, None]
-            lower_c[beyond] = np.nan
-            upper_c[beyond] = np.nan
-            levels = (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split)
-            return True, (*levels, None, (lower_c, upper_c))
-        bucket = _excl_cumsum(sizes)
-        lo = np.zeros(n_open, dtype=np.intp)
-        hi = np.zeros(n_open, dtype=np.intp)
-        lo[split], hi[split] = bucket[0::2], bucket[1::2]
-        nb.split_rows(F, lev % M, pn, slot, code, cut, lo, hi, col, root)
-        root = False
-    del col
-    if root:
-        slot.fill(0)
-    gs = np.concatenate([p[2] for p in leaf_parts])
-    # cells are numbered left to right: by the leaves' first place in order
-    cell_of_leaf = np.empty(gs.shape[0], dtype=itype)
-    cell_of_leaf[np.argsort(gs, kind="stable")] = np.arange(gs.shape[0], dtype=itype)
-    order = np.empty(n, dtype=itype)
-    nb.place_rows(slot, code, gs.copy(), cell_of_leaf, order)
-    return True, (order, leaf_parts, lv_parent, lv_axis, lv_thr, lv_split, slot, None)
 
 
 def _cycle_bounds(F, order, starts, n_samples, lower, upper, A, B):
@@ -834,17 +558,8 @@ def _assemble(
     axis_rule,
     A,
     B,
-    nb,
-    cell_of_row=None,
-    bounds_c=None,
 ):
-    """Node table, leaf paths and leaf bounds from the level-wise build
-    (``nb``: the compiled kernels, or ``None`` for the NumPy passes;
-    ``cell_of_row``: the cell id of every row if the build knows it, else
-    the compiled passes take a view of ``A`` for it; ``bounds_c``: the
-    cell-major leaf bounds if the build took them, NaN beyond each leaf's
-    coordinates, as :func:`._kdtree_numba.leaf_bounds_rows` leaves
-    them)."""
+    """Node table, leaf paths and leaf bounds from the level-wise build."""
     counts = [a.shape[0] for a in lv_axis]
     base = np.r_[0, np.cumsum(counts)].astype(np.intp)  # first node id per level
     n_nodes = int(base[-1])
@@ -858,53 +573,9 @@ def _assemble(
         left[base[lev] + si] = child
         right[base[lev] + si] = child + 1
     axis = np.concatenate(lv_axis)
-    M = F.shape[1]
-    if nb is not None:
-        # One compiled walk over the tree, leaves left to right: cell ids,
-        # starts, paths and (large tables) the bounds, no sort and no pass
-        # per depth. ``cell`` holds each leaf's size until the walk.
-        n_cells = sum(p[1].shape[0] for p in leaf_parts)
-        L = max(p[0] for p in leaf_parts)
-        cell = np.full(n_nodes, -1, dtype=np.intp)
-        for lev, loc, _, sz in leaf_parts:
-            cell[base[lev] + loc] = sz
-        starts = np.empty(n_cells, dtype=np.intp)
-        n_samples = np.empty(n_cells, dtype=np.intp)
-        K = min(L, M)  # at most this many distinct coordinates on a path
-        axes_t = np.empty((K, n_cells), dtype=np.intp)
-        lower_t = np.empty((K, n_cells))
-        upper_t = np.empty((K, n_cells))
-        by_rows = n_cells * K <= _NB_ROW_BOUNDS
-        K, _ = nb.leaf_tables(
-            F, order, axis, left, right, L, cell, starts, n_samples, axes_t,
-            lower_t, upper_t, not by_rows and bounds_c is None,
-        )  # fmt: skip
-        axes_t, lower_t, upper_t = axes_t[:K], lower_t[:K], upper_t[:K]
-        if bounds_c is not None:
-            lower_t[...] = bounds_c[0].T
-            upper_t[...] = bounds_c[1].T
-            lower_t += 0.0
-            upper_t += 0.0
-        elif by_rows:
-            # one pass over F in row order (tables in cache), NaN beyond
-            lower_c = np.full((n_cells, K), np.inf)
-            upper_c = np.full((n_cells, K), -np.inf)
-            known = cell_of_row is not None
-            if not known:
-                cell_of_row = A.view(np.int32)[: F.shape[0]]
-            nb.leaf_bounds_rows(
-                F, order, starts, n_samples, axes_t.T.copy(), lower_c, upper_c,
-                cell_of_row, known,
-            )  # fmt: skip
-            lower_t[...] = lower_c.T
-            upper_t[...] = upper_c.T
-            del lower_c, upper_c
-            lower_t += 0.0
-            upper_t += 0.0
-    else:
-        cell, starts, n_samples, axes_t, lower_t, upper_t = _leaf_tables(
-            F, order, leaf_parts, lv_parent, lv_axis, base, n_nodes, axis_rule, A, B
-        )
+    cell, starts, n_samples, axes_t, lower_t, upper_t = _leaf_tables(
+        F, order, leaf_parts, lv_parent, lv_axis, base, n_nodes, axis_rule, A, B
+    )
     return {
         "axis": axis,
         "threshold": np.concatenate(lv_thr),
