@@ -694,9 +694,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         partition features (:func:`partition_view` of the fitted partitioner)."""
         return partition_view(self.partitioner_, fit_rows.Z)
 
-    def _fit_split(
-        self, fit_rows, h, y, sample_weight, cells, d1, d2, rng, view=None
-    ):
+    def _fit_split(self, fit_rows, h, y, sample_weight, cells, d1, d2, rng, view=None):
         """Alg. 3 on the split ``d1`` (scaler) / ``d2`` (binning); ``rng``
         has drawn the split and draws the rest (boosting seed, nudges);
         ``view``: the boosting's features (``scaler="features"``), computed
