@@ -25,15 +25,17 @@ Goal: BB fit <= 2x the UMDBinner fit.
 ``memory`` -- tracemalloc peak of the extra memory (NumPy allocations above
 what was allocated before the call, the returned array excluded for
 predict) per row, at N rows: BB fit and ``predict_proba``, S-BB fit and
-``predict_proba``, ``KDTreePartitioner.fit``. Goals at 1e7: <= 32 B/row
-BB fit, <= 16 B/row predict, <= 32 B/row kd-tree fit.
+``predict_proba``, ``KDTreePartitioner.fit``, on ``--d`` partition
+features. Goals at 1e7 (d = 4): <= 32 B/row BB fit, <= 16 B/row predict,
+<= 32 B/row kd-tree fit; with d = 384 (3,080 B/row of input): BB fit with
+the kd-tree <= 128 B/row beyond the input.
 
 Usage::
 
     python benchmarks/bench_beta_binning.py predict [--sizes 1e6 1e7] [--repeats 5]
         [--fit-rows 1e4 1e5 1e6] [--points-per-bin 50]
     python benchmarks/bench_beta_binning.py fit [--groups 100000] [--rows 10]
-    python benchmarks/bench_beta_binning.py memory [--n 1e7]
+    python benchmarks/bench_beta_binning.py memory [--n 1e7] [--d 4]
 """
 
 import argparse
@@ -222,19 +224,26 @@ def cmd_fit(args):
 def cmd_memory(args):
     n = int(args.n)
     rng = np.random.default_rng(0)
-    X, y = simulate(n, 4, rng)
-    print(f"\n## memory, N = {n:.0e}, X float64 (N, 5) ({load()})\n")
+    X, y = simulate(n, args.d, rng)
+    print(
+        f"\n## memory, N = {n:.0e}, X float64 (N, {args.d + 1}), "
+        f"{X.nbytes / n:.0f} B/row of input ({load()})\n"
+    )
+    # the default kd-tree (depth 4) and the first fit's one-off costs, once
+    # outside the measurement
+    BetaBinningCalibrator(random_state=0).fit(X, y)
     head = ["call", "peak extra B/row", "of which output B/row"]
     print("\n".join(markdown_table(head, align="lrr")))
     part = KDTreePartitioner(max_depth=3)
     tree, peak = peak_bytes(lambda: KDTreePartitioner(max_depth=3).fit(X[:, 1:]))
     print(
         markdown_row(
-            ["KDTreePartitioner(max_depth=3).fit (N, 4)", f"{peak / n:.2f}", 0]
+            [f"KDTreePartitioner(max_depth=3).fit (N, {args.d})", f"{peak / n:.2f}", 0]
         )
     )
     frozen = FrozenEstimator(tree)
     for name, make in {
+        "BB(default kd-tree)": lambda: BetaBinningCalibrator(random_state=0),
         "BB(kd-tree depth 3)": lambda: BetaBinningCalibrator(
             part, points_per_bin=50, random_state=0
         ),
@@ -275,6 +284,7 @@ def main():
     p.add_argument("--repeats", type=int, default=5)
     p = sub.add_parser("memory")
     p.add_argument("--n", type=float, default=1e7)
+    p.add_argument("--d", type=int, default=4, help="partition features")
     args = parser.parse_args()
     header()
     {"predict": cmd_predict, "fit": cmd_fit, "memory": cmd_memory}[args.cmd](args)

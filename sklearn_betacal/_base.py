@@ -381,9 +381,40 @@ class FitRows(NamedTuple):
 class _GroupCalibratorMixin(_BinaryCalibratorMixin):
     """Template ``fit`` for calibrators on ``X = [confidence | features]``.
 
-    Used by BetaBinningCalibrator, ScalingBetaBinningCalibrator and
+    **The group-calibrator contract** (the one place it is written; the
+    docs page :ref:`contributing` points here). Used by
+    BetaBinningCalibrator, ScalingBetaBinningCalibrator and
     HierarchicalLogisticScaler, and meant for anything new that calibrates
-    within the cells of a partition. ``fit`` runs the same steps for all:
+    within the cells of a partition. A new calibrator writes two hooks:
+
+    - ``_fit(fit_rows, h, y, sample_weight, cells) -> self`` (required):
+      ``h`` the kept rows' float64 confidences, ``y`` their 0/1 labels as
+      float64, ``sample_weight`` their weights (``None`` when none were
+      given; every weight positive), ``cells`` their int64 cell ids (``-1``:
+      outside every cell), and ``fit_rows`` a :class:`FitRows`: the kept
+      rows' partition features ``fit_rows.Z`` and, only for an inner
+      estimator that must read ``X`` as the user gave it,
+      ``fit_rows.take(idx)`` -- ``X`` itself is never copied whole. The plan
+      (which rows were kept: zero weights dropped, a supervised
+      partitioner's honest split) is settled before ``_fit`` is called, in
+      a :class:`FitPlan`; ``_fit`` sees only its result.
+    - ``_calibrated(X) -> (n,) float64`` (see :class:`_BinaryCalibratorMixin`;
+      :meth:`_blockwise` runs it block by block over ``(h, Z)``), or its
+      own ``predict_proba`` / ``predict``.
+
+    Optional hooks, with working defaults: ``_partitioner_lends(n_rows,
+    sample_weight)`` (keywords lent to a supervised partitioner's ``fit``;
+    a binning calibrator lends ``points_per_bin``), ``_fit_cells(Z)`` (the
+    fit's cell ids, e.g. compacted to int32). A binning calibrator
+    subclasses ``_GroupBinningBase`` (``_group_binning.py``) instead, whose
+    ``_fit`` calls ``_fit_binning`` and which predicts through
+    ``_row_predictor`` / ``_binned_score`` (override those only to bin
+    another score than the confidence, as the feature-aware scaler does).
+    Fitted state is plain arrays (and dicts of them), checked on load in
+    ``__setstate__``. The partitioner side is the protocol of
+    :mod:`sklearn_betacal._partition._base`.
+
+    ``fit`` runs the same steps for all:
 
     1. validate the weights, then ``X`` and ``y`` (:meth:`_split_X`): the
        confidence column ``h`` becomes a float64 vector, the partition
@@ -393,9 +424,8 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
        row, for the partitioner too);
     3. fit the partitioner (:meth:`_fit_partitioner`, see below) and compute
        every row's cell (:meth:`_cells`);
-    4. call the subclass's ``_fit(X, h, y, sample_weight, cells)``: ``X`` are
-       the kept rows of the input, ``sample_weight`` is ``None`` when no
-       weights were given. It returns ``self``.
+    4. call the subclass's ``_fit(fit_rows, h, y, sample_weight, cells)``
+       (above). It returns ``self``.
 
     A subclass has the parameters ``partitioner``, ``confidence_column`` and
     ``random_state`` (and ``input`` if it takes logits), defines ``_fit`` and

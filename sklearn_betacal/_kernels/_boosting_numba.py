@@ -12,9 +12,48 @@ per tree, and the same comparison (left iff ``x <= threshold``, float64),
 so the result is the NumPy path's bit for bit (the tests compare both).
 """
 
+import os
+import tempfile
+
+import numba
 import numpy as np
 
-from ._kdtree_numba import _jit
+
+def _cache_writable():
+    """Whether numba's on-disk cache can be written (``cache=True``).
+
+    numba writes next to this file (``__pycache__``) and, when that folder is
+    read-only (a system site-packages), in the user's cache folder
+    (``NUMBA_CACHE_DIR`` or ``~/.cache``); with neither writable, decorating
+    with ``cache=True`` raises ``RuntimeError`` ("no locator available").
+    """
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    candidates = [here, os.environ.get("NUMBA_CACHE_DIR") or None]
+    candidates.append(os.path.join(os.path.expanduser("~"), ".cache"))
+    for path in candidates:
+        if not path:
+            continue
+        try:
+            os.makedirs(path, exist_ok=True)
+            tempfile.TemporaryFile(dir=path).close()
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _jit(fn):
+    """``numba.njit`` with the disk cache where it can be written, without
+    fast-math (the results must be the NumPy path's, bit for bit)."""
+    if _CACHE:
+        try:
+            return numba.njit(cache=True, nogil=True)(fn)
+        except RuntimeError:  # no cache locator after all: compile in memory
+            pass
+    return numba.njit(nogil=True)(fn)
+
+
+_CACHE = _cache_writable()
 
 #: Rows per block: every tree walks a block of rows before the next tree
 #: (the block's rows and the tree's nodes stay in cache together).

@@ -1,12 +1,58 @@
 # SPDX-License-Identifier: MIT
-"""What every partitioner shares: the output side and the cell-id helpers.
+"""What every partitioner shares: the protocol, the output side, the checks.
 
-A partitioner's ``apply`` returns one int64 cell id per row (``-1``: outside
-every cell); :class:`_PartitionerMixin` turns that into ``transform`` (an
-``(n, 1)`` column named ``"cell"``) and the tags. The checks of a fitted
-tree's node arrays and cell keys live here too. How a calibrator fits a
-partitioner and looks cells up (the protocol) is the ground-floor module
-:mod:`sklearn_betacal._cells`, which both sides import.
+**The partitioner protocol** (the one place it is written; the docs page
+:ref:`contributing` points here). A partitioner is a scikit-learn
+transformer that maps the partition features of a row to a cell id; the
+group calibrators (``_base._GroupCalibratorMixin``) fit and call it.
+
+Required:
+
+- ``fit(X, y=None, **keywords) -> self``. ``X`` is what the calibrator
+  calls ``Z``: the partition features of the kept rows (rows of zero weight
+  dropped; for a supervised partitioner only the ``grow`` rows of its
+  honest split), a 2-D array, or a DataFrame with its column names and
+  dtypes when the user passed one (a group column of strings is read by
+  name). Unsupervised: called as ``fit(Z, None)``.
+- ``apply(X) -> ndarray (n,) int64``: one cell id per row, ``>= 0``, or
+  ``-1`` for a row outside every cell (served by the root calibrator).
+  Inherit :class:`_PartitionerMixin` (listed first among the bases) for
+  ``transform`` (``apply`` as an ``(n, 1)`` column named ``"cell"``),
+  ``get_feature_names_out`` and the transformer tags; the calibrator
+  checks the ids (:func:`~sklearn_betacal._validation.check_cell_ids`).
+- The scikit-learn estimator API: ``BaseEstimator``, parameters stored
+  unchanged in ``__init__``, fitted state in attributes ending in ``_`` as
+  plain arrays, ``parametrize_with_checks`` passing (``tests/_instances.py``).
+
+Supervision: a partitioner that learns from labels says so in its tags
+(``__sklearn_tags__().target_tags.required = True``; for a Pipeline, its
+last step's). It is then fitted as ``fit(Z, y, confidence=h,
+sample_weight=w, points_per_bin=b)``, each keyword passed only if its
+``fit`` has a parameter of that name (:func:`~sklearn_betacal._cells.fit_supervised`;
+``y`` as 0.0/1.0, ``b`` an int the calibrator lends).
+
+Optional pieces, found by name (read by the calibrators in ``_base.py``,
+``_group_binning.py`` and ``_cells.py``, and by ``CrossPartitioner`` of its
+components):
+
+- ``honest_split(n_rows, random_state=None) -> (grow, bin)`` (supervised
+  only): sorted disjoint row positions; the partitioner is fitted on
+  ``grow`` and the calibrator on ``bin``, so the cells are fixed before
+  the rows they bin are looked at (Thm 3.1 conditions on the partition).
+- ``cell_ancestors() -> list of int64 arrays``, one per cell id: the node
+  ids of the cell's ancestors, nearest first, root last. A binning
+  calibrator then serves a cell too small for its own table by its nearest
+  ancestor region that is large enough.
+- ``_partition_view(X) -> 2-D array``: the numbers the partitioner cuts,
+  for a scaler that should read what the cells read
+  (:func:`~sklearn_betacal._cells.partition_view`; default: ``X`` itself).
+- ``_cell_keys = "name_"``: the fitted attribute holding sorted unique cell
+  keys (group values, cluster labels), checked on load by
+  :func:`check_cell_keys`.
+
+A ``FrozenEstimator`` of a fitted partitioner is used as it is, never
+refitted. How a calibrator fits a partitioner and looks cells up is the
+ground-floor module :mod:`sklearn_betacal._cells`, which both sides import.
 """
 
 from numbers import Integral
