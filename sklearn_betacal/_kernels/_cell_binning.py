@@ -891,7 +891,11 @@ def _bins_of(edges, x):
     if K == 0 or x.shape[0] < max(_GRID_MIN_ROWS, 4 * K):
         return np.searchsorted(edges, x, side="right")
     grid = table_grid(edges, np.array([0, K]), np.arange(K + 1, dtype=np.float64))
-    return grid.values.take(grid_positions(grid, x)).astype(np.intp)
+    # the grid's output is the count itself: read it as integers
+    where = np.flatnonzero(~np.isnan(grid.values))
+    count = np.zeros(grid.values.shape[0], dtype=np.intp)
+    count[where] = grid.values[where].astype(np.intp)
+    return count.take(grid_positions(grid, x))
 
 
 def _windows(edges, delta, es=None):
