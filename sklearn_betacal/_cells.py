@@ -62,13 +62,24 @@ def is_supervised(part):
 
 
 def fit_supervised(
-    part, Z, y, *, confidence=None, sample_weight=None, points_per_bin=None
+    part,
+    Z,
+    y,
+    *,
+    confidence=None,
+    sample_weight=None,
+    points_per_bin=None,
+    groups=None,
 ):
     """``part.fit(Z, y, ...)`` with each keyword its ``fit`` (or a Pipeline's
-    last step's) takes: the confidences, the weights, and ``points_per_bin``
-    (only an int; a learned tree sizes its leaves by it)."""
+    last step's) takes: the confidences, the weights, ``points_per_bin``
+    (only an int; a learned tree sizes its leaves by it) and the rows'
+    question ``groups`` (a learned tree keeps them within its folds; a
+    partitioner that splits nothing does not take them)."""
     step, prefix = supervised_step(part)
     kwargs = {}
+    if groups is not None and fit_takes(step, "groups"):
+        kwargs[prefix + "groups"] = groups
     if confidence is not None and fit_takes(step, "confidence"):
         kwargs[prefix + "confidence"] = confidence
     if sample_weight is not None and fit_takes(step, "sample_weight"):
