@@ -86,6 +86,14 @@ def fit_supervised(
         kwargs[prefix + "sample_weight"] = sample_weight
     if isinstance(points_per_bin, Integral) and fit_takes(step, "points_per_bin"):
         kwargs[prefix + "points_per_bin"] = int(points_per_bin)
+    if prefix and kwargs:
+        # the keywords name their step; with metadata routing enabled a
+        # Pipeline refuses "step__param" (unrequested metadata): this fit of
+        # the calibrator's own clone routes them by name, as without routing
+        from sklearn import config_context
+
+        with config_context(enable_metadata_routing=False):
+            return part.fit(Z, y, **kwargs)
     return part.fit(Z, y, **kwargs)
 
 

@@ -420,3 +420,27 @@ def test_feature_scaler_early_stopping_holds_out_whole_questions(monkeypatch):
     d1 = q[sbb.scaling_indices_]
     assert np.union1d(fit_ids, X_val[:, 1]).size == np.unique(d1).size
     assert abs(X_val.shape[0] - 0.1 * d1.size) <= PER_QUESTION
+
+
+def test_pipeline_partitioner_under_metadata_routing():
+    """The text one-liner's shape (a Pipeline partitioner whose last step is
+    the learned tree) under metadata routing: the calibrator passes the
+    confidences, ``b`` and the groups to that step by name (a Pipeline with
+    routing enabled refused them as unrequested metadata)."""
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, q = _log()
+    with sklearn.config_context(enable_metadata_routing=True):
+        part = make_pipeline(StandardScaler(), _tree())
+        est = BetaBinningCalibrator(part, points_per_bin=20, random_state=0)
+        GridSearchCV(
+            est.set_fit_request(groups=True),
+            {"points_per_bin": [20, 40]},
+            cv=GroupKFold(2),
+            error_score="raise",
+        ).fit(X, y, groups=q)
+    sides = _honest_sides()
+    assert len(sides) == 2 * 2 + 1
+    for grown, binned, got_groups in sides:
+        assert got_groups
+        _disjoint(grown, binned)
