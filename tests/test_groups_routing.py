@@ -381,6 +381,8 @@ def test_cli_question_column_keeps_questions_whole(tmp_path, monkeypatch, capsys
         "--tune", "--question-column", "qid", "--output", str(tmp_path / "m.skops"),
     ]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "questions: 100 (--question-column qid)" in out
     assert len(folds) == 5
     for train, test in folds:
         _disjoint(q[train], q[test])
@@ -444,3 +446,18 @@ def test_pipeline_partitioner_under_metadata_routing():
     for grown, binned, got_groups in sides:
         assert got_groups
         _disjoint(grown, binned)
+
+
+class RowSplitTree(CalibrationTreePartitioner):
+    """A partitioner whose ``honest_split`` knows no groups."""
+
+    def honest_split(self, n_rows, random_state=None):
+        return super().honest_split(n_rows, random_state)
+
+
+def test_an_honest_split_without_groups_is_refused_when_groups_are_given():
+    X, y, q = _log(30)
+    bb = BetaBinningCalibrator(RowSplitTree(), points_per_bin=20, random_state=0)
+    bb.fit(X, y)  # without groups as before
+    with pytest.raises(TypeError, match="does not take them"):
+        bb.fit(X, y, groups=q)

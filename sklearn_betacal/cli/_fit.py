@@ -1164,6 +1164,21 @@ def run_fit(args):
         ),
         file=out,
     )
+    if questions is not None:
+        head = (
+            f"questions: {np.unique(questions).shape[0]} (--question-column {question})"
+        )
+        if fit_groups:
+            what = "the fit's internal splits" + (
+                " and --tune's folds" if args.tune else ""
+            )
+            tail = f"{what} keep each question on one side"
+        elif args.tune:
+            tail = f"--tune's folds keep each question on one side ({args.method} "
+            tail += "itself splits no rows)"
+        else:
+            tail = f"{args.method} splits no rows, so they change nothing"
+        print(f"{head}: {tail}", file=out)
     summarize(est, X, args, out)
     model = est
     if fmt != "number":
