@@ -14,6 +14,7 @@
 """
 
 import warnings
+from inspect import signature
 from numbers import Integral
 from typing import NamedTuple
 
@@ -25,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._cells import fit_supervised, is_supervised, supervised_step
 from ._compat import _fit_context, _num_samples
 from ._docstrings import fill_doc
+from ._groups import check_groups
 from ._random import seed_inner
 from ._validation import (
     MAX_COUNT_TOTAL,
@@ -245,7 +247,7 @@ class _BinaryCalibratorMixin:
         return binary_predict(self, self._calibrated(X))
 
 
-def confidence_fit_rows(estimator, X, y, sample_weight):
+def confidence_fit_rows(estimator, X, y, sample_weight, groups=None):
     """``(h, y, sample_weight)`` for the fit of a calibrator of one confidence.
 
     The fit-time input side of UMD binning and scaling-binning (the group
@@ -254,17 +256,21 @@ def confidence_fit_rows(estimator, X, y, sample_weight):
     estimator's ``input`` (``classes_`` set), weights checked as frequency
     weights, and the rows of zero weight dropped, so that a zero weight is
     exactly leaving the row out. ``sample_weight`` stays ``None`` when none
-    was given.
+    was given. Given question ``groups`` (a calibrator that splits its rows),
+    returns ``(h, y, sample_weight, codes)``: the kept rows' question codes
+    (:func:`~sklearn_betacal._groups.check_groups`).
     """
     require_labels(estimator, y)
     h, y = validate_confidence_data(estimator, X, y, reset=True, input=estimator.input)
+    codes = check_groups(groups, h.shape[0], who=type(estimator).__name__)
     sw = None
     if sample_weight is not None:
         sw = check_weights(sample_weight, h.shape[0], max_total=MAX_COUNT_TOTAL)
         keep = sw > 0
         if not keep.all():
             h, y, sw = h[keep], y[keep], sw[keep]
-    return h, y, sw
+            codes = None if codes is None else codes[keep]
+    return (h, y, sw) if groups is None else (h, y, sw, codes)
 
 
 #: Number of bins when neither ``n_bins`` nor ``points_per_bin`` is given.
@@ -424,8 +430,11 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
        row, for the partitioner too);
     3. fit the partitioner (:meth:`_fit_partitioner`, see below) and compute
        every row's cell (:meth:`_cells`);
-    4. call the subclass's ``_fit(fit_rows, h, y, sample_weight, cells)``
-       (above). It returns ``self``.
+    4. call the subclass's ``_fit(fit_rows, h, y, sample_weight, cells,
+       groups=)``: ``sample_weight`` is ``None`` when no weights were given,
+       ``groups`` the kept rows' question codes (``None`` when none were
+       given; a subclass that splits its rows keeps each question on one
+       side, :mod:`~sklearn_betacal._groups`). It returns ``self``.
 
     A subclass has the parameters ``partitioner``, ``confidence_column`` and
     ``random_state`` (and ``input`` if it takes logits), defines ``_fit`` and
@@ -566,12 +575,13 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         return check_confidence(h, input=kind, name=name)
 
     # -------------------------------------------------------------- partition
-    def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None):
+    def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None, groups=None):
         """Fit the partitioner (see the class docstring); set ``partitioner_``.
 
         Returns the rows the calibrator is fitted on: ``None`` for all of
         them, else the ``bin_rows`` of a supervised partitioner's
-        ``honest_split``.
+        ``honest_split`` (``groups``: the rows' question codes, kept whole
+        on one side of it and passed to the partitioner's ``fit``).
         """
         if isinstance(self.partitioner, FrozenEstimator):
             self.partitioner_ = self.partitioner
@@ -591,7 +601,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             # y positionally: FrozenEstimator-like wrappers require it
             self.partitioner_ = part.fit(Z, None)
             return None
-        plan = self._fit_plan(part, h.shape[0], sample_weight)
+        plan = self._fit_plan(part, h.shape[0], sample_weight, groups)
         grow = plan.grow_rows
         # labels as 0.0 / 1.0 (fit passes them as bool)
         self.partitioner_ = fit_supervised(
@@ -600,19 +610,33 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             np.asarray(y[grow], dtype=np.float64),
             confidence=None if h is None else h[grow],
             sample_weight=None if sample_weight is None else sample_weight[grow],
+            groups=None if groups is None else groups[grow],
             **plan.lent,
         )
         return plan.bin_rows
 
-    def _fit_plan(self, part, n_rows, sample_weight):
+    def _fit_plan(self, part, n_rows, sample_weight, groups=None):
         """The :class:`FitPlan` of a supervised partitioner ``part`` on
-        ``n_rows`` kept rows (weights ``sample_weight``, or ``None``)."""
+        ``n_rows`` kept rows (weights ``sample_weight``, or ``None``;
+        question codes ``groups``, or ``None``)."""
         final, _ = supervised_step(part)
         grow, rows = slice(None), None
         if hasattr(final, "honest_split"):
-            grow, rows = final.honest_split(
-                n_rows, random_state=getattr(self, "random_state", None)
-            )
+            seed = getattr(self, "random_state", None)
+            if groups is None:
+                grow, rows = final.honest_split(n_rows, random_state=seed)
+            elif "groups" in signature(final.honest_split).parameters:
+                grow, rows = final.honest_split(
+                    n_rows, random_state=seed, groups=groups
+                )
+            else:
+                raise TypeError(
+                    f"{type(self).__name__} was given question groups, but the "
+                    f"honest_split of its {type(final).__name__} does not take "
+                    "them (honest_split(n_rows, random_state, groups=None)), so "
+                    "a question could straddle the split. Give it a groups "
+                    "parameter, or fit without groups."
+                )
             if len(grow) == 0 or len(rows) == 0:
                 # else the partitioner's validation said "Found array with 0
                 # sample(s)" of rows the user never passed
@@ -664,7 +688,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         # the partitioner (and any inner estimator) is validated when fitted
         prefer_skip_nested_validation=False
     )
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the partitioner, then the calibration within its cells.
 
         Parameters
@@ -677,6 +701,12 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative frequency weights; a zero weight is exactly dropping
             the row (see Notes).
+        groups : array-like of shape (n_samples,), default=None
+            The question of every row (several answers per question): every
+            internal split -- a learned partitioner's honest split and its
+            folds, a scaler's D1/D2 split or ``cv`` folds -- keeps each
+            question on one side. With metadata routing, request it with
+            ``set_fit_request(groups=True)``; see :ref:`groups`.
 
         Returns
         -------
@@ -691,6 +721,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
                 sample_weight, _num_samples(X), max_total=self._weights_max_total
             )
         h, Z, y = self._split_X(X, y, reset=True)
+        groups = check_groups(groups, h.shape[0], who=type(self).__name__)
         # the 0/1 labels kept as bool while the partitioner is fitted (1 byte
         # per row instead of 8 next to the partitioner's own memory)
         positive = y > 0.5
@@ -700,15 +731,17 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             rows = np.flatnonzero(sw > 0)  # check_weights rejects all-zero
             h, Z, sw = h[rows], take_rows(Z, rows), sw[rows]
             positive = positive[rows]
-        bin_rows = self._fit_partitioner(Z, positive, h, sw)
+            groups = None if groups is None else groups[rows]
+        bin_rows = self._fit_partitioner(Z, positive, h, sw, groups)
         if bin_rows is not None:
             h, Z, positive = h[bin_rows], take_rows(Z, bin_rows), positive[bin_rows]
             sw = None if sw is None else sw[bin_rows]
+            groups = None if groups is None else groups[bin_rows]
             rows = bin_rows if rows is None else rows[bin_rows]
         y = positive.astype(np.float64)
         del positive
         cells = self._fit_cells(Z)
-        return self._fit(FitRows(X, rows, Z), h, y, sw, cells)
+        return self._fit(FitRows(X, rows, Z), h, y, sw, cells, groups=groups)
 
     def _fit_cells(self, Z):
         """Cell ids of the fit rows: ``_cells``, which a subclass may compact."""

@@ -278,8 +278,9 @@ class BetaBinningCalibrator(_GroupBinningBase):
         total = float(n_rows) if sample_weight is None else sample_weight.sum()
         return self._resolve_points_per_bin(float(total))
 
-    def _fit(self, fit_rows, h, y, sample_weight, cells):
-        """Alg. 1 on the rows the template ``fit`` kept (see ``_base``)."""
+    def _fit(self, fit_rows, h, y, sample_weight, cells, groups=None):
+        """Alg. 1 on the rows the template ``fit`` kept (see ``_base``); no
+        split of its own (``groups`` served the partitioner's)."""
         total = float(h.shape[0]) if sample_weight is None else sample_weight.sum()
         self.points_per_bin_ = self._resolve_points_per_bin(float(total))
         rng = check_random_state(self.random_state)

@@ -70,6 +70,19 @@ def _native_multiclass(calibrator):
     return get_tags(calibrator).classifier_tags.multi_class
 
 
+def _check_group_splits(splits, groups, cv):
+    """A clear error when ``cv`` put rows of one group on both sides."""
+    for train, test in splits:
+        shared = np.intersect1d(groups[train], groups[test])
+        if shared.size:
+            raise ValueError(
+                f"CalibratedClassifier: the cv {type(cv).__name__} put rows of "
+                f"the group {shared[0]!r} on both sides of a fold although "
+                "groups were given; use a group splitter (GroupKFold, "
+                "StratifiedGroupKFold) or an int cv (then grouped folds)."
+            )
+
+
 def _softmax(Z):
     Z = Z - Z.max(axis=1, keepdims=True)
     E = np.exp(Z)
@@ -239,7 +252,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``decision_function`` (or the logit of ``predict_proba``).
     cv : int, cross-validation generator or iterable, default=None
         Folds for an unfitted ``estimator``, as in
-        ``CalibratedClassifierCV``: ``None`` means 5-fold stratified. Not
+        ``CalibratedClassifierCV``: ``None`` means 5-fold stratified
+        (``StratifiedGroupKFold`` when ``fit`` is given ``groups``). Not
         used with a ``FrozenEstimator``.
     multiclass : {"auto", "top-label", "top-label-by-class", "one-vs-rest", \
 "native"}, default="auto"
@@ -590,7 +604,7 @@ default=None
         # the estimator and the calibrator are validated by their own fit
         prefer_skip_nested_validation=False
     )
-    def fit(self, X, y, sample_weight=None, **fit_params):
+    def fit(self, X, y, sample_weight=None, groups=None, **fit_params):
         """Fit (or reuse) the classifier and fit the calibrator on its outputs.
 
         Parameters
@@ -602,6 +616,15 @@ default=None
         sample_weight : array-like of shape (n_samples,), default=None
             Weights for the classifier (when its ``fit`` accepts them) and
             the calibrator.
+        groups : array-like of shape (n_samples,), default=None
+            The question (or other group) of every row: the cross-fitting
+            folds keep each group in one fold (an int or ``None`` ``cv``
+            becomes ``StratifiedGroupKFold``; a splitter that puts a group
+            on both sides is an error), and a calibrator whose ``fit`` takes
+            ``groups`` gets its rows' groups for its own splits. With
+            metadata routing they go where requested (a group splitter asks
+            for them; ``calibrator.set_fit_request(groups=True)``). See
+            :ref:`groups`.
         **fit_params : dict
             Passed to the classifier's ``fit`` (routed, when metadata routing
             is enabled).
@@ -641,7 +664,7 @@ default=None
 
         if _routing_enabled():
             routed = process_routing(
-                self, "fit", sample_weight=sample_weight, **fit_params
+                self, "fit", sample_weight=sample_weight, groups=groups, **fit_params
             )
             est_params = routed.estimator.fit
             cal_params = routed.calibrator.fit
@@ -650,6 +673,10 @@ default=None
             est_params = dict(fit_params)
             cal_params = {}
             split_params = {}
+            if groups is not None:
+                split_params = {} if frozen else {"groups": groups}
+                if fit_takes(self._get_calibrator(), "groups"):
+                    cal_params["groups"] = groups
             if sample_weight is not None:
                 cal_params["sample_weight"] = sample_weight
                 if fit_takes(self.estimator, "sample_weight"):
@@ -679,7 +706,7 @@ default=None
                 self._fit_pair(self.estimator, X, y_idx, params)
             ]
         else:
-            self._cross_fit(X, y, y_idx, est_params, cal_params, split_params)
+            self._cross_fit(X, y, y_idx, est_params, cal_params, split_params, groups)
 
         first = self.calibrated_classifiers_[0]["estimator"]
         if hasattr(first, "n_features_in_"):
@@ -688,7 +715,7 @@ default=None
             self.feature_names_in_ = first.feature_names_in_
         return self
 
-    def _cross_fit(self, X, y, y_idx, est_params, cal_params, split_params):
+    def _cross_fit(self, X, y, y_idx, est_params, cal_params, split_params, groups):
         if isinstance(self.cv, Integral):
             n_folds = self.cv
         elif hasattr(self.cv, "n_splits"):
@@ -705,8 +732,25 @@ default=None
                 "LeaveOneOut cross-validation does not allow all classes to be "
                 "present in test splits; use a stratified cv."
             )
-        cv = check_cv(self.cv, y, classifier=True)
+        if groups is not None and (self.cv is None or isinstance(self.cv, Integral)):
+            # folds of whole groups, stratified as the default folds are
+            from sklearn.model_selection import StratifiedGroupKFold
+
+            groups = column_or_1d(groups)
+            if np.unique(groups).shape[0] < (n_folds or 5):
+                raise ValueError(
+                    f"CalibratedClassifier: {n_folds or 5}-fold cross-fitting "
+                    "by group needs at least that many groups; got "
+                    f"{np.unique(groups).shape[0]}. Pass more groups or a "
+                    "smaller cv."
+                )
+            cv = StratifiedGroupKFold(n_folds or 5)
+            split_params = {**split_params, "groups": groups}
+        else:
+            cv = check_cv(self.cv, y, classifier=True)
         splits = list(cv.split(X, y, **split_params))
+        if groups is not None:
+            _check_group_splits(splits, column_or_1d(groups), cv)
         ensemble = self.ensemble if self.ensemble != "auto" else True
 
         def fit_clf(rows):
@@ -838,7 +882,9 @@ default=None
         -------
         routing : MetadataRouter
             ``sample_weight`` and ``**fit_params`` go to ``estimator.fit`` and
-            ``calibrator.fit`` where requested; ``groups`` to ``cv.split``.
+            ``calibrator.fit`` where requested; ``groups`` to ``cv.split``
+            (an int ``cv`` takes them: its folds are then grouped) and to
+            ``calibrator.fit`` where requested.
         """
         router = (
             MetadataRouter(owner=self)
@@ -852,8 +898,14 @@ default=None
             )
         )
         if not isinstance(self.estimator, FrozenEstimator):
+            splitter = self.cv
+            if splitter is None or isinstance(splitter, Integral):
+                # an int cv takes groups: its folds are then grouped (fit)
+                from sklearn.model_selection import StratifiedGroupKFold
+
+                splitter = StratifiedGroupKFold(5 if splitter is None else splitter)
             router.add(
-                splitter=check_cv(self.cv, classifier=True),
+                splitter=check_cv(splitter, classifier=True),
                 method_mapping=MethodMapping().add(caller="fit", callee="split"),
             )
         return router

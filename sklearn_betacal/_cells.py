@@ -62,19 +62,38 @@ def is_supervised(part):
 
 
 def fit_supervised(
-    part, Z, y, *, confidence=None, sample_weight=None, points_per_bin=None
+    part,
+    Z,
+    y,
+    *,
+    confidence=None,
+    sample_weight=None,
+    points_per_bin=None,
+    groups=None,
 ):
     """``part.fit(Z, y, ...)`` with each keyword its ``fit`` (or a Pipeline's
-    last step's) takes: the confidences, the weights, and ``points_per_bin``
-    (only an int; a learned tree sizes its leaves by it)."""
+    last step's) takes: the confidences, the weights, ``points_per_bin``
+    (only an int; a learned tree sizes its leaves by it) and the rows'
+    question ``groups`` (a learned tree keeps them within its folds; a
+    partitioner that splits nothing does not take them)."""
     step, prefix = supervised_step(part)
     kwargs = {}
+    if groups is not None and fit_takes(step, "groups"):
+        kwargs[prefix + "groups"] = groups
     if confidence is not None and fit_takes(step, "confidence"):
         kwargs[prefix + "confidence"] = confidence
     if sample_weight is not None and fit_takes(step, "sample_weight"):
         kwargs[prefix + "sample_weight"] = sample_weight
     if isinstance(points_per_bin, Integral) and fit_takes(step, "points_per_bin"):
         kwargs[prefix + "points_per_bin"] = int(points_per_bin)
+    if prefix and kwargs:
+        # the keywords name their step; with metadata routing enabled a
+        # Pipeline refuses "step__param" (unrequested metadata): this fit of
+        # the calibrator's own clone routes them by name, as without routing
+        from sklearn import config_context
+
+        with config_context(enable_metadata_routing=False):
+            return part.fit(Z, y, **kwargs)
     return part.fit(Z, y, **kwargs)
 
 

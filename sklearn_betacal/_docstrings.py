@@ -46,6 +46,12 @@ y : array-like of shape (n_samples,)
     confidence is the probability of ``pos_label``.
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights (see Notes).""",
+    # the question groups of a calibrator that splits its rows
+    "groups_fit_parameter": """groups : array-like of shape (n_samples,), default=None
+    The question of every row (several answers per question): the
+    internal split keeps each question on one side. With metadata
+    routing, request it with ``set_fit_request(groups=True)``; see
+    :ref:`groups`.""",
     # the Notes of the metrics that bin by equal width
     "equal_width_values": """\
 Equal-width bins hold the value passed, not the decimal it was typed

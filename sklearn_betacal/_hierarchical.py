@@ -278,11 +278,11 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             return to_logit(h, self.logit_eps_)
         return h
 
-    def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None):
+    def _fit_partitioner(self, Z, y=None, h=None, sample_weight=None, groups=None):
         if isinstance(self.partitioner, str):  # "precomputed": Z holds the ids
             self.partitioner_ = self.partitioner
             return None
-        return super()._fit_partitioner(Z, y, h, sample_weight)
+        return super()._fit_partitioner(Z, y, h, sample_weight, groups)
 
     def _cells(self, Z):
         if isinstance(self.partitioner_, str):  # "precomputed": Z holds the ids
@@ -296,9 +296,10 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
             return check_cell_ids(ids, Z.shape[0], who="precomputed cell ids")
         return super()._cells(Z)
 
-    def _fit(self, fit_rows, h, y, sample_weight, ids):
+    def _fit(self, fit_rows, h, y, sample_weight, ids, groups=None):
         """Eq. (5) on the rows the template ``fit`` kept: fixed effects,
-        random-effect SDs and conditional modes."""
+        random-effect SDs and conditional modes (no split of its own:
+        ``groups`` served the partitioner's)."""
         if sample_weight is not None and self.solver != "laplace":
             raise ValueError(
                 f"solver={self.solver!r} (statsmodels BinomialBayesMixedGLM) "

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import PREDICT_BLOCK_ROWS
-from ._cells import partition_view, pipeline_head
+from ._cells import fit_takes, partition_view, pipeline_head
 from ._compat import (
     HasMethods,
     Interval,
@@ -35,6 +35,7 @@ from ._compat import (
 from ._defaults import hierarchical_scaler, platt_scaler
 from ._docstrings import fill_doc
 from ._group_binning import _GroupBinningBase, fallback_message
+from ._groups import group_folds, group_split, n_groups
 from ._kernels._boosting import forest_raw, prepare_forest
 from ._kernels._calibration import quantile_bin_index, quantile_edges
 from ._kernels._scaling import data_logit_eps, to_logit
@@ -98,6 +99,9 @@ BOOSTING = {
 #: hold a handful of rows), a few rounds instead.
 BOOSTING_MIN_CLASS = 20
 BOOSTING_FEW_ROUNDS = 10
+#: With question groups, fewer questions than this in D1: no early-stopping
+#: split either (a tenth of them would be less than one question).
+BOOSTING_MIN_GROUPS = 10
 #: What the boosting reads, recorded in its state (``scaler_["view"]``):
 #: the features the fitted partitioner cuts (:func:`partition_view`: a
 #: Pipeline's embedding, a group's cell id), or -- model files written
@@ -159,10 +163,13 @@ def _tree_arrays(nodes):
     }
 
 
-def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
+def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who, groups=None):
     """The boosting of ``scaler="features"`` on the base probabilities ``q``.
 
     Fitted on D1 (``q``: the hierarchical scaler's fitted values there).
+    ``groups``: D1's question codes; early stopping then holds out whole
+    questions (about ``validation_fraction`` of the rows, drawn from the
+    boosting's seed) instead of scikit-learn's row split.
     Returns its fitted state, a dict of plain arrays and numbers:
     ``logit_eps`` (the data-aware clip of ``logit(q)``), ``baseline`` (the
     initial raw score), ``trees`` (a list of node-array dicts, see
@@ -194,7 +201,32 @@ def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
     model = HistGradientBoostingClassifier(
         monotonic_cst=[1] + [0] * (F.shape[1] - 1), random_state=seed, **params
     )
-    model.fit(F, y.astype(np.int64), sample_weight=sample_weight)
+    target = y.astype(np.int64)
+    if groups is not None and params["early_stopping"]:
+        # the early-stopping split by question (scikit-learn's is by row)
+        if n_groups(groups) < BOOSTING_MIN_GROUPS:
+            model.set_params(early_stopping=False, max_iter=BOOSTING_FEW_ROUNDS)
+            model.fit(F, target, sample_weight=sample_weight)
+        else:
+            val, fit = group_split(
+                groups,
+                params["validation_fraction"],
+                np.random.RandomState(seed),
+                who=who,
+            )
+            w_fit = w_val = None
+            if sample_weight is not None:
+                w_fit, w_val = sample_weight[fit], sample_weight[val]
+            model.fit(
+                F[fit],
+                target[fit],
+                sample_weight=w_fit,
+                X_val=F[val],
+                y_val=target[val],
+                sample_weight_val=w_val,
+            )
+    else:
+        model.fit(F, target, sample_weight=sample_weight)
     trees = [_tree_arrays(tree.nodes) for (tree,) in model._predictors]
     if not any(np.any(t["feature"] == 0) for t in trees):
         # No tree splits on logit(q): the boosting's output ignores the
@@ -402,7 +434,8 @@ default="hierarchical"
     cv : int >= 2 or None, default=None
         ``None``: one split into D1 and D2 (``scaler_fraction``), Alg. 3 as
         written. An int ``k``: cross-fitting. The rows are drawn into ``k``
-        folds (one permutation from ``random_state``); for each fold Alg. 3
+        folds (one permutation from ``random_state``; whole questions when
+        ``fit`` is given ``groups``, see :ref:`groups`); for each fold Alg. 3
         runs with D1 = the other ``k - 1`` folds and D2 = the fold (a
         calibrator in ``estimators_``), so every row is binned once, by a
         scaler that did not see it, and each scaler sees ``(k - 1) / k`` of
@@ -584,8 +617,10 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         nu = 0.0 if self.nu == "auto" else float(self.nu)
         return self._resolve_points_per_bin(float(d2), nu=nu)
 
-    def _fit_scaler(self, fit_rows, h, Z, y, sw, cells, d1, d2):
-        """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
+    def _fit_scaler(self, fit_rows, h, Z, y, sw, cells, d1, d2, groups=None):
+        """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2
+        (``groups``: the rows' question codes, for the boosting's early
+        stopping and a scaler estimator whose ``fit`` takes them)."""
         w1 = None if sw is None else sw[d1]
         features = self.scaler == "features"
         if features or self.scaler == "hierarchical":
@@ -604,10 +639,14 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             X1, X2 = fit_rows.take(d1), fit_rows.take(d2)
         seed_inner(scaler, self.random_state, name="scaler")
         y1 = y[d1]
+        g1 = None if groups is None else groups[d1]
+        extra = {}
+        if g1 is not None and not features and fit_takes(scaler, "groups"):
+            extra["groups"] = g1  # an estimator scaler that splits its rows
         if w1 is None:
-            scaler.fit(X1, y1)
+            scaler.fit(X1, y1, **extra)
         else:
-            scaler.fit(X1, y1, sample_weight=w1)
+            scaler.fit(X1, y1, sample_weight=w1, **extra)
         t2 = _positive_proba(scaler, X2)
         if not np.all(np.isfinite(t2)) or np.any((t2 < 0) | (t2 > 1)):
             raise ValueError(
@@ -620,17 +659,41 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         # the boosting on [logit q, features], q: Eq. 5's fitted values
         who = type(self).__name__
         q1 = _positive_proba(scaler, X1)
-        state = fit_boosted_scaler(q1, take_rows(Z, d1), y1, w1, self._scaler_seed, who)
+        state = fit_boosted_scaler(
+            q1, take_rows(Z, d1), y1, w1, self._scaler_seed, who, groups=g1
+        )
         self.scaler_ = {"hierarchical": scaler, **state}
         return boosted_proba(self.scaler_, t2, take_rows(Z, d2), who)
 
-    def _fit(self, fit_rows, h, y, sample_weight, cells):
+    def _fit(self, fit_rows, h, y, sample_weight, cells, groups=None):
         """Alg. 3 on the rows the template ``fit`` kept: split, fit the
         scaler on D1, beta-bin D2 on the scaler's proxies; with ``cv``, once
-        per fold (:meth:`_fit_folds`)."""
+        per fold (:meth:`_fit_folds`). ``groups``: the rows' question codes,
+        each question whole in D1 or D2 (in one fold)."""
         n = h.shape[0]
         if self.cv is not None:
-            return self._fit_folds(fit_rows, h, y, sample_weight, cells)
+            return self._fit_folds(fit_rows, h, y, sample_weight, cells, groups)
+        if groups is not None:
+            rng = check_random_state(self.random_state)
+            d1, d2 = group_split(
+                groups,
+                self.scaler_fraction,
+                rng,
+                who=type(self).__name__,
+                what="the D1/D2 split (scaler on some questions, binning on "
+                "the others)",
+                fix="Give rows of more questions.",
+            )
+            if d2.shape[0] < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs at least two rows in D2; the "
+                    f"split of {n} calibration rows by question left "
+                    f"{d2.shape[0]}. Pass more rows or change scaler_fraction."
+                )
+            vars(self).pop("estimators_", None)  # of an earlier fit with cv
+            return self._fit_split(
+                fit_rows, h, y, sample_weight, cells, d1, d2, rng, groups=groups
+            )
         n1 = int(round(self.scaler_fraction * n))
         if n1 < 1 or n - n1 < 2:
             raise ValueError(
@@ -645,10 +708,11 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         d1, d2 = np.sort(perm[:n1]), np.sort(perm[n1:])
         return self._fit_split(fit_rows, h, y, sample_weight, cells, d1, d2, rng)
 
-    def _fit_folds(self, fit_rows, h, y, sample_weight, cells):
+    def _fit_folds(self, fit_rows, h, y, sample_weight, cells, groups=None):
         """``cv=k``: one Alg. 3 per fold, its scaler on the other ``k - 1``
         folds and its binning on the fold (``estimators_``); every row is
-        binned exactly once, by a scaler that did not see it."""
+        binned exactly once, by a scaler that did not see it. ``groups``:
+        folds of whole questions (:func:`~sklearn_betacal._groups.group_folds`)."""
         n, k = h.shape[0], int(self.cv)
         if n < 2 * k:
             raise ValueError(
@@ -656,7 +720,23 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
                 f"fold; got {n} calibration rows. Pass more rows or a smaller cv."
             )
         rng = check_random_state(self.random_state)
-        folds = np.array_split(rng.permutation(n), k)
+        if groups is None:
+            folds = np.array_split(rng.permutation(n), k)
+        else:
+            folds = group_folds(
+                groups,
+                k,
+                rng,
+                who=type(self).__name__,
+                what=f"cv={k} (every question in one fold)",
+                fix="Give rows of more questions, or a smaller cv.",
+            )
+            if min(len(f) for f in folds) < 2:
+                raise ValueError(
+                    f"{type(self).__name__}(cv={k}) needs at least two rows per "
+                    "fold; a fold of whole questions holds fewer. Pass more "
+                    "rows or a smaller cv."
+                )
         # the template fit's state: every fold shares the partitioner
         shared = {key: v for key, v in vars(self).items() if key in _TEMPLATE_STATE}
         members, small = [], []
@@ -671,7 +751,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             d2 = np.sort(folds[j])
             members.append(
                 member._fit_split(
-                    fit_rows, h, y, sample_weight, cells, d1, d2, rng, view
+                    fit_rows, h, y, sample_weight, cells, d1, d2, rng, view, groups
                 )
             )
             del member._fallback_counts
@@ -694,7 +774,9 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         partition features (:func:`partition_view` of the fitted partitioner)."""
         return partition_view(self.partitioner_, fit_rows.Z)
 
-    def _fit_split(self, fit_rows, h, y, sample_weight, cells, d1, d2, rng, view=None):
+    def _fit_split(
+        self, fit_rows, h, y, sample_weight, cells, d1, d2, rng, view=None, groups=None
+    ):
         """Alg. 3 on the split ``d1`` (scaler) / ``d2`` (binning); ``rng``
         has drawn the split and draws the rest (boosting seed, nudges);
         ``view``: the boosting's features (``scaler="features"``), computed
@@ -708,7 +790,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             self._scaler_seed = rng.randint(np.iinfo(np.int32).max)
         if features and view is None:
             view = self._fit_view(fit_rows)
-        t2 = self._fit_scaler(fit_rows, h, view, y, sw, cells, d1, d2)
+        t2 = self._fit_scaler(fit_rows, h, view, y, sw, cells, d1, d2, groups)
         # the binned score: the confidence (Alg. 3), or the feature-aware
         # scaler's own output, whose resolution the binning then keeps
         s2 = t2 if features else h[d2]

@@ -26,6 +26,7 @@ from ._cells import fit_takes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
 from ._defaults import platt_scaler
 from ._docstrings import fill_doc
+from ._groups import group_split
 from ._kernels._cell_binning import tie_break, umd_fit_segments, umd_predict_table
 from ._random import seed_inner
 from ._validation import (
@@ -51,7 +52,8 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
     """Scaling-binning calibrator of Kumar et al. (2019), baseline S-B.
 
     The calibration rows are split at random into ``D1`` (a fraction
-    ``scaler_fraction``) and ``D2``. A scaler ``g`` (Platt scaling by
+    ``scaler_fraction``) and ``D2`` (whole questions on each side when
+    ``fit`` is given ``groups``). A scaler ``g`` (Platt scaling by
     default) is fitted on ``D1``; the scaled values ``g(x)`` of ``D2`` are
     cut into ``B`` uniform-mass bins, and a new confidence gets the mean of
     ``g(x)`` over ``D2``'s points in its bin -- the mean of the *scaled
@@ -201,19 +203,22 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         # the scaler is validated by its own fit
         prefer_skip_nested_validation=False
     )
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, groups=None):
         """Fit the scaler on ``D1`` and the bins on ``D2``.
 
         Parameters
         ----------
         %(confidence_fit_parameters)s
+        %(groups_fit_parameter)s
 
         Returns
         -------
         self : ScalingBinningCalibrator
         """
         who = type(self).__name__
-        h, y, sw = confidence_fit_rows(self, X, y, sample_weight)
+        rows = confidence_fit_rows(self, X, y, sample_weight, groups)
+        h, y, sw = rows[:3]
+        codes = rows[3] if groups is not None else None
         rng = check_random_state(self.random_state)
 
         if self.scaler is None:
@@ -231,9 +236,20 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
                     f"{who} needs at least 2 calibration rows (one to fit the "
                     f"scaler, one to bin); got {n}."
                 )
-            n1 = min(max(int(round(self.scaler_fraction * n)), 1), n - 1)
-            perm = rng.permutation(n)
-            part1, part2 = np.sort(perm[:n1]), np.sort(perm[n1:])
+            if codes is None:
+                n1 = min(max(int(round(self.scaler_fraction * n)), 1), n - 1)
+                perm = rng.permutation(n)
+                part1, part2 = np.sort(perm[:n1]), np.sort(perm[n1:])
+            else:  # whole questions on each side
+                part1, part2 = group_split(
+                    codes,
+                    self.scaler_fraction,
+                    rng,
+                    who=who,
+                    what="the D1/D2 split (scaler on some questions, bins on "
+                    "the others)",
+                    fix="Give rows of more questions.",
+                )
             fit_params = {}
             if sw is not None:
                 if not fit_takes(scaler, "sample_weight"):

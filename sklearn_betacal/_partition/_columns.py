@@ -558,7 +558,14 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(
-        self, X, y=None, *, confidence=None, sample_weight=None, points_per_bin=None
+        self,
+        X,
+        y=None,
+        *,
+        confidence=None,
+        sample_weight=None,
+        points_per_bin=None,
+        groups=None,
     ):
         """Fit every component on its columns and record the combinations.
 
@@ -570,9 +577,10 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
             (e.g. a :class:`CalibrationTreePartitioner`, alone or as the last
             step of a Pipeline); the others are fitted on their columns
             alone.
-        confidence, sample_weight, points_per_bin : default=None
-            The confidences, weights and points per bin a calibrator passes;
-            each goes to the supervised components whose ``fit`` takes it.
+        confidence, sample_weight, points_per_bin, groups : default=None
+            The confidences, weights, points per bin and question groups a
+            calibrator passes; each goes to the supervised components whose
+            ``fit`` takes it.
             The unsupervised components are fitted unweighted, as they are
             when used alone.
 
@@ -600,6 +608,7 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
                     confidence=confidence,
                     sample_weight=sample_weight,
                     points_per_bin=points_per_bin,
+                    groups=groups,
                 )
             else:  # y positionally: FrozenEstimator.fit requires it
                 est.fit(sel, None)

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._groups import check_groups, group_split
 from .._kernels._kdtree import prepare_node_walk, principal_axes, route_kdtree
 from .._kernels._scaling import (
     data_logit_eps,
@@ -161,14 +162,16 @@ DIRECTION_CS = np.logspace(-3, 2, 6)
 DIRECTION_FOLDS = 5
 
 
-def _cross_validated_coefs(F, y, w, random_state, *, logistic):
+def _cross_validated_coefs(F, y, w, random_state, *, logistic, groups=None):
     """Full-data and out-of-fold coefficients of a ridge fit of ``y`` on ``F``.
 
     The penalty is the ``DIRECTION_CS`` value with the least weighted
     held-out loss over ``DIRECTION_FOLDS`` folds (log loss of an L2
     :class:`~sklearn.linear_model.LogisticRegression` on stratified folds,
     or squared error of :class:`~sklearn.linear_model.Ridge`), shuffled with
-    ``random_state``. Returns ``(coef, folds, fold_coefs)``: the coefficients
+    ``random_state``; with question ``groups``, grouped folds (scikit-learn's
+    ``StratifiedGroupKFold`` / ``GroupKFold``): no question in two folds.
+    Returns ``(coef, folds, fold_coefs)``: the coefficients
     refitted on all rows, and per fold its held-out rows with the
     coefficients fitted without them at that penalty (already fitted by the
     cross-validation: no extra fit). A plain loop over scikit-learn's stable
@@ -176,11 +179,20 @@ def _cross_validated_coefs(F, y, w, random_state, *, logistic):
     """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression, Ridge
-    from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.model_selection import (
+        GroupKFold,
+        KFold,
+        StratifiedGroupKFold,
+        StratifiedKFold,
+    )
 
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
-    kind = StratifiedKFold if logistic else KFold
-    folds = list(kind(DIRECTION_FOLDS, shuffle=True, random_state=seed).split(F, y))
+    if groups is None:
+        kind = StratifiedKFold if logistic else KFold
+    else:
+        kind = StratifiedGroupKFold if logistic else GroupKFold
+    splitter = kind(DIRECTION_FOLDS, shuffle=True, random_state=seed)
+    folds = list(splitter.split(F, y, groups))
 
     def model(C):
         if logistic:
@@ -227,7 +239,7 @@ def _unit_directions(coef, scale, n_dir, d):
     return dirs
 
 
-def recalibration_directions(X, y, w, h, random_state):
+def recalibration_directions(X, y, w, h, random_state, groups=None):
     """Unit directions of ``X`` along which the recalibration changes.
 
     With confidences ``h``: a ridge logistic regression of ``y`` on ``[s, X,
@@ -249,7 +261,9 @@ def recalibration_directions(X, y, w, h, random_state):
     *without* its fold (cross-fitting), so that no row's position along a
     direction depends on its own label and the tree's significance stop
     keeps the null distribution of a fixed split; a zero-weight row uses the
-    full-data directions.
+    full-data directions. ``groups``: the rows' question ids (codes), kept
+    whole within the folds; fewer than ``DIRECTION_FOLDS`` questions give no
+    direction, as too few rows do.
     """
     n, d = X.shape
     n_dir = 1 if h is None else 2
@@ -260,6 +274,9 @@ def recalibration_directions(X, y, w, h, random_state):
     none = np.zeros((n_dir, d)), np.zeros((n, n_dir))
     keep = np.flatnonzero(w > 0)
     Xk, yk, wk = Xc[keep], y[keep], w[keep]
+    gk = None if groups is None else groups[keep]
+    if gk is not None and np.unique(gk).shape[0] < DIRECTION_FOLDS:
+        return none
     scale = column_spread(Xk, wk)
     Xs = Xk / scale
     if h is None:
@@ -270,6 +287,12 @@ def recalibration_directions(X, y, w, h, random_state):
         target = yk.astype(np.int64)
         if np.bincount(target, minlength=2).min() < DIRECTION_FOLDS:
             return none
+        if (
+            gk is not None
+            and min(np.unique(gk[target == c]).shape[0] for c in (0, 1))
+            < DIRECTION_FOLDS
+        ):
+            return none  # a class in too few questions for the grouped folds
         s = to_logit(h[keep], data_logit_eps(h[keep], wk))
         s = s - np.average(s, weights=wk)
         spread = np.sqrt(np.average(s**2, weights=wk))
@@ -277,7 +300,7 @@ def recalibration_directions(X, y, w, h, random_state):
         F, logistic = np.column_stack([s, Xs, s[:, None] * Xs]), True
     skip = 1 if logistic else 0  # the coefficient of s itself
     coef, helds, fold_coefs = _cross_validated_coefs(
-        F, target, wk, random_state, logistic=logistic
+        F, target, wk, random_state, logistic=logistic, groups=gk
     )
     dirs = _unit_directions(coef[skip:], scale, n_dir, d)
     top = np.argmax(np.abs(dirs), axis=1)
@@ -326,9 +349,11 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     Honesty. Thm 3.1 holds for a partition fixed before the labels it bins are
     seen. A calibrator given this partitioner *unfitted* therefore splits its
     calibration rows with :meth:`honest_split`: the tree is grown on a
-    ``honest_fraction`` of them and the calibrator bins only the others. Fitted
-    on a separate split and passed as ``FrozenEstimator(partitioner)``, it is
-    used as is, like the paper's kd-tree on its own 20%.
+    ``honest_fraction`` of them and the calibrator bins only the others (with
+    the calibrator's ``fit(X, y, groups=question_id)``, whole questions on
+    each side, and whole questions in the tree's folds; see :ref:`groups`).
+    Fitted on a separate split and passed as ``FrozenEstimator(partitioner)``,
+    it is used as is, like the paper's kd-tree on its own 20%.
 
     Read more in the :ref:`User Guide <partitioners>`.
 
@@ -594,7 +619,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         self.strategy = strategy
         self.random_state = random_state
 
-    def honest_split(self, n_rows, random_state=None):
+    def honest_split(self, n_rows, random_state=None, groups=None):
         """Split ``n_rows`` calibration rows into rows that grow the tree and
         rows that the calibrator bins (see Honesty).
 
@@ -603,23 +628,47 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         n_rows : int
         random_state : int, RandomState instance or None, default=None
             The calibrator's; ``None`` uses this partitioner's.
+        groups : array-like of shape (n_rows,), default=None
+            The rows' question ids: every question goes whole to one side
+            (the questions drawn in one random order, cut where ``grow``
+            reaches about ``honest_fraction`` of the rows).
 
         Returns
         -------
         grow, estimate : ndarray of int64
             Sorted disjoint row positions; ``grow`` holds
-            ``round(honest_fraction * n_rows)`` of them.
+            ``round(honest_fraction * n_rows)`` of them (without ``groups``;
+            with them, the nearest count a cut between questions gives).
         """
         rng = check_random_state(
             self.random_state if random_state is None else random_state
         )
+        if groups is not None:
+            codes = check_groups(groups, n_rows, who=type(self).__name__)
+            return group_split(
+                codes,
+                self.honest_fraction,
+                rng,
+                who=type(self).__name__,
+                what="the honest split (grow the tree on some questions, bin "
+                "the others)",
+                fix="Give rows of more questions, or pass a partitioner fitted "
+                "on other rows as FrozenEstimator(partitioner).",
+            )
         perm = rng.permutation(n_rows)
         cut = int(round(self.honest_fraction * n_rows))
         return np.sort(perm[:cut]), np.sort(perm[cut:])
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(
-        self, X, y=None, *, confidence=None, sample_weight=None, points_per_bin=None
+        self,
+        X,
+        y=None,
+        *,
+        confidence=None,
+        sample_weight=None,
+        points_per_bin=None,
+        groups=None,
     ):
         """Grow the tree on the partition features ``X``.
 
@@ -638,6 +687,11 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         points_per_bin : int, default=None
             The calibrator's ``b``; ``min_samples_leaf="auto"`` becomes
             ``2 * b``.
+        groups : array-like of shape (n_samples,), default=None
+            The rows' question ids (several answers per question): the
+            folds of the learned directions keep every question in one fold
+            (scikit-learn's ``StratifiedGroupKFold``). Calibrators pass
+            theirs (``fit(X, y, groups=g)``).
 
         Returns
         -------
@@ -654,6 +708,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             y = check_binary_labels(y, name="y")
         y = np.asarray(y, dtype=np.float64)
         w = check_weights(sample_weight, X.shape[0])
+        groups = check_groups(groups, X.shape[0], who=type(self).__name__)
         if self.min_samples_leaf == "auto":
             leaf = 2 * int(points_per_bin) if points_per_bin else DEFAULT_MIN_LEAF
         else:
@@ -680,7 +735,15 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         total = float(np.sum(w))
         if self.strategy == "merge":
             return self._fit_merge(
-                X, target, w, leaf, total, y, None if confidence is None else h, info
+                X,
+                target,
+                w,
+                leaf,
+                total,
+                y,
+                None if confidence is None else h,
+                info,
+                groups=groups,
             )
         self.centers_ = self.fine_cell_ = self.cell_parent_ = None
         self.split_pvalue_ = None
@@ -688,7 +751,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         parts, cross_fitted = [], None
         if self.directions is not None:  # "auto" is "recalibration" here
             dirs, cross_fitted = recalibration_directions(
-                X, y, w, None if confidence is None else h, self.random_state
+                X, y, w, None if confidence is None else h, self.random_state, groups
             )
             parts.append(dirs)
             self.n_directions_ = dirs.shape[0]
@@ -761,7 +824,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             _check_fitted_state(state)
         super().__setstate__(state)
 
-    def _fit_merge(self, X, target, w, leaf, total, y, h, info=None):
+    def _fit_merge(self, X, target, w, leaf, total, y, h, info=None, groups=None):
         """``strategy="merge"``: fine k-means cells merged by their
         recalibration (``_merge``); sets the fitted state."""
         from scipy.stats import chi2
@@ -785,7 +848,9 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
             # the learned recalibration directions as extra coordinates, on
             # one scale with the features: together as much spread as all d
             # features (cross-fitted positions, as the tree is grown on)
-            dirs, cross = recalibration_directions(X, y, w, h, self.random_state)
+            dirs, cross = recalibration_directions(
+                X, y, w, h, self.random_state, groups
+            )
             dspread = column_spread(cross[keep], w[keep]) / np.sqrt(
                 DIRECTION_SHARE * d / dirs.shape[0]
             )

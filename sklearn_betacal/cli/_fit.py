@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._cells import fit_takes
 from .._io import TableReadError, read_table
 from ._common import (
     EXIT_OK,
@@ -302,18 +303,20 @@ def build_estimator(args):
     return est.set_params(**params), features
 
 
-def _tune(est, X, y, args, out, progress):
+def _tune(est, X, y, args, out, progress, questions=None):
     """Choose points_per_bin by cross-validated squared beta-CE (squared ECE
     without groups); return the estimator set to the chosen value.
 
     Each candidate is scored on the same 5 folds; the warnings of its fold
     fits (cells too small in a fold, ...) are recorded per candidate and
     not shown: they describe fold models, not the model written, whose own
-    fit warns afresh.
+    fit warns afresh. ``questions`` (``--question-column``): the folds keep
+    every question whole (:func:`_tune_folds`) and each fold's fits get
+    their rows' questions for their own splits.
     """
     from sklearn.base import clone
     from sklearn.metrics import make_scorer
-    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.model_selection import cross_val_score
 
     from ..metrics import beta_calibration_error, make_beta_calibration_error_scorer
 
@@ -354,13 +357,21 @@ def _tune(est, X, y, args, out, progress):
 
         scorer = make_scorer(neg_ece, response_method="predict_proba")
         what = "debiased squared ECE (ECE^2, Kumar et al.)"
-    cv = KFold(5, shuffle=True, random_state=args.random_state or 0)
-    folds = _embedded_bb_folds(est, X, y, cv, args, cells, debiased)
+    cv = _tune_folds(X, args, questions)
+    folds = _embedded_bb_folds(est, X, y, cv, args, cells, debiased, questions)
     if folds is None:
         folds = _fold_partitions(est, X, cv, args, progress)
         if folds is not None:
             folds = [
-                _refit_scorer(scorer, X.iloc[train], y[train], X.iloc[test], y[test], p)
+                _refit_scorer(
+                    scorer,
+                    X.iloc[train],
+                    y[train],
+                    X.iloc[test],
+                    y[test],
+                    p,
+                    None if questions is None else questions[train],
+                )
                 for train, test, p in folds
             ]
     scores, fold_warnings = [], {}
@@ -371,7 +382,13 @@ def _tune(est, X, y, args, out, progress):
             warnings.simplefilter("always")
             if folds is None:
                 fold_scores = cross_val_score(
-                    candidate, X, y, scoring=scorer, cv=cv, error_score="raise"
+                    candidate,
+                    X,
+                    y,
+                    scoring=scorer,
+                    cv=cv,
+                    error_score="raise",
+                    params=None if questions is None else {"groups": questions},
                 )
             else:
                 fold_scores = [score(candidate) for score in folds]
@@ -390,6 +407,27 @@ def _tune(est, X, y, args, out, progress):
         file=out,
     )
     return est.set_params(points_per_bin=best)
+
+
+def _tune_folds(X, args, questions=None):
+    """The 5 folds of ``--tune``: shuffled ``KFold`` (seed ``--random-state``,
+    or 0), or with ``--question-column`` shuffled ``GroupKFold`` (the same
+    seed): every question in one fold, as fixed splits (``check_cv`` of the
+    list) so that every use below sees the same ones."""
+    from sklearn.model_selection import GroupKFold, KFold, check_cv
+
+    seed = args.random_state or 0
+    if questions is None:
+        return KFold(5, shuffle=True, random_state=seed)
+    n_questions = np.unique(questions).shape[0]
+    if n_questions < 5:
+        raise UsageError(
+            f"--tune scores on 5 folds of whole questions, but "
+            f"--question-column {args.question_column!r} names {n_questions} "
+            "question(s); give a file with at least 5 questions, or drop --tune"
+        )
+    splitter = GroupKFold(5, shuffle=True, random_state=seed)
+    return check_cv(list(splitter.split(X, groups=questions)))
 
 
 def _fold_partitions(est, X, cv, args, progress):
@@ -427,19 +465,23 @@ def _fold_partitions(est, X, cv, args, progress):
     return folds
 
 
-def _refit_scorer(scorer, X_fit, y_fit, X_test, y_test, part):
+def _refit_scorer(scorer, X_fit, y_fit, X_test, y_test, part, questions=None):
     """A fold's score of a candidate: the candidate with the fold's
-    partitioner ``part``, fitted on the fold's rows, scored on the others."""
+    partitioner ``part``, fitted on the fold's rows (with their
+    ``questions``, when given), scored on the others."""
     from sklearn.base import clone
 
+    kwargs = {} if questions is None else {"groups": questions}
+
     def score(candidate):
-        fitted = clone(candidate).set_params(partitioner=part).fit(X_fit, y_fit)
+        fitted = clone(candidate).set_params(partitioner=part)
+        fitted.fit(X_fit, y_fit, **kwargs)
         return scorer(fitted, X_test, y_test)
 
     return score
 
 
-def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
+def _embedded_bb_folds(est, X, y, cv, args, cells, debiased, questions=None):
     """Per fold, the score of a candidate, for ``--method bb`` on a text
     embedder then a learned tree (a two-step Pipeline); None otherwise.
 
@@ -456,12 +498,15 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
     whole partition, bit for bit (tested); S-BB/HS-BB, whose scaler may read
     the features, take the general path. The tree's per-row recalibration
     scores (a global Platt fit on its rows) are computed once per fold too.
+    ``questions``: the rows' question ids, which the honest split and the
+    tree's folds keep whole.
     """
     from sklearn.base import clone
     from sklearn.pipeline import Pipeline
 
     from .. import BetaBinningCalibrator
     from .._cells import is_supervised
+    from .._groups import check_groups
     from .._random import seed_inner
 
     part = est.get_params(deep=False).get("partitioner")
@@ -500,7 +545,14 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
         if cache:
             tree = FoldTree(**tree.get_params(deep=False))
         # the rows the calibrator grows its tree on (the same for every b)
-        plan = clone(est).set_params(partitioner=tree)._fit_plan(tree, len(train), None)
+        q_fit = None
+        if questions is not None:
+            q_fit = check_groups(questions[train], len(train), who=type(est).__name__)
+        plan = (
+            clone(est)
+            .set_params(partitioner=tree)
+            ._fit_plan(tree, len(train), None, q_fit)
+        )
         grow = train[plan.grow_rows]
         head = clone(head)
         out = head.fit_transform(Z.iloc[grow])
@@ -514,7 +566,7 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
         F = np.column_stack([h, E])
         folds.append(
             _EmbeddedFold(
-                tree, F[train], y[train], F[test], y[test], cells[test], debiased
+                tree, F[train], y[train], F[test], y[test], cells[test], debiased, q_fit
             )
         )
     return folds
@@ -526,10 +578,12 @@ class _EmbeddedFold:
     as its partitioner; calling it scores the candidate as the search's
     scorer does (negated squared beta-CE of ``predict_proba``'s column of
     the greater label, on the scoring partition's cells ``groups`` of the
-    held-out rows)."""
+    held-out rows); ``questions``: the fit rows' question codes (or None)."""
 
-    def __init__(self, tree, F_fit, y_fit, F_test, y_test, groups, debiased):
-        self.tree, self.debiased = tree, debiased
+    def __init__(
+        self, tree, F_fit, y_fit, F_test, y_test, groups, debiased, questions=None
+    ):
+        self.tree, self.debiased, self.questions = tree, debiased, questions
         self.F_fit, self.y_fit = F_fit, y_fit
         self.F_test, self.y_test, self.groups = F_test, y_test, groups
 
@@ -537,7 +591,9 @@ class _EmbeddedFold:
         from sklearn.base import clone
 
         fitted = clone(candidate).set_params(partitioner=self.tree, confidence_column=0)
-        return fitted.fit(self.F_fit, self.y_fit)
+        if self.questions is None:
+            return fitted.fit(self.F_fit, self.y_fit)
+        return fitted.fit(self.F_fit, self.y_fit, groups=self.questions)
 
     def __call__(self, candidate):
         from ..metrics import beta_calibration_error
@@ -930,6 +986,14 @@ def add_fit(subparsers):
         "SVD, character n-gram TF-IDF + SVD (sees the style of a question "
         "too), or MiniLM (needs the embeddings extra)",
     )
+    parser.add_argument(
+        "--question-column",
+        metavar="COL",
+        help="column naming the question of every row (several answers per "
+        "question): every internal split (the learned tree's honest split, "
+        "--cv folds, the scaler's split, --tune's folds) keeps a question on "
+        "one side; not a feature of the model",
+    )
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument(
         "--dropna",
@@ -995,7 +1059,14 @@ def run_fit(args):
     except ImportError as exc:
         raise UsageError(str(exc)) from None
     est, features = build_estimator(args)
-    columns = list(dict.fromkeys([args.confidence, args.label, *features]))
+    question = args.question_column
+    if question is not None and question in (args.confidence, args.label):
+        raise UsageError(
+            f"--question-column {question!r} is the confidence or label column; "
+            "name the column that identifies each row's question"
+        )
+    extra = [] if question is None else [question]
+    columns = list(dict.fromkeys([args.confidence, args.label, *features, *extra]))
     try:
         frame = read_table(path, columns, sep=args.sep)
     except TableReadError as exc:
@@ -1015,10 +1086,11 @@ def run_fit(args):
             f"confidence column {args.confidence!r} has {n_missing} missing "
             "value(s); pass --dropna to leave those rows out"
         )
-    other = frame[[args.label, *features]].notna().all(axis=1).to_numpy()
+    other = frame[[args.label, *features, *extra]].notna().all(axis=1).to_numpy()
     if not other.all() and not args.dropna:
+        what = "feature or question" if extra else "feature"
         raise UsageError(
-            f"{int((~other).sum())} row(s) have a missing label or feature; pass "
+            f"{int((~other).sum())} row(s) have a missing label or {what}; pass "
             "--dropna to leave them out"
         )
     keep &= other
@@ -1030,6 +1102,12 @@ def run_fit(args):
     X[args.confidence] = h[keep]
     if not features:
         X = X[[args.confidence]]
+    questions = None if question is None else frame[question][keep].to_numpy()
+    # only a calibrator with splits of its own takes them (--tune's folds
+    # use them for every method)
+    fit_groups = {}
+    if questions is not None and fit_takes(est, "groups"):
+        fit_groups["groups"] = questions
     out = sys.stdout
     progress = Progress(args.progress)
     scaler = f" (scaler: {args.scaler})" if args.scaler is not None else ""
@@ -1037,7 +1115,7 @@ def run_fit(args):
     out.flush()
     try:
         if args.tune:
-            est = _tune(est, X, y, args, out, progress)
+            est = _tune(est, X, y, args, out, progress, questions)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             what = f"fitting {args.method} on {len(X)} rows"
@@ -1049,7 +1127,7 @@ def run_fit(args):
                     else " (embedding the text, splitting it by the kd-tree)"
                 )
             with progress.step(what):
-                est.fit(X, y)
+                est.fit(X, y, **fit_groups)
     except (ValueError, TypeError) as exc:
         raise UsageError(
             f"fitting {args.method} on the {len(X)} usable row(s) of {path} "
@@ -1086,6 +1164,21 @@ def run_fit(args):
         ),
         file=out,
     )
+    if questions is not None:
+        head = (
+            f"questions: {np.unique(questions).shape[0]} (--question-column {question})"
+        )
+        if fit_groups:
+            what = "the fit's internal splits" + (
+                " and --tune's folds" if args.tune else ""
+            )
+            tail = f"{what} keep each question on one side"
+        elif args.tune:
+            tail = f"--tune's folds keep each question on one side ({args.method} "
+            tail += "itself splits no rows)"
+        else:
+            tail = f"{args.method} splits no rows, so they change nothing"
+        print(f"{head}: {tail}", file=out)
     summarize(est, X, args, out)
     model = est
     if fmt != "number":
