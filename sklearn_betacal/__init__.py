@@ -30,6 +30,7 @@ _LAZY = {
     "CalibrationTreePartitioner": "._partition",
     "BetaBinningCalibrator": "._beta_binning",
     "CalibratedClassifier": "._calibrated",
+    "AbstentionGate": "._abstention",
     "HierarchicalLogisticScaler": "._hierarchical",
     "ScalingBetaBinningCalibrator": "._scaling_beta_binning",
     "estimate_misspecification": "._scaling_beta_binning",

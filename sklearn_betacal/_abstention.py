@@ -1,0 +1,503 @@
+# SPDX-License-Identifier: MIT
+"""AbstentionGate: answer only where a calibrated confidence certifies the risk.
+
+A calibrator of this package turns a model's confidence into a probability
+that the answer is right; the gate spends it. On labelled certification
+rows it chooses the lowest confidence threshold (the largest coverage) such
+that, with probability at least ``1 - delta`` over those rows, the error
+rate of the answered questions is at most ``max_error`` -- over all
+questions, or in every cell of the calibrator's partition with
+``per_cell=True``. The numerical part (exact binomial p-values, the
+fixed-sequence search) is ``_kernels/_selective.py``.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import GroupShuffleSplit, ShuffleSplit
+from sklearn.utils import ClassifierTags, check_random_state, get_tags, indexable
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ._base import positive_index
+from ._cells import cell_positions, fit_takes
+from ._compat import HasMethods, Interval, _fit_context, _num_samples
+from ._defaults import default_calibrator
+from ._kernels._selective import (
+    binomial_upper_bound,
+    fixed_sequence_threshold,
+    quantile_grid,
+    sequence_start,
+)
+from ._random import derived_seed, seed_inner
+from ._validation import MAX_COUNT_TOTAL, check_weights, take_rows
+
+#: ``abstain_reason`` values: answered, below the cell's threshold, or in a
+#: cell where no threshold was certified (or that certification never saw).
+ANSWERED, BELOW_THRESHOLD, UNCERTIFIED = "", "below threshold", "uncertifiable cell"
+
+
+class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
+    """Answer or abstain, with a certified error rate of the answers.
+
+    Wraps a calibrator of this package and chooses, on labelled
+    certification rows, a confidence threshold (one per cell of the
+    calibrator's partition with ``per_cell=True``) such that **with
+    probability at least 1 - delta over the certification rows, the error
+    rate of the answered questions is at most max_error**, and the coverage
+    is as large as the test allows. Learn-Then-Test with fixed-sequence
+    testing and exact binomial p-values (see Notes).
+
+    Read more in the :ref:`User Guide <abstention>`.
+
+    Parameters
+    ----------
+    calibrator : estimator, default=None
+        A calibrator of this package (``None``: ``UMDBinner()``). Unfitted:
+        a clone is fitted on ``1 - certify_size`` of the rows and the others
+        certify the threshold (question ``groups`` stay on one side). Fitted:
+        pass ``FrozenEstimator(calibrator)``; it is used as it is.
+    max_error : float, default=0.1
+        Target error rate ``alpha`` of the answered questions, in (0, 1).
+    delta : float, default=0.05
+        Probability, over the certification rows, that the guarantee may
+        fail, in (0, 1). With ``per_cell=True`` it is shared among the cells
+        (Bonferroni): the guarantee holds in all cells at once.
+    per_cell : bool, default=False
+        One threshold per cell of the calibrator's partition
+        (``calibrator.apply(X)``: a group calibrator), each certified in its
+        cell, instead of one threshold for all rows.
+    certify_size : float, default=0.5
+        Share of the rows (of the question groups, when ``groups`` is given)
+        that certify; the others fit the calibrator and place the grid of
+        thresholds. With a frozen calibrator and an explicit ``thresholds``
+        array every row certifies.
+    thresholds : int or array-like of shape (n_thresholds,), default=100
+        An int ``m``: per cell, ``m`` thresholds at the quantiles of the
+        calibrated confidences of the rows that do not certify (coverages
+        from the smallest at which a certificate is possible, see Notes,
+        to 1). An array: these thresholds, for every cell.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split and every unset ``random_state`` in the calibrator.
+
+    Attributes
+    ----------
+    calibrator_ : estimator
+        The fitted calibrator (or the frozen one).
+    classes_ : ndarray of shape (2,)
+        The calibrator's classes (the column order of :meth:`predict_proba`).
+    cells_ : ndarray of shape (n_cells,) or None
+        Cell ids with certification rows (``per_cell=True``), sorted; ``None``
+        with one global threshold. The arrays below have one entry per cell
+        (one entry in all when global).
+    thresholds_ : ndarray of shape (n_cells,)
+        Certified threshold: rows with calibrated confidence ``>= t`` are
+        answered. ``inf`` where nothing could be certified.
+    risk_bounds_ : ndarray of shape (n_cells,)
+        Clopper-Pearson upper bound (level ``1 - delta_per_cell_``) of the
+        error rate of the answers at the threshold, ``<= max_error`` where
+        certified (NaN elsewhere).
+    coverage_ : ndarray of shape (n_cells,)
+        Share of the cell's certification weight answered at the threshold.
+    n_certify_ : ndarray of shape (n_cells,)
+        Certification weight (rows) of the cell.
+    n_answered_, n_errors_ : ndarray of shape (n_cells,)
+        Certification weight answered at the threshold, and of wrong answers.
+    certified_ : ndarray of shape (n_cells,), dtype bool
+        Whether a threshold was certified.
+    delta_per_cell_ : float
+        Level of each cell's test (``delta / n_cells``).
+    n_features_in_ : int
+        As the calibrator's.
+    feature_names_in_ : ndarray of str
+        As the calibrator's, when it has them.
+
+    See Also
+    --------
+    sklearn_betacal.metrics.risk_coverage_curve : The trade the gate certifies.
+    AbstentionDisplay : The risk-coverage curve per cell with the thresholds.
+
+    Notes
+    -----
+    **The guarantee.** Given the fitted calibrator (and its partition) and
+    the number of certification rows in each cell -- both independent of the
+    certification labels -- let ``R_c(t)`` be the probability that a fresh
+    question of cell ``c`` is answered wrong, given it is answered
+    (calibrated confidence ``>= t``). With certification rows drawn i.i.d.
+    (question groups i.i.d., rows of a group on one side of the split),
+    ``P(R_c(thresholds_[c]) <= max_error for every certified c) >= 1 - delta``.
+    Globally the same with one cell. Uncertified cells answer nothing, so
+    their answers err at rate 0; the overall error of all answers, a mixture
+    of the cells', is then ``<= max_error`` too.
+
+    **The test.** Given ``n`` answered rows at a threshold fixed in advance,
+    their errors are ``Binomial(n, R(t))``; ``P(Binomial(n, alpha) <= k)`` is
+    a valid p-value of ``R(t) > alpha``. The thresholds are tested from the
+    highest (fewest answers) down, each at the full level, and the last one
+    before the first failure is kept (fixed-sequence testing, Learn-Then-Test;
+    valid because the order is fixed before the certification labels are
+    read). A Clopper-Pearson bound rather than Hoeffding or Bentkus: for a
+    0/1 loss the binomial tail is exact, so it is the most powerful of them.
+    A sequence that starts where few rows are answered stops at once (with
+    ``alpha = 0.1, delta = 0.05``, 29 answers all right are needed for any
+    certificate), so the quantile grid starts at the coverage where the cell
+    is expected to answer four times that many; the grid reads only the
+    rows that do not certify, and the cell sizes.
+
+    **Weights** are frequency weights and must be integers (a binomial test
+    counts rows): zero weight is dropping the row, an integer weight is
+    repeating it in the test; the split draws rows, not weight units.
+
+    References
+    ----------
+    .. [1] A. N. Angelopoulos, S. Bates, E. J. Candes, M. I. Jordan and
+       L. Lei, "Learn then Test: calibrating predictive algorithms to
+       achieve risk control", 2021.
+    .. [2] Y. Geifman and R. El-Yaniv, "Selective classification for deep
+       neural networks", NeurIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal import AbstentionGate, UMDBinner
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.uniform(size=4000)
+    >>> y = rng.uniform(size=4000) < h
+    >>> gate = AbstentionGate(UMDBinner(n_bins=20), max_error=0.1,
+    ...                       random_state=0).fit(h, y)
+    >>> bool(gate.risk_bounds_[0] <= 0.1)
+    True
+    >>> gate.predict(np.array([0.2, 0.97])).tolist()
+    [False, True]
+    """
+
+    _parameter_constraints = {
+        "calibrator": [HasMethods(["fit", "predict_proba"]), None],
+        "max_error": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "per_cell": ["boolean"],
+        "certify_size": [Interval(Real, 0, 1, closed="neither")],
+        "thresholds": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        calibrator=None,
+        *,
+        max_error=0.1,
+        delta=0.05,
+        per_cell=False,
+        certify_size=0.5,
+        thresholds=100,
+        random_state=None,
+    ):
+        self.calibrator = calibrator
+        self.max_error = max_error
+        self.delta = delta
+        self.per_cell = per_cell
+        self.certify_size = certify_size
+        self.thresholds = thresholds
+        self.random_state = random_state
+
+    # ---------------------------------------------------------------- fitting
+    def _fixed_grid(self):
+        """The ``thresholds`` array, decreasing, or ``None`` for a quantile grid."""
+        if isinstance(self.thresholds, Integral):
+            return None
+        grid = np.asarray(self.thresholds, dtype=np.float64).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid)):
+            raise ValueError(
+                "thresholds must be an int (grid size) or a non-empty array of "
+                f"finite thresholds; got {self.thresholds!r}."
+            )
+        return np.unique(grid)[::-1]
+
+    def _split(self, n, groups, seed):
+        """``(other, certify)`` row positions: a shuffle split, by group."""
+        if groups is None:
+            splitter = ShuffleSplit(1, test_size=self.certify_size, random_state=seed)
+        else:
+            splitter = GroupShuffleSplit(
+                1, test_size=self.certify_size, random_state=seed
+            )
+        other, certify = next(splitter.split(np.zeros((n, 1)), groups=groups))
+        return np.sort(other), np.sort(certify)
+
+    @_fit_context(
+        # the calibrator is validated by its own fit
+        prefer_skip_nested_validation=False
+    )
+    def fit(self, X, y, sample_weight=None, groups=None):
+        """Fit (or take) the calibrator and certify the threshold(s).
+
+        Parameters
+        ----------
+        X : array-like
+            The calibrator's input (a confidence per row, or the confidence
+            column plus the partition features).
+        y : array-like of shape (n_samples,)
+            Whether each answer was right, as the calibrator reads labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative integer frequency weights.
+        groups : array-like of shape (n_samples,), default=None
+            Question groups: the split keeps each group on one side.
+
+        Returns
+        -------
+        self : AbstentionGate
+        """
+        X, y = indexable(X, y)
+        y = column_or_1d(y, warn=True)
+        n = _num_samples(X)
+        if y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")
+        sw = None
+        if sample_weight is not None:
+            sw = check_weights(sample_weight, n, max_total=MAX_COUNT_TOTAL)
+            if np.any(sw != np.round(sw)):
+                raise ValueError(
+                    "AbstentionGate takes integer frequency weights only (its "
+                    "binomial test counts rows); got non-integer sample_weight. "
+                    "Repeat rows instead of weighting them fractionally."
+                )
+        if groups is not None:
+            groups = column_or_1d(groups)
+            if groups.shape[0] != n:
+                raise ValueError(f"X has {n} rows but groups has {groups.shape[0]}.")
+        kept = np.arange(n) if sw is None else np.flatnonzero(sw > 0)
+        frozen = isinstance(self.calibrator, FrozenEstimator)
+        fixed = self._fixed_grid()
+        seed = derived_seed(
+            check_random_state(self.random_state).randint(np.iinfo(np.int32).max),
+            "split",
+        )
+        if frozen and fixed is not None:
+            other, certify = kept[:0], kept
+        else:
+            g = None if groups is None else groups[kept]
+            other, certify = self._split(kept.shape[0], g, seed)
+            other, certify = kept[other], kept[certify]
+
+        self.calibrator_ = self._fitted_calibrator(X, y, sw, groups, other)
+        cal = self.calibrator_
+        if self.per_cell and not hasattr(cal, "apply"):
+            raise ValueError(
+                f"per_cell=True needs a calibrator with a partition (apply(X) -> "
+                f"cell ids: BetaBinningCalibrator, ScalingBetaBinningCalibrator, "
+                f"HierarchicalLogisticScaler); {type(cal).__name__} has none. "
+                "Use per_cell=False for one global threshold."
+            )
+        self.classes_ = np.asarray(cal.classes_)
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(cal, attr):
+                setattr(self, attr, getattr(cal, attr))
+        self._certify(X, y, sw, other, certify, fixed)
+        return self
+
+    def _fitted_calibrator(self, X, y, sw, groups, rows):
+        if isinstance(self.calibrator, FrozenEstimator):
+            check_is_fitted(self.calibrator.estimator)
+            return self.calibrator
+        cal = default_calibrator() if self.calibrator is None else self.calibrator
+        cal = seed_inner(clone(cal), self.random_state, name="calibrator")
+        params = {}
+        if sw is not None:
+            params["sample_weight"] = sw[rows]
+        if groups is not None and fit_takes(cal, "groups"):
+            params["groups"] = groups[rows]
+        return cal.fit(take_rows(X, rows), y[rows], **params)
+
+    def _scores(self, X):
+        """Calibrated confidence of "correct" and the row's cell position."""
+        p = self.calibrator_.predict_proba(X)[:, positive_index(self.calibrator_)]
+        return np.asarray(p, dtype=np.float64)
+
+    def _certify(self, X, y, sw, other, certify, fixed):
+        cal = self.calibrator_
+        pos = positive_index(cal)
+        y_c = y[certify]
+        known = np.isin(y_c, self.classes_)
+        if not known.all():
+            raise ValueError(
+                f"y has {int((~known).sum())} certification row(s) with labels the "
+                f"calibrator does not know (e.g. {y_c[~known][:3].tolist()}); its "
+                f"classes_ are {self.classes_.tolist()}."
+            )
+        err = (y_c != self.classes_[pos]).astype(np.float64)
+        X_c = take_rows(X, certify)
+        p = self._scores(X_c)
+        w = None if sw is None else sw[certify]
+        q = None
+        if fixed is None and other.shape[0]:
+            q = self._scores(take_rows(X, other))
+        if self.per_cell:
+            cells_c = np.asarray(cal.apply(X_c), dtype=np.int64)
+            self.cells_ = np.unique(cells_c)
+            at = cell_positions(cells_c, self.cells_)
+            cells_o = None
+            if q is not None:
+                cells_o = np.asarray(cal.apply(take_rows(X, other)), dtype=np.int64)
+        else:
+            self.cells_ = None
+            at = np.zeros(p.shape[0], dtype=np.int64)
+        K = 1 if self.cells_ is None else self.cells_.shape[0]
+        self.delta_per_cell_ = float(self.delta) / K
+        alpha = float(self.max_error)
+        out = {
+            k: np.zeros(K)
+            for k in ("thresholds_", "risk_bounds_", "coverage_", "n_certify_")
+        }
+        out["n_answered_"], out["n_errors_"] = np.zeros(K), np.zeros(K)
+        for c in range(K):
+            rows = at == c
+            pc, ec = p[rows], err[rows]
+            wc = None if w is None else w[rows]
+            total = float(rows.sum() if wc is None else wc.sum())
+            grid = fixed
+            if grid is None:
+                qc = q
+                if self.cells_ is not None and q is not None:
+                    in_cell = cells_o == self.cells_[c]
+                    qc = q[in_cell] if in_cell.any() else q
+                if qc is None:  # no other rows: the cell's own range
+                    qc = np.array([1.0])
+                start = sequence_start(total, alpha, self.delta_per_cell_)
+                grid = quantile_grid(qc, start, int(self.thresholds))
+            j, n_ans, n_err, _ = fixed_sequence_threshold(
+                pc, ec, wc, grid, alpha, self.delta_per_cell_
+            )
+            out["n_certify_"][c] = total
+            if j < 0:
+                out["thresholds_"][c] = np.inf
+                out["risk_bounds_"][c] = np.nan
+                continue
+            out["thresholds_"][c] = grid[j]
+            out["n_answered_"][c], out["n_errors_"][c] = n_ans[j], n_err[j]
+            out["coverage_"][c] = n_ans[j] / total if total > 0 else 0.0
+            out["risk_bounds_"][c] = binomial_upper_bound(
+                n_err[j], n_ans[j], self.delta_per_cell_
+            )
+        for name, value in out.items():
+            setattr(self, name, value)
+        self.certified_ = np.isfinite(self.thresholds_)
+        if not self.certified_.all():
+            where = (
+                "overall"
+                if self.cells_ is None
+                else f"in cell(s) {self.cells_[~self.certified_].tolist()[:10]}"
+            )
+            warnings.warn(
+                f"AbstentionGate: no threshold could be certified {where} "
+                f"({self.n_certify_[~self.certified_].sum():g} certification "
+                f"row(s)) at max_error={self.max_error:g}, delta={self.delta:g}: "
+                "those rows always abstain. More certification rows, a larger "
+                "max_error or delta, or per_cell=False can help.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    # ------------------------------------------------------------- prediction
+    def _row_thresholds(self, X, p=None):
+        """``(p, threshold)`` per row; ``inf`` for a cell never certified."""
+        check_is_fitted(self)
+        if p is None:
+            p = self._scores(X)
+        if self.cells_ is None:
+            return p, np.full(p.shape[0], self.thresholds_[0])
+        at = cell_positions(
+            np.asarray(self.calibrator_.apply(X), dtype=np.int64), self.cells_
+        )
+        t = np.where(at >= 0, self.thresholds_[np.maximum(at, 0)], np.inf)
+        return p, t
+
+    def predict(self, X):
+        """Whether to answer each question.
+
+        Parameters
+        ----------
+        X : array-like
+            The calibrator's input.
+
+        Returns
+        -------
+        answer : ndarray of shape (n_samples,), dtype bool
+            True where the calibrated confidence reaches the threshold of
+            the row's cell (False: abstain).
+        """
+        p, t = self._row_thresholds(X)
+        return p >= t
+
+    def predict_proba(self, X):
+        """The calibrator's probabilities, passed through.
+
+        Parameters
+        ----------
+        X : array-like
+            The calibrator's input.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.calibrator_.predict_proba(X)
+
+    def decision_function(self, X):
+        """Calibrated confidence minus the row's threshold.
+
+        Parameters
+        ----------
+        X : array-like
+            The calibrator's input.
+
+        Returns
+        -------
+        margin : ndarray of shape (n_samples,)
+            ``>= 0`` where the question is answered; ``-inf`` in a cell
+            without a certified threshold.
+        """
+        p, t = self._row_thresholds(X)
+        return p - t
+
+    def abstain_reason(self, X):
+        """Why each question is not answered.
+
+        Parameters
+        ----------
+        X : array-like
+            The calibrator's input.
+
+        Returns
+        -------
+        reason : ndarray of shape (n_samples,), dtype object
+            ``""`` (answered), ``"below threshold"`` or ``"uncertifiable
+            cell"`` (no threshold certified in the row's cell, or a cell
+            the certification rows never reached).
+        """
+        p, t = self._row_thresholds(X)
+        reason = np.full(p.shape[0], BELOW_THRESHOLD, dtype=object)
+        reason[p >= t] = ANSWERED
+        reason[np.isinf(t)] = UNCERTIFIED
+        return reason
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = default_calibrator() if self.calibrator is None else self.calibrator
+        inner_tags = get_tags(inner)
+        tags.input_tags.one_d_array = inner_tags.input_tags.one_d_array
+        tags.input_tags.two_d_array = inner_tags.input_tags.two_d_array
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        tags.target_tags.required = True
+        # not a classifier (predict says answer/abstain, not a label), but
+        # its y is a binary label: scikit-learn's checks read this tag to
+        # pass one
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        return tags
+
+
+__all__ = ["AbstentionGate"]

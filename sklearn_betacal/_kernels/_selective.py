@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+"""Selective answering: what is kept above a threshold, and its certification.
+
+Pure NumPy/SciPy functions on validated arrays:
+
+- :func:`kept_sums`: weight and positive weight of the rows with confidence
+  ``>= t``, for every threshold ``t`` (the accuracy-confidence and
+  risk-coverage curves of ``metrics/_selective.py``, and the gate below);
+- :func:`binomial_pvalue` and :func:`binomial_upper_bound`: the exact
+  binomial test of "the error rate is above alpha" and its dual, the
+  Clopper-Pearson upper confidence bound;
+- :func:`fixed_sequence_threshold`: Learn-Then-Test (Angelopoulos et al.
+  2021) with fixed-sequence testing over a decreasing grid of thresholds:
+  the lowest threshold (largest coverage) whose risk is certified <= alpha.
+
+Conventions: ``p`` float64 confidences, ``err`` 0/1 float64 (1: the answer
+was wrong), ``w`` integer-valued float64 frequency weights or ``None``
+(unit), thresholds float64. A row is *answered* at threshold ``t`` when
+``p >= t``.
+"""
+
+import numpy as np
+from scipy.stats import beta, binom
+
+
+def kept_sums(p, y, w, thresholds):
+    """``(kept_wy, kept_w)``: weight of positives and weight kept at ``p >= t``.
+
+    One pair per threshold (any order). Suffix sums over the confidences
+    sorted ascending, so an empty suffix is exactly zero rather than a
+    cancellation residue.
+    """
+    order = np.argsort(p, kind="stable")
+    p_sorted = p[order]
+    w_sorted = np.ones_like(p) if w is None else w[order]
+    wy_sorted = w_sorted * y[order]
+    suffix_w = np.append(np.cumsum(w_sorted[::-1])[::-1], 0.0)
+    suffix_wy = np.append(np.cumsum(wy_sorted[::-1])[::-1], 0.0)
+    first = np.searchsorted(p_sorted, thresholds, side="left")
+    return suffix_wy[first], suffix_w[first]
+
+
+def binomial_pvalue(k, n, alpha):
+    """P-value of ``H0: risk > alpha`` from ``k`` errors among ``n`` answers.
+
+    ``P(Binomial(n, alpha) <= k)``: given the number of answered rows ``n``,
+    i.i.d. rows make the error count binomial with the (conditional) risk as
+    its rate, and the binomial CDF decreases in the rate, so this p-value is
+    valid for every risk >= alpha. 1 where ``n = 0`` (nothing to test).
+    """
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    out = np.ones(np.broadcast(k, n).shape)
+    some = n > 0
+    out[some] = binom.cdf(np.broadcast_to(k, out.shape)[some], n[some], alpha)
+    return out
+
+
+def binomial_upper_bound(k, n, delta):
+    """Clopper-Pearson upper confidence bound (level ``1 - delta``) of a rate.
+
+    The largest rate ``r`` with ``P(Binomial(n, r) <= k) >= delta``: the
+    dual of :func:`binomial_pvalue` (``bound <= alpha`` exactly when the
+    p-value at ``alpha`` is ``<= delta``). 1 where ``n = 0`` or ``k = n``.
+    """
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    out = np.ones(np.broadcast(k, n).shape)
+    kk = np.broadcast_to(k, out.shape)
+    some = (n > 0) & (kk < n)
+    out[some] = beta.ppf(1.0 - delta, kk[some] + 1.0, n[some] - kk[some])
+    return out
+
+
+def fixed_sequence_threshold(p, err, w, grid, alpha, delta):
+    """The certified threshold of one set of rows, by fixed-sequence testing.
+
+    The hypotheses ``H_j: R(grid[j]) > alpha``, ``R(t)`` the error rate of
+    the rows answered at ``t``, are tested in the order of ``grid``
+    (decreasing thresholds: increasing coverage) with the exact binomial
+    p-value, each at level ``delta``, stopping at the first one not
+    rejected. Fixed-sequence testing controls the family-wise error at
+    ``delta`` without splitting it (LTT, Angelopoulos et al. 2021, Sec. 3)
+    provided the order does not depend on the labels tested.
+
+    Parameters
+    ----------
+    p, err : ndarray of shape (n,)
+        Confidences and 0/1 errors of the certification rows.
+    w : ndarray of shape (n,) or None
+        Integer-valued frequency weights.
+    grid : ndarray of shape (m,)
+        Thresholds, strictly decreasing.
+    alpha, delta : float
+        Target risk and level of each test.
+
+    Returns
+    -------
+    index : int
+        Position in ``grid`` of the certified threshold (the last rejected
+        hypothesis: the largest coverage), ``-1`` when the first is not
+        rejected.
+    n_answered, n_errors : ndarray of shape (m,)
+        Weight answered and weight of errors among them, per threshold.
+    pvalues : ndarray of shape (m,)
+    """
+    n_errors, n_answered = kept_sums(p, err, w, grid)
+    # integer counts: weights are integer-valued, the sums exact below 2**53
+    n_errors, n_answered = np.rint(n_errors), np.rint(n_answered)
+    pvalues = binomial_pvalue(n_errors, n_answered, alpha)
+    accepted = np.flatnonzero(pvalues > delta)
+    index = (accepted[0] if accepted.size else grid.shape[0]) - 1
+    return int(index), n_answered, n_errors, pvalues
+
+
+def sequence_start(n_rows, alpha, delta, factor=4):
+    """Answered rows a sequence should expect at its first threshold.
+
+    ``factor`` times the fewest answers that can be certified at all (all of
+    them right: ``(1 - alpha)^n <= delta``). A grid that starts where fewer
+    rows are answered stops at once (its first p-value exceeds ``delta``,
+    whatever the risk). Returns the share of ``n_rows`` (<= 1).
+    """
+    fewest = np.ceil(np.log(delta) / np.log1p(-alpha))
+    return float(min(1.0, factor * fewest / max(n_rows, 1)))
+
+
+def quantile_grid(q, start, n_thresholds):
+    """Decreasing thresholds at which ``q`` keeps coverages ``start .. 1``.
+
+    ``n_thresholds`` coverages equally spaced from ``start`` to 1; the
+    threshold of coverage ``c`` is the lower ``c``-quantile of ``q`` from
+    the top (``inverted_cdf``: a value of ``q``), duplicates dropped (tied
+    confidences of a binning calibrator give one threshold per level).
+    """
+    coverage = np.linspace(start, 1.0, n_thresholds)
+    t = np.quantile(q, 1.0 - coverage, method="inverted_cdf")
+    return np.unique(t)[::-1]
