@@ -315,9 +315,27 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         p = self.calibrator_.predict_proba(X)[:, positive_index(self.calibrator_)]
         return np.asarray(p, dtype=np.float64)
 
+    def _cell_grid(self, o, cell, n_certify, alpha):
+        """A cell's thresholds from the rows that do not certify (``o``).
+
+        Quantiles of their calibrated confidences in the cell (of all of
+        them when the cell has none), from the start that
+        :func:`~sklearn_betacal._kernels._selective.sequence_start` picks on
+        their labels down to full coverage.
+        """
+        sel = slice(None)
+        if cell is not None and np.any(o["cells"] == cell):
+            sel = o["cells"] == cell
+        q, e = o["p"][sel], o["err"][sel]
+        w = None if o["w"] is None else o["w"][sel]
+        if q.shape[0] == 0:  # nothing apart from the certification rows
+            return np.array([0.0])
+        grid = quantile_grid(q, int(self.thresholds))
+        return grid[sequence_start(q, e, w, grid, n_certify, alpha) :]
+
     def _certify(self, X, y, sw, other, certify, fixed):
         cal = self.calibrator_
-        pos = positive_index(cal)
+        positive = self.classes_[positive_index(cal)]
         y_c = y[certify]
         known = np.isin(y_c, self.classes_)
         if not known.all():
@@ -326,46 +344,44 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
                 f"calibrator does not know (e.g. {y_c[~known][:3].tolist()}); its "
                 f"classes_ are {self.classes_.tolist()}."
             )
-        err = (y_c != self.classes_[pos]).astype(np.float64)
+        err = (y_c != positive).astype(np.float64)
         X_c = take_rows(X, certify)
         p = self._scores(X_c)
         w = None if sw is None else sw[certify]
-        q = None
-        if fixed is None and other.shape[0]:
-            q = self._scores(take_rows(X, other))
+        # the rows that do not certify place the grid and the start
+        o = None
+        if fixed is None:
+            X_o = take_rows(X, other)
+            o = {
+                "p": self._scores(X_o),
+                "err": (y[other] != positive).astype(np.float64),
+                "w": None if sw is None else sw[other],
+                "cells": None,
+            }
         if self.per_cell:
             cells_c = np.asarray(cal.apply(X_c), dtype=np.int64)
             self.cells_ = np.unique(cells_c)
             at = cell_positions(cells_c, self.cells_)
-            cells_o = None
-            if q is not None:
-                cells_o = np.asarray(cal.apply(take_rows(X, other)), dtype=np.int64)
+            if o is not None:
+                o["cells"] = np.asarray(cal.apply(X_o), dtype=np.int64)
         else:
             self.cells_ = None
             at = np.zeros(p.shape[0], dtype=np.int64)
         K = 1 if self.cells_ is None else self.cells_.shape[0]
         self.delta_per_cell_ = float(self.delta) / K
         alpha = float(self.max_error)
-        out = {
-            k: np.zeros(K)
-            for k in ("thresholds_", "risk_bounds_", "coverage_", "n_certify_")
-        }
-        out["n_answered_"], out["n_errors_"] = np.zeros(K), np.zeros(K)
+        names = ("thresholds_", "risk_bounds_", "coverage_", "n_certify_")
+        out = {k: np.zeros(K) for k in (*names, "n_answered_", "n_errors_")}
         for c in range(K):
             rows = at == c
             pc, ec = p[rows], err[rows]
             wc = None if w is None else w[rows]
             total = float(rows.sum() if wc is None else wc.sum())
             grid = fixed
-            if grid is None:
-                qc = q
-                if self.cells_ is not None and q is not None:
-                    in_cell = cells_o == self.cells_[c]
-                    qc = q[in_cell] if in_cell.any() else q
-                if qc is None:  # no other rows: the cell's own range
-                    qc = np.array([1.0])
-                start = sequence_start(total, alpha, self.delta_per_cell_)
-                grid = quantile_grid(qc, start, int(self.thresholds))
+            if o is not None:
+                grid = self._cell_grid(
+                    o, None if self.cells_ is None else self.cells_[c], total, alpha
+                )
             j, n_ans, n_err, _ = fixed_sequence_threshold(
                 pc, ec, wc, grid, alpha, self.delta_per_cell_
             )

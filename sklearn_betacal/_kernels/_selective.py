@@ -113,26 +113,35 @@ def fixed_sequence_threshold(p, err, w, grid, alpha, delta):
     return int(index), n_answered, n_errors, pvalues
 
 
-def sequence_start(n_rows, alpha, delta, factor=4):
-    """Answered rows a sequence should expect at its first threshold.
+def sequence_start(p, err, w, grid, n_certify, alpha):
+    """Where a fixed sequence over ``grid`` should start, from other rows.
 
-    ``factor`` times the fewest answers that can be certified at all (all of
-    them right: ``(1 - alpha)^n <= delta``). A grid that starts where fewer
-    rows are answered stops at once (its first p-value exceeds ``delta``,
-    whatever the risk). Returns the share of ``n_rows`` (<= 1).
+    ``p, err, w`` are rows apart from the certification rows (those that
+    fitted the calibrator): for each threshold they give a risk estimate
+    ``r`` and a coverage, hence an expected number of answers ``n`` among
+    ``n_certify`` certification rows. The start is the threshold whose test
+    is the most likely to pass, the largest ``(alpha - r) sqrt(n)``
+    (the normal margin of the binomial test). Thresholds above it (less
+    coverage) are not tested; starting where few rows are answered would
+    stop the sequence at once (29 answers, all right, are the fewest that
+    certify 10 % at delta = 0.05). Any rule works for validity as long as
+    it never reads the certification labels.
     """
-    fewest = np.ceil(np.log(delta) / np.log1p(-alpha))
-    return float(min(1.0, factor * fewest / max(n_rows, 1)))
+    kept_err, kept = kept_sums(p, err, w, grid)
+    total = kept[-1] if kept.shape[0] and kept[-1] > 0 else 1.0
+    risk = np.divide(kept_err, kept, out=np.ones_like(kept), where=kept > 0)
+    margin = (alpha - risk) * np.sqrt(n_certify * kept / total)
+    return int(np.argmax(margin))
 
 
-def quantile_grid(q, start, n_thresholds):
-    """Decreasing thresholds at which ``q`` keeps coverages ``start .. 1``.
+def quantile_grid(q, n_thresholds):
+    """Decreasing thresholds at which ``q`` keeps coverages ``1/m .. 1``.
 
-    ``n_thresholds`` coverages equally spaced from ``start`` to 1; the
+    ``m = n_thresholds`` coverages equally spaced from ``1 / m`` to 1; the
     threshold of coverage ``c`` is the lower ``c``-quantile of ``q`` from
     the top (``inverted_cdf``: a value of ``q``), duplicates dropped (tied
     confidences of a binning calibrator give one threshold per level).
     """
-    coverage = np.linspace(start, 1.0, n_thresholds)
+    coverage = np.linspace(1.0 / n_thresholds, 1.0, n_thresholds)
     t = np.quantile(q, 1.0 - coverage, method="inverted_cdf")
     return np.unique(t)[::-1]
