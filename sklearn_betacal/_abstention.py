@@ -32,11 +32,68 @@ from ._kernels._selective import (
     sequence_start,
 )
 from ._random import derived_seed, seed_inner
-from ._validation import MAX_COUNT_TOTAL, check_weights, take_rows
+from ._validation import (
+    MAX_COUNT_TOTAL,
+    check_array_state,
+    check_real,
+    check_weights,
+    damaged,
+    take_rows,
+)
 
 #: ``abstain_reason`` values: answered, below the cell's threshold, or in a
 #: cell where no threshold was certified (or that certification never saw).
 ANSWERED, BELOW_THRESHOLD, UNCERTIFIED = "", "below threshold", "uncertifiable cell"
+
+
+def _check_gate_state(owner, state):
+    """The fitted state of a rebuilt gate: one entry per cell in every
+    array, thresholds in ``[0, 1]`` or ``inf`` exactly where not certified,
+    bounds within ``[0, 1]``, counts ordered ``errors <= answered <=
+    certify`` and cell ids sorted and unique."""
+    t = check_array_state(
+        owner, "thresholds_", state["thresholds_"], "f", (None,), finite=False
+    )
+    K = t.shape[0]
+    arrays = {}
+    for name in ("risk_bounds_", "coverage_", "n_certify_", "n_answered_", "n_errors_"):
+        arrays[name] = check_array_state(
+            owner, name, state.get(name), "f", (K,), finite=name != "risk_bounds_"
+        )
+    certified = state.get("certified_")
+    if not isinstance(certified, np.ndarray) or certified.dtype != bool:
+        raise damaged(owner, "certified_ is not a boolean array")
+    if certified.shape != (K,) or np.any(certified != np.isfinite(t)):
+        raise damaged(owner, "certified_ does not mark the finite thresholds_")
+    if np.any(np.isnan(t)) or np.any((t[certified] < 0) | (t[certified] > 1)):
+        raise damaged(owner, "thresholds_ lie outside [0, 1] (or inf)")
+    b = arrays["risk_bounds_"]
+    if np.any(np.isnan(b[certified])) or np.any(
+        (b[certified] < 0) | (b[certified] > 1)
+    ):
+        raise damaged(owner, "risk_bounds_ of certified cells lie outside [0, 1]")
+    if np.any((arrays["coverage_"] < 0) | (arrays["coverage_"] > 1)):
+        raise damaged(owner, "coverage_ lies outside [0, 1]")
+    n_c, n_a, n_e = (arrays[k] for k in ("n_certify_", "n_answered_", "n_errors_"))
+    if np.any(n_e < 0) or np.any(n_e > n_a) or np.any(n_a > n_c):
+        raise damaged(
+            owner, "counts are not 0 <= n_errors_ <= n_answered_ <= n_certify_"
+        )
+    cells = state.get("cells_")
+    if cells is not None:
+        cells = check_array_state(owner, "cells_", cells, "i", (K,))
+        if np.any(np.diff(cells) <= 0):
+            raise damaged(owner, "cells_ are not sorted and unique")
+        state["cells_"] = cells.astype(np.int64)
+    elif K != 1:
+        raise damaged(owner, f"one global threshold expected, found {K}")
+    d = check_real(
+        owner, "delta_per_cell_", state.get("delta_per_cell_"), low=0, strict=True
+    )
+    if d >= 1:
+        raise damaged(owner, "delta_per_cell_ is not below 1")
+    state["thresholds_"] = t
+    state.update(arrays)
 
 
 class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
@@ -414,6 +471,13 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=3,
             )
+
+    def __setstate__(self, state):
+        # a loaded model: a NaN threshold answered nothing silently, a cell
+        # list out of step with the thresholds gave rows another cell's
+        if "thresholds_" in state:
+            _check_gate_state(type(self).__name__, state)
+        super().__setstate__(state)
 
     # ------------------------------------------------------------- prediction
     def _row_thresholds(self, X, p=None):

@@ -276,3 +276,51 @@ def test_abstention_gate_is_valid_by_simulation_and_the_naive_threshold_is_not()
     assert rate["global"] <= delta + 2 * se, rate
     assert rate["per_cell"] <= delta + 2 * se, rate
     assert rate["naive"] >= 0.25, rate
+
+
+def _fitted_gate():
+    h, g, y, _ = _log(4000, 11, bad=0.3, bad_share=0.3)
+    X = np.column_stack([h, g])
+    cal = BetaBinningCalibrator(GroupColumnPartitioner(), points_per_bin=100)
+    return AbstentionGate(cal, per_cell=True, random_state=0).fit(X, y), X
+
+
+def test_abstention_gate_model_file_roundtrip(tmp_path):
+    pytest.importorskip("skops")
+    from sklearn_betacal.io import dump, load
+
+    gate, X = _fitted_gate()
+    path = tmp_path / "gate.skops"
+    dump(gate, path)
+    loaded = load(path)
+    assert_array_equal(loaded.predict(X), gate.predict(X))
+    assert_array_equal(loaded.abstain_reason(X), gate.abstain_reason(X))
+    assert_array_equal(loaded.thresholds_, gate.thresholds_)
+
+
+@pytest.mark.parametrize(
+    "name,value,match",
+    [
+        ("thresholds_", np.array([np.nan, 0.5]), "certified_ does not mark"),
+        ("thresholds_", np.array([1.5, 0.5]), r"outside \[0, 1\]"),
+        ("cells_", np.array([1, 0]), "sorted and unique"),
+        ("cells_", np.array([0]), "cells_ has shape"),
+        ("n_errors_", np.array([1e9, 0.0]), "counts are not"),
+        ("coverage_", np.array([2.0, 0.1]), "coverage_"),
+        ("delta_per_cell_", 1.5, "delta_per_cell_"),
+        ("certified_", np.array([1, 1]), "boolean"),
+    ],
+)
+def test_abstention_gate_refuses_damaged_state(name, value, match):
+    import pickle
+
+    gate, _ = _fitted_gate()
+    state = dict(gate.__getstate__())  # a copy: the gate stays intact
+    state[name] = value
+    if name == "thresholds_" and np.isfinite(value).all():
+        state["certified_"] = np.isfinite(value)
+    clone = AbstentionGate.__new__(AbstentionGate)
+    with pytest.raises(ValueError, match=match):
+        clone.__setstate__(state)
+    # the intact state loads
+    pickle.loads(pickle.dumps(gate)).predict(_fitted_gate()[1])
