@@ -28,6 +28,14 @@ from ._common import (
     read_labels,
     separator,
 )
+from ._gate import (
+    add_gate_flags,
+    gate_estimator,
+    gate_metadata,
+    inner,
+    is_gate,
+    print_gate_summary,
+)
 
 #: method name -> (estimator class name, uses partition features)
 METHODS = {
@@ -939,6 +947,7 @@ def add_fit(subparsers):
     add_pos_label(parser)
     add_progress_flags(parser)
     parser.add_argument("--force", action="store_true", help="replace --output")
+    add_gate_flags(parser)
     parser.set_defaults(func=run_fit)
     return parser
 
@@ -1038,6 +1047,7 @@ def run_fit(args):
     try:
         if args.tune:
             est = _tune(est, X, y, args, out, progress)
+        est = gate_estimator(est, args)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             what = f"fitting {args.method} on {len(X)} rows"
@@ -1086,7 +1096,10 @@ def run_fit(args):
         ),
         file=out,
     )
-    summarize(est, X, args, out)
+    summarize(inner(est), X, args, out)
+    print_gate_summary(est, out)
+    if is_gate(est):
+        metadata["gate"] = gate_metadata(est)
     model = est
     if fmt != "number":
         # the reading goes into the model: io.load(...).predict_proba(raw)
