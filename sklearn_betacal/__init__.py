@@ -45,6 +45,7 @@ _LAZY = {
     "BetaCalibrationDisplay": ".metrics._plot.beta_reliability",
     "AccuracyConfidenceDisplay": ".metrics._plot.accuracy_confidence",
     "CumulativeCalibrationDisplay": ".metrics._plot.cumulative",
+    "AbstentionDisplay": ".metrics._plot.abstention",
 }
 _SUBMODULES = {"metrics", "datasets", "bounds", "io", "dask"}
 

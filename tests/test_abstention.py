@@ -324,3 +324,39 @@ def test_abstention_gate_refuses_damaged_state(name, value, match):
         clone.__setstate__(state)
     # the intact state loads
     pickle.loads(pickle.dumps(gate)).predict(_fitted_gate()[1])
+
+
+# ----------------------------------------------------------------- display
+def test_abstention_display_marks_each_cell_at_the_gate_operating_point():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from sklearn_betacal import AbstentionDisplay
+
+    gate, X = _fitted_gate()
+    h, g, y, _ = _log(4000, 11, bad=0.3, bad_share=0.3)
+    disp = AbstentionDisplay.from_estimator(gate, X, y)
+    assert sorted(disp.lines_) == ["0", "1"]
+    answer = gate.predict(X)
+    assert gate.certified_[0]
+    for cell in (0, 1):
+        rows = g == cell
+        if not gate.certified_[cell]:
+            assert str(cell) not in disp.markers_
+            continue
+        cov, risk = disp.markers_[str(cell)].get_data()
+        assert cov[0] == pytest.approx(answer[rows].mean())
+        assert risk[0] == pytest.approx(1 - y[rows][answer[rows]].mean())
+        # the bound lies above the curve it bounds
+        curve = disp.curves[str(cell)]
+        assert np.all(curve["bound"] >= curve["risk"])
+    assert disp.ax_.figure is disp.figure_
+    # a cell without a threshold has no marker and says so in the legend
+    fig, ax = plt.subplots()
+    p = gate.predict_proba(X)[:, 1]
+    disp = AbstentionDisplay.from_predictions(y, p, cells=g, thresholds={0: 0.9}, ax=ax)
+    assert disp.ax_ is ax and set(disp.markers_) == {"0"}
+    assert disp.lines_["1"].get_label() == "1 (abstains)"
+    with pytest.raises(TypeError, match="needs a fitted AbstentionGate"):
+        AbstentionDisplay.from_estimator(gate.calibrator_, X, y)
+    plt.close("all")
