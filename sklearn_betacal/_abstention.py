@@ -120,12 +120,20 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         Target error rate ``alpha`` of the answered questions, in (0, 1).
     delta : float, default=0.05
         Probability, over the certification rows, that the guarantee may
-        fail, in (0, 1). With ``per_cell=True`` it is shared among the cells
-        (Bonferroni): the guarantee holds in all cells at once.
+        fail, in (0, 1). With ``per_cell=True`` and ``simultaneous=True`` it
+        is shared among the cells (Bonferroni): the guarantee holds in all
+        cells at once.
     per_cell : bool, default=False
         One threshold per cell of the calibrator's partition
         (``calibrator.apply(X)``: a group calibrator), each certified in its
         cell, instead of one threshold for all rows.
+    simultaneous : bool, default=True
+        With ``per_cell=True``: True tests each cell at ``delta / n_cells``,
+        so that with probability ``>= 1 - delta`` *every* cell meets
+        ``max_error``; False tests each at ``delta``, so that *each* cell
+        meets it with probability ``>= 1 - delta`` on its own (the expected
+        number of cells above ``max_error`` is at most ``delta * n_cells``):
+        more coverage, a weaker statement (see Notes).
     certify_size : float, default=0.5
         Share of the rows (of the question groups, when ``groups`` is given)
         that certify; the others fit the calibrator and place the grid of
@@ -165,7 +173,8 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
     certified_ : ndarray of shape (n_cells,), dtype bool
         Whether a threshold was certified.
     delta_per_cell_ : float
-        Level of each cell's test (``delta / n_cells``).
+        Level of each cell's test (``delta / n_cells`` when simultaneous,
+        else ``delta``).
     n_features_in_ : int
         As the calibrator's.
     feature_names_in_ : ndarray of str
@@ -184,8 +193,13 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
     question of cell ``c`` is answered wrong, given it is answered
     (calibrated confidence ``>= t``). With certification rows drawn i.i.d.
     (question groups i.i.d., rows of a group on one side of the split),
-    ``P(R_c(thresholds_[c]) <= max_error for every certified c) >= 1 - delta``.
-    Globally the same with one cell. Uncertified cells answer nothing, so
+    ``P(R_c(thresholds_[c]) <= max_error for every certified c) >= 1 - delta``
+    (``simultaneous=True``: each cell tested at ``delta / n_cells``, a union
+    bound over the cells' independent tests); with ``simultaneous=False``,
+    ``P(R_c(thresholds_[c]) <= max_error) >= 1 - delta`` for each cell ``c``
+    separately (each cell's test reads only its own rows, so no correction
+    is needed for a statement about one cell). Globally the same with one
+    cell. Uncertified cells answer nothing, so
     their answers err at rate 0; the overall error of all answers, a mixture
     of the cells', is then ``<= max_error`` too.
 
@@ -235,6 +249,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         "max_error": [Interval(Real, 0, 1, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "per_cell": ["boolean"],
+        "simultaneous": ["boolean"],
         "certify_size": [Interval(Real, 0, 1, closed="neither")],
         "thresholds": [Interval(Integral, 1, None, closed="left"), "array-like"],
         "random_state": ["random_state"],
@@ -247,6 +262,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         max_error=0.1,
         delta=0.05,
         per_cell=False,
+        simultaneous=True,
         certify_size=0.5,
         thresholds=100,
         random_state=None,
@@ -255,6 +271,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         self.max_error = max_error
         self.delta = delta
         self.per_cell = per_cell
+        self.simultaneous = simultaneous
         self.certify_size = certify_size
         self.thresholds = thresholds
         self.random_state = random_state
@@ -425,7 +442,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
             self.cells_ = None
             at = np.zeros(p.shape[0], dtype=np.int64)
         K = 1 if self.cells_ is None else self.cells_.shape[0]
-        self.delta_per_cell_ = float(self.delta) / K
+        self.delta_per_cell_ = float(self.delta) / (K if self.simultaneous else 1)
         alpha = float(self.max_error)
         names = ("thresholds_", "risk_bounds_", "coverage_", "n_certify_")
         out = {k: np.zeros(K) for k in (*names, "n_answered_", "n_errors_")}

@@ -95,7 +95,9 @@ def test_docs_pages_do_not_use_private_modules(path):
     assert not hits, f"{path.name} refers to private modules {hits}"
 
 
-@pytest.mark.parametrize("page", ["quickstart.rst", "scaling_beta_binning.rst"])
+@pytest.mark.parametrize(
+    "page", ["quickstart.rst", "scaling_beta_binning.rst", "abstention.rst"]
+)
 def test_docs_page_runs_as_written(page):
     result = doctest.testfile(
         str(DOCS / page),
