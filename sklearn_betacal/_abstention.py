@@ -298,6 +298,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
                 1, test_size=self.certify_size, random_state=seed
             )
         other, certify = next(splitter.split(np.zeros((n, 1)), groups=groups))
+        # in the data's order: the calibrator sees its rows as given
         return np.sort(other), np.sort(certify)
 
     @_fit_context(
@@ -385,8 +386,14 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         return cal.fit(take_rows(X, rows), y[rows], **params)
 
     def _scores(self, X):
-        """Calibrated confidence of "correct" and the row's cell position."""
-        p = self.calibrator_.predict_proba(X)[:, positive_index(self.calibrator_)]
+        """Calibrated confidence of "correct", one per row."""
+        cal = self.calibrator_
+        inner = cal.estimator if isinstance(cal, FrozenEstimator) else cal
+        if callable(getattr(type(inner), "_calibrated", None)):
+            # a calibrator of this package: P(correct) itself, without the
+            # (n, 2) array of predict_proba
+            return np.asarray(inner._calibrated(X), dtype=np.float64)
+        p = cal.predict_proba(X)[:, positive_index(cal)]
         return np.asarray(p, dtype=np.float64)
 
     def _cell_grid(self, o, cell, n_certify, alpha):
@@ -419,25 +426,26 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
                 f"classes_ are {self.classes_.tolist()}."
             )
         err = (y_c != positive).astype(np.float64)
-        X_c = take_rows(X, certify)
-        p = self._scores(X_c)
+        # one pass over all rows (the certifying ones and the others)
+        p_all = self._scores(X)
+        p = p_all[certify]
         w = None if sw is None else sw[certify]
+        cells_all = None
+        if self.per_cell:
+            cells_all = np.asarray(cal.apply(X), dtype=np.int64)
         # the rows that do not certify place the grid and the start
         o = None
         if fixed is None:
-            X_o = take_rows(X, other)
             o = {
-                "p": self._scores(X_o),
+                "p": p_all[other],
                 "err": (y[other] != positive).astype(np.float64),
                 "w": None if sw is None else sw[other],
-                "cells": None,
+                "cells": None if cells_all is None else cells_all[other],
             }
         if self.per_cell:
-            cells_c = np.asarray(cal.apply(X_c), dtype=np.int64)
+            cells_c = cells_all[certify]
             self.cells_ = np.unique(cells_c)
             at = cell_positions(cells_c, self.cells_)
-            if o is not None:
-                o["cells"] = np.asarray(cal.apply(X_o), dtype=np.int64)
         else:
             self.cells_ = None
             at = np.zeros(p.shape[0], dtype=np.int64)

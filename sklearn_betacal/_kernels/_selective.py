@@ -26,13 +26,30 @@ from scipy.stats import beta, binom
 def kept_sums(p, y, w, thresholds):
     """``(kept_wy, kept_w)``: weight of positives and weight kept at ``p >= t``.
 
-    One pair per threshold (any order). Suffix sums over the confidences
-    sorted ascending, so an empty suffix is exactly zero rather than a
-    cancellation residue.
+    One pair per threshold (any order). Few thresholds (a grid): every row
+    is placed among the sorted thresholds (``searchsorted``, no sort of the
+    rows) and the band totals summed from the top; many (one per distinct
+    confidence): suffix sums over the confidences sorted ascending. Either
+    way an empty suffix is exactly zero rather than a cancellation residue.
     """
+    w_all = np.ones_like(p) if w is None else w
+    if 16 * thresholds.shape[0] < p.shape[0]:
+        order = np.argsort(thresholds, kind="stable")
+        t_sorted = thresholds[order]
+        # band j holds the rows with t_sorted[j - 1] <= p < t_sorted[j]
+        band = np.searchsorted(t_sorted, p, side="right")
+        m = t_sorted.shape[0] + 1
+        band_w = np.bincount(band, weights=w_all, minlength=m)
+        band_wy = np.bincount(band, weights=w_all * y, minlength=m)
+        # kept at t_sorted[j]: the bands above j, summed from the top
+        suffix_w = np.cumsum(band_w[::-1])[::-1][1:]
+        suffix_wy = np.cumsum(band_wy[::-1])[::-1][1:]
+        kept_w, kept_wy = np.empty(m - 1), np.empty(m - 1)
+        kept_w[order], kept_wy[order] = suffix_w, suffix_wy
+        return kept_wy, kept_w
     order = np.argsort(p, kind="stable")
     p_sorted = p[order]
-    w_sorted = np.ones_like(p) if w is None else w[order]
+    w_sorted = w_all[order]
     wy_sorted = w_sorted * y[order]
     suffix_w = np.append(np.cumsum(w_sorted[::-1])[::-1], 0.0)
     suffix_wy = np.append(np.cumsum(wy_sorted[::-1])[::-1], 0.0)
@@ -134,14 +151,26 @@ def sequence_start(p, err, w, grid, n_certify, alpha):
     return int(np.argmax(margin))
 
 
+#: Rows a quantile grid is read from, at most (see :func:`quantile_grid`).
+_QUANTILE_ROWS = 20_000
+
+
 def quantile_grid(q, n_thresholds):
     """Decreasing thresholds at which ``q`` keeps coverages ``1/m .. 1``.
 
     ``m = n_thresholds`` coverages equally spaced from ``1 / m`` to 1; the
     threshold of coverage ``c`` is the lower ``c``-quantile of ``q`` from
     the top (``inverted_cdf``: a value of ``q``), duplicates dropped (tied
-    confidences of a binning calibrator give one threshold per level).
+    confidences of a binning calibrator give one threshold per level). From
+    more than ``_QUANTILE_ROWS`` rows, every ``k``-th one (and the extremes)
+    places the grid: a grid only has to be independent of the rows it is
+    tested on, not exact.
     """
     coverage = np.linspace(1.0 / n_thresholds, 1.0, n_thresholds)
+    # every k-th row is as good a place for a grid as all of them and saves
+    # the partition of a large q; the top and the bottom are kept exactly
+    step = max(1, q.shape[0] // _QUANTILE_ROWS)
+    if step > 1:
+        q = np.concatenate([q[::step], [q.min(), q.max()]])
     t = np.quantile(q, 1.0 - coverage, method="inverted_cdf")
     return np.unique(t)[::-1]
