@@ -124,7 +124,7 @@ def one_split(frame, cell_col, group_col, alpha, delta, seed, points_per_bin):
                 random_state=seed,
             ),
         }
-        for name, gate in gates.items():
+        for gate in gates.values():
             gate.fit(Xc, yc, groups=q[cal_rows])
     p_t = gates["global"].predict_proba(Xt)[:, 1]
     for name, gate in gates.items():
