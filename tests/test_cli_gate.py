@@ -135,3 +135,13 @@ def test_report_shows_the_certified_operating_point(log, tmp_path, capsys):
     capsys.readouterr()
     assert main([*argv, "0.1", "--per-cell"]) == 2
     assert "--per-cell needs --max-error and --group" in capsys.readouterr().err
+
+
+def test_report_plot_draws_the_gate(log, tmp_path):
+    pytest.importorskip("matplotlib")
+    path, _ = log
+    folder = tmp_path / "plots"
+    argv = ["report", str(path), "-c", "conf", "-l", "correct", "-g", "topic"]
+    assert main([*argv, "--max-error", "0.1", "--per-cell", "--plot", str(folder)]) == 0
+    assert (folder / "abstention.png").stat().st_size > 0
+    assert "abstention.png" in (folder / "report.md").read_text()

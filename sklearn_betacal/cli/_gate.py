@@ -315,3 +315,35 @@ def format_gate(section):
             f"| {row['coverage']:.1%} | {row['error']:.4f} | {row['threshold']:.4f} |"
         )
     return lines
+
+
+def gate_figure(out_dir, section, p, y, groups):
+    """``abstention.png`` (:class:`~sklearn_betacal.AbstentionDisplay`) of
+    the report's certified operating points; ``{}`` without ``--max-error``."""
+    if section is None:
+        return {}
+    import matplotlib.pyplot as plt
+
+    from ..metrics._plot.abstention import AbstentionDisplay
+    from ._panels import save_png
+
+    thresholds = {
+        pt["cell"]: np.inf if pt["threshold"] is None else pt["threshold"]
+        for pt in section["operating_points"]
+    }
+    cells = None
+    if section["per_cell"]:
+        cells = np.asarray(groups).astype(str)
+    else:
+        thresholds = thresholds["all"]
+    disp = AbstentionDisplay.from_predictions(
+        y,
+        p,
+        cells=cells,
+        thresholds=thresholds,
+        max_error=section["max_error"],
+        delta=section["delta"],
+    )
+    save_png(disp.figure_, out_dir / "abstention.png")
+    plt.close(disp.figure_)
+    return {"abstention.png": "abstention: risk-coverage, certified bound, threshold"}

@@ -31,7 +31,7 @@ from ._common import (
     read_labels,
     separator,
 )
-from ._gate import add_gate_flags, format_gate, report_gate
+from ._gate import add_gate_flags, format_gate, gate_figure, report_gate
 
 
 def _bundled_frame():
@@ -570,6 +570,7 @@ def _write_plots(folder, report, text, p, y, groups, args):
                 n_bins=args.n_bins,
                 strategy=args.strategy,
             )
+            figures.update(gate_figure(tmp, report.get("abstention"), p, y, groups))
             images = ["", "## Figures", ""]
             for name, caption in figures.items():
                 images += [f"### {caption}", "", f"![{caption}]({name})", ""]
