@@ -28,6 +28,8 @@ from ._defaults import default_calibrator
 from ._kernels._selective import (
     binomial_upper_bound,
     fixed_sequence_threshold,
+    grouped_risk_bound,
+    grouped_sequence_threshold,
     quantile_grid,
     sequence_start,
 )
@@ -44,6 +46,9 @@ from ._validation import (
 #: ``abstain_reason`` values: answered, below the cell's threshold, or in a
 #: cell where no threshold was certified (or that certification never saw).
 ANSWERED, BELOW_THRESHOLD, UNCERTIFIED = "", "below threshold", "uncertifiable cell"
+#: ``test_``: the exact binomial test of rows, or the betting test of
+#: question groups (several answers per question).
+BINOMIAL_TEST, GROUPED_TEST = "binomial", "grouped betting"
 
 
 def _check_gate_state(owner, state):
@@ -87,6 +92,8 @@ def _check_gate_state(owner, state):
         state["cells_"] = cells.astype(np.int64)
     elif K != 1:
         raise damaged(owner, f"one global threshold expected, found {K}")
+    if state.get("test_") not in (BINOMIAL_TEST, GROUPED_TEST):
+        raise damaged(owner, "test_ names no test of this version")
     d = check_real(
         owner, "delta_per_cell_", state.get("delta_per_cell_"), low=0, strict=True
     )
@@ -161,7 +168,8 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         Certified threshold: rows with calibrated confidence ``>= t`` are
         answered. ``inf`` where nothing could be certified.
     risk_bounds_ : ndarray of shape (n_cells,)
-        Clopper-Pearson upper bound (level ``1 - delta_per_cell_``) of the
+        Clopper-Pearson (grouped: betting, see ``test_``) upper
+        bound (level ``1 - delta_per_cell_``) of the
         error rate of the answers at the threshold, ``<= max_error`` where
         certified (NaN elsewhere).
     coverage_ : ndarray of shape (n_cells,)
@@ -172,6 +180,10 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         Certification weight answered at the threshold, and of wrong answers.
     certified_ : ndarray of shape (n_cells,), dtype bool
         Whether a threshold was certified.
+    test_ : str
+        ``"binomial"`` (exact binomial tail: rows independent, or one row
+        per group), or ``"grouped betting"`` when ``groups``
+        put several certification rows in one group (see Notes).
     delta_per_cell_ : float
         Level of each cell's test (``delta / n_cells`` when simultaneous,
         else ``delta``).
@@ -217,6 +229,22 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
     is expected to answer four times that many; the grid reads only the
     rows that do not certify, and the cell sizes.
 
+    **Several answers per question.** Answers to one question are not
+    independent (a hard question is hard for every model), and a test that
+    counts rows as independent overstates the evidence (the binomial
+    variance assumes independent rows). With ``groups``,
+    the test is made on the groups, which are i.i.d.: per group, ``d_g =
+    errors_g - max_error * answered_g`` has mean ``<= 0`` exactly when a
+    fresh answer errs with probability ``<= max_error``, and a betting test
+    of that mean (Waudby-Smith and Ramdas, 2024) certifies it; its range is
+    the largest group's size (no question is assumed to have more answers
+    than the largest one seen). It is conservative: it pays for the worst
+    case of a question whose answers are all wrong. Without ``groups`` the
+    rows are taken as i.i.d.; pass the question ids whenever a question has
+    several answers.
+    Within a cell holding one answer per group (cells = models) the exact
+    binomial test is used.
+
     **Weights** are frequency weights and must be integers (a binomial test
     counts rows): zero weight is dropping the row, an integer weight is
     repeating it in the test; the split draws rows, not weight units.
@@ -228,6 +256,8 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
        achieve risk control", 2021.
     .. [2] Y. Geifman and R. El-Yaniv, "Selective classification for deep
        neural networks", NeurIPS 2017.
+    .. [3] I. Waudby-Smith and A. Ramdas, "Estimating means of bounded
+       random variables by betting", JRSS B, 2024.
 
     Examples
     --------
@@ -369,7 +399,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(cal, attr):
                 setattr(self, attr, getattr(cal, attr))
-        self._certify(X, y, sw, other, certify, fixed)
+        self._certify(X, y, sw, groups, other, certify, fixed)
         return self
 
     def _fitted_calibrator(self, X, y, sw, groups, rows):
@@ -414,7 +444,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         grid = quantile_grid(q, int(self.thresholds))
         return grid[sequence_start(q, e, w, grid, n_certify, alpha) :]
 
-    def _certify(self, X, y, sw, other, certify, fixed):
+    def _certify(self, X, y, sw, groups, other, certify, fixed):
         cal = self.calibrator_
         positive = self.classes_[positive_index(cal)]
         y_c = y[certify]
@@ -452,6 +482,7 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         K = 1 if self.cells_ is None else self.cells_.shape[0]
         self.delta_per_cell_ = float(self.delta) / (K if self.simultaneous else 1)
         alpha = float(self.max_error)
+        self.test_ = BINOMIAL_TEST
         names = ("thresholds_", "risk_bounds_", "coverage_", "n_certify_")
         out = {k: np.zeros(K) for k in (*names, "n_answered_", "n_errors_")}
         for c in range(K):
@@ -464,20 +495,35 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
                 grid = self._cell_grid(
                     o, None if self.cells_ is None else self.cells_[c], total, alpha
                 )
-            j, n_ans, n_err, _ = fixed_sequence_threshold(
-                pc, ec, wc, grid, alpha, self.delta_per_cell_
-            )
             out["n_certify_"][c] = total
+            level = self.delta_per_cell_
+            codes = None
+            if groups is not None:
+                _, codes = np.unique(groups[certify][rows], return_inverse=True)
+                if np.bincount(codes).max() == 1:
+                    codes = None  # one row per group: the rows are i.i.d.
+            if codes is None:
+                j, n_ans, n_err, _ = fixed_sequence_threshold(
+                    pc, ec, wc, grid, alpha, level
+                )
+                if j >= 0:
+                    n_ans, n_err = n_ans[j], n_err[j]
+                    bound = binomial_upper_bound(n_err, n_ans, level)
+            else:
+                self.test_ = GROUPED_TEST
+                j, n_ans, n_err = grouped_sequence_threshold(
+                    pc, ec, wc, codes, grid, alpha, level
+                )
+                if j >= 0:
+                    bound = grouped_risk_bound(pc, ec, wc, codes, grid[j], level)
             if j < 0:
                 out["thresholds_"][c] = np.inf
                 out["risk_bounds_"][c] = np.nan
                 continue
             out["thresholds_"][c] = grid[j]
-            out["n_answered_"][c], out["n_errors_"][c] = n_ans[j], n_err[j]
-            out["coverage_"][c] = n_ans[j] / total if total > 0 else 0.0
-            out["risk_bounds_"][c] = binomial_upper_bound(
-                n_err[j], n_ans[j], self.delta_per_cell_
-            )
+            out["n_answered_"][c], out["n_errors_"][c] = n_ans, n_err
+            out["coverage_"][c] = n_ans / total if total > 0 else 0.0
+            out["risk_bounds_"][c] = bound
         for name, value in out.items():
             setattr(self, name, value)
         self.certified_ = np.isfinite(self.thresholds_)

@@ -360,3 +360,37 @@ def test_abstention_display_marks_each_cell_at_the_gate_operating_point():
     with pytest.raises(TypeError, match="needs a fitted AbstentionGate"):
         AbstentionDisplay.from_estimator(gate.calibrator_, X, y)
     plt.close("all")
+
+
+def _clustered_log(n_questions, answers, seed):
+    """Several answers per question; a question shift u_q ~ U(-0.3, 0.3)
+    moves P(correct) of all its answers alike: clip(h + u_q, 0, 1)."""
+    rng = np.random.default_rng(seed)
+    q = np.repeat(np.arange(n_questions), answers)
+    h = rng.beta(4.0, 1.0, size=q.shape[0])
+    truth = np.clip(h + rng.uniform(-0.3, 0.3, size=n_questions)[q], 0.0, 1.0)
+    y = (rng.uniform(size=q.shape[0]) < truth).astype(int)
+    return h, y, q, truth
+
+
+@pytest.mark.slow
+def test_abstention_gate_grouped_test_is_valid_and_certifies():
+    # the population error of the answers at a threshold: a large fresh log
+    hf, _, _, truth = _clustered_log(20_000, 8, 10**6)
+    alpha, delta, reps = 0.15, 0.1, 30
+    violations, coverage = 0, []
+    for r in range(reps):
+        h, y, q, _ = _clustered_log(600, 8, r)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            gate = AbstentionGate(
+                UMDBinner(n_bins=20), max_error=alpha, delta=delta, random_state=r
+            ).fit(h, y, groups=q)
+        assert gate.test_ == "grouped betting"
+        assert gate.certified_[0] == (gate.risk_bounds_[0] <= alpha)
+        violations += _fresh_error(gate, hf, truth) > alpha
+        coverage.append(gate.predict(hf).mean())
+    se = np.sqrt(delta * (1 - delta) / reps)
+    assert violations / reps <= delta + 2 * se
+    # not valid by abstaining: it answers a real share of the questions
+    assert np.mean(coverage) > 0.3, np.mean(coverage)

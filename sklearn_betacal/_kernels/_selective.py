@@ -174,3 +174,104 @@ def quantile_grid(q, n_thresholds):
         q = np.concatenate([q[::step], [q.min(), q.max()]])
     t = np.quantile(q, 1.0 - coverage, method="inverted_cdf")
     return np.unique(t)[::-1]
+
+
+def betting_pvalue(x, m):
+    """P-value of ``H0: E[x] >= m`` for i.i.d. ``x`` in ``[0, 1]``, by betting.
+
+    The capital ``K_i = prod_{k <= i} (1 + lam_k (m - x_k))`` of a gambler
+    who bets that ``x`` falls below ``m`` is a nonnegative supermartingale
+    under ``H0`` whatever the bets ``lam_k``, as long as each is chosen
+    before ``x_k`` is seen and lies in ``[0, 1 / (1 - m))`` (the capital
+    stays positive); Ville's inequality
+    makes ``1 / max_i K_i`` a valid p-value (Waudby-Smith & Ramdas 2024,
+    "Estimating means of bounded random variables by betting", Sec. 4-5).
+    The bets are their aGRAPA rule, ``(m - mean) / (var + (m - mean)^2)``
+    from the values before ``k`` (a prior of one value at ``m`` and a
+    variance of 1/4), clipped to ``[0, 0.75 / (1 - m)]``. Much tighter than
+    Hoeffding or empirical Bernstein bounds at the sample sizes of a log.
+    """
+    n = x.shape[0]
+    if n == 0 or m <= 0 or m >= 1:
+        return 1.0
+    k = np.arange(1, n + 1, dtype=np.float64)
+    # running mean and variance of the values before each one, with a prior
+    s1 = np.concatenate([[m], m + np.cumsum(x)[:-1]])
+    s2 = np.concatenate([[0.25 + m * m], 0.25 + m * m + np.cumsum(x * x)[:-1]])
+    mean = s1 / k
+    var = np.maximum(s2 / k - mean * mean, 1e-12)
+    gap = m - mean
+    lam = np.clip(gap / (var + gap * gap), 0.0, 0.75 / (1.0 - m))
+    log_capital = np.cumsum(np.log1p(lam * (m - x)))
+    return float(min(1.0, np.exp(-log_capital.max())))
+
+
+def grouped_counts(p, err, w, group, n_groups, t):
+    """Per group: weight answered at ``p >= t`` and weight of errors among it."""
+    kept = p >= t
+    ww = np.ones(p.shape[0]) if w is None else w
+    answered = np.bincount(group[kept], weights=ww[kept], minlength=n_groups)
+    wrong = np.bincount(group[kept], weights=(ww * err)[kept], minlength=n_groups)
+    return answered, wrong
+
+
+def grouped_sequence_threshold(p, err, w, group, grid, alpha, delta):
+    """:func:`fixed_sequence_threshold` for rows that come in groups.
+
+    The answers to one question are not independent (a hard question is
+    hard for every model), so the binomial test, which counts rows, would
+    overstate the evidence. The groups are i.i.d.: per group ``g`` the
+    statistic ``d_g = errors_g - alpha * answered_g`` has mean ``<= 0``
+    exactly when the error rate of a fresh answered row, ``E[errors_g] /
+    E[answered_g]``, is ``<= alpha``; a test of its mean
+    rejects ``R(t) > alpha``: ``d_g`` lies in ``[-alpha M, (1 - alpha) M]``
+    (``M`` the largest group's weight), so ``x_g = d_g / M + alpha`` lies in
+    ``[0, 1]`` and ``H0`` is ``E[x] >= alpha``, tested by betting
+    (:func:`betting_pvalue`, the groups in the order of their codes, fixed
+    before any label is read). Tested in the order of ``grid``, stopping at
+    the first failure.
+
+    Returns ``(index, n_answered, n_errors)`` at the certified threshold
+    (``-1, 0, 0`` when none), with ``group`` the group codes ``0 ..
+    n_groups - 1``.
+    """
+    n_groups = int(group.max()) + 1 if group.shape[0] else 0
+    ww = np.ones(p.shape[0]) if w is None else w
+    span = (
+        float(np.bincount(group, weights=ww, minlength=n_groups).max())
+        if n_groups
+        else 1.0
+    )
+    index, found = -1, (0.0, 0.0)
+    for j, t in enumerate(grid):
+        answered, wrong = grouped_counts(p, err, w, group, n_groups, t)
+        x = (wrong - alpha * answered) / span + alpha
+        if betting_pvalue(x, alpha) > delta:
+            break
+        index, found = j, (float(answered.sum()), float(wrong.sum()))
+    return index, found[0], found[1]
+
+
+def grouped_risk_bound(p, err, w, group, t, delta, tol=1e-6):
+    """Smallest ``alpha`` that :func:`grouped_sequence_threshold`'s test
+    certifies at the single threshold ``t`` (bisection; 1 if none)."""
+    n_groups = int(group.max()) + 1 if group.shape[0] else 0
+    ww = np.ones(p.shape[0]) if w is None else w
+    span = (
+        float(np.bincount(group, weights=ww, minlength=n_groups).max())
+        if n_groups
+        else 1.0
+    )
+    answered, wrong = grouped_counts(p, err, w, group, n_groups, t)
+
+    def ok(a):
+        return betting_pvalue((wrong - a * answered) / span + a, a) <= delta
+
+    hi = 1.0 - tol
+    if not ok(hi):
+        return 1.0
+    lo = 0.0
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
