@@ -394,3 +394,19 @@ def test_abstention_gate_grouped_test_is_valid_and_certifies():
     assert violations / reps <= delta + 2 * se
     # not valid by abstaining: it answers a real share of the questions
     assert np.mean(coverage) > 0.3, np.mean(coverage)
+
+
+def test_abstention_gate_takes_question_groups_through_metadata_routing():
+    import sklearn
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    h, _, y, _ = _log(2000, 12)
+    questions = np.arange(2000) // 4
+    with sklearn.config_context(enable_metadata_routing=True):
+        gate = AbstentionGate(UMDBinner(n_bins=10), random_state=0)
+        pipe = Pipeline([("id", FunctionTransformer()), ("gate", gate)])
+        pipe.set_params(gate=gate.set_fit_request(groups=True))
+        pipe.fit(h.reshape(-1, 1), y, groups=questions)
+    # the groups arrived: the test is made on the questions
+    assert pipe[-1].test_ == "grouped betting"
