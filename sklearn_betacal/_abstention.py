@@ -327,9 +327,12 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
             splitter = GroupShuffleSplit(
                 1, test_size=self.certify_size, random_state=seed
             )
-        other, certify = next(splitter.split(np.zeros((n, 1)), groups=groups))
-        # in the data's order: the calibrator sees its rows as given
-        return np.sort(other), np.sort(certify)
+        _, certify = next(splitter.split(np.zeros((n, 1)), groups=groups))
+        # in the data's order (the calibrator sees its rows as given); a mask
+        # orders them in one pass instead of sorting
+        mask = np.zeros(n, dtype=bool)
+        mask[certify] = True
+        return np.flatnonzero(~mask), np.flatnonzero(mask)
 
     @_fit_context(
         # the calibrator is validated by its own fit
@@ -444,6 +447,31 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         grid = quantile_grid(q, int(self.thresholds))
         return grid[sequence_start(q, e, w, grid, n_certify, alpha) :]
 
+    def _scores_and_cells(self, X):
+        """``(P(correct), cell id)`` per row, the cells computed once.
+
+        A binning calibrator of the package predicts block by block from the
+        cells it computes (``_row_inputs``); reading both from that one pass
+        spares ``apply`` computing the cells a second time. Any other
+        calibrator: ``predict_proba``, then ``apply``.
+        """
+        cal = self.calibrator_
+        inner = cal.estimator if isinstance(cal, FrozenEstimator) else cal
+        hooks = ("_blocks", "_row_inputs", "_row_predictor")
+        if not all(callable(getattr(type(inner), h, None)) for h in hooks):
+            return self._scores(X), np.asarray(cal.apply(X), dtype=np.int64)
+        predict = inner._row_predictor()
+        p = cells = None
+        for lo, hi, n, h, Z in inner._blocks(X):
+            if p is None:
+                p, cells = np.empty(n), np.empty(n, dtype=np.int64)
+            inputs = inner._row_inputs(Z)
+            p[lo:hi] = predict(h, *inputs)
+            cells[lo:hi] = inputs[-1]
+        if p is None:  # no rows
+            return np.empty(0), np.empty(0, dtype=np.int64)
+        return p, cells
+
     def _certify(self, X, y, sw, groups, other, certify, fixed):
         cal = self.calibrator_
         positive = self.classes_[positive_index(cal)]
@@ -457,12 +485,13 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
             )
         err = (y_c != positive).astype(np.float64)
         # one pass over all rows (the certifying ones and the others)
-        p_all = self._scores(X)
-        p = p_all[certify]
-        w = None if sw is None else sw[certify]
         cells_all = None
         if self.per_cell:
-            cells_all = np.asarray(cal.apply(X), dtype=np.int64)
+            p_all, cells_all = self._scores_and_cells(X)
+        else:
+            p_all = self._scores(X)
+        p = p_all[certify]
+        w = None if sw is None else sw[certify]
         # the rows that do not certify place the grid and the start
         o = None
         if fixed is None:
@@ -551,16 +580,14 @@ class AbstentionGate(MetaEstimatorMixin, BaseEstimator):
         super().__setstate__(state)
 
     # ------------------------------------------------------------- prediction
-    def _row_thresholds(self, X, p=None):
+    def _row_thresholds(self, X):
         """``(p, threshold)`` per row; ``inf`` for a cell never certified."""
         check_is_fitted(self)
-        if p is None:
-            p = self._scores(X)
         if self.cells_ is None:
+            p = self._scores(X)
             return p, np.full(p.shape[0], self.thresholds_[0])
-        at = cell_positions(
-            np.asarray(self.calibrator_.apply(X), dtype=np.int64), self.cells_
-        )
+        p, cells = self._scores_and_cells(X)
+        at = cell_positions(cells, self.cells_)
         t = np.where(at >= 0, self.thresholds_[np.maximum(at, 0)], np.inf)
         return p, t
 

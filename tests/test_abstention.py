@@ -410,3 +410,12 @@ def test_abstention_gate_takes_question_groups_through_metadata_routing():
         pipe.fit(h.reshape(-1, 1), y, groups=questions)
     # the groups arrived: the test is made on the questions
     assert pipe[-1].test_ == "grouped betting"
+
+
+def test_abstention_gate_per_cell_predict_matches_proba_and_apply():
+    gate, X = _fitted_gate()
+    p = gate.calibrator_.predict_proba(X)[:, 1]
+    cells = gate.calibrator_.apply(X)
+    t = gate.thresholds_[np.searchsorted(gate.cells_, cells)]
+    assert_array_equal(gate.predict(X), p >= t)
+    assert_allclose(gate.decision_function(X), p - t, rtol=0, atol=0)
