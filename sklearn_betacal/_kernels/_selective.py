@@ -20,7 +20,6 @@ was wrong), ``w`` integer-valued float64 frequency weights or ``None``
 """
 
 import numpy as np
-from scipy.stats import beta, binom
 
 
 def kept_sums(p, y, w, thresholds):
@@ -65,6 +64,8 @@ def binomial_pvalue(k, n, alpha):
     its rate, and the binomial CDF decreases in the rate, so this p-value is
     valid for every risk >= alpha. 1 where ``n = 0`` (nothing to test).
     """
+    from scipy.stats import binom  # lazily: the metrics import this module
+
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     out = np.ones(np.broadcast(k, n).shape)
@@ -80,6 +81,8 @@ def binomial_upper_bound(k, n, delta):
     dual of :func:`binomial_pvalue` (``bound <= alpha`` exactly when the
     p-value at ``alpha`` is ``<= delta``). 1 where ``n = 0`` or ``k = n``.
     """
+    from scipy.stats import beta
+
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     out = np.ones(np.broadcast(k, n).shape)
