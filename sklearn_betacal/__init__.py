@@ -30,6 +30,7 @@ _LAZY = {
     "CalibrationTreePartitioner": "._partition",
     "BetaBinningCalibrator": "._beta_binning",
     "CalibratedClassifier": "._calibrated",
+    "AbstentionGate": "._abstention",
     "HierarchicalLogisticScaler": "._hierarchical",
     "ScalingBetaBinningCalibrator": "._scaling_beta_binning",
     "estimate_misspecification": "._scaling_beta_binning",
@@ -44,6 +45,7 @@ _LAZY = {
     "BetaCalibrationDisplay": ".metrics._plot.beta_reliability",
     "AccuracyConfidenceDisplay": ".metrics._plot.accuracy_confidence",
     "CumulativeCalibrationDisplay": ".metrics._plot.cumulative",
+    "AbstentionDisplay": ".metrics._plot.abstention",
 }
 _SUBMODULES = {"metrics", "datasets", "bounds", "io", "dask"}
 

@@ -96,7 +96,8 @@ def test_docs_pages_do_not_use_private_modules(path):
 
 
 @pytest.mark.parametrize(
-    "page", ["quickstart.rst", "scaling_beta_binning.rst", "groups.rst"]
+    "page",
+    ["quickstart.rst", "scaling_beta_binning.rst", "groups.rst", "abstention.rst"],
 )
 def test_docs_page_runs_as_written(page):
     result = doctest.testfile(

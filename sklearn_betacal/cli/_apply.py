@@ -48,6 +48,7 @@ from .._io import (
     file_kind,
     iter_table_chunks,
 )
+from . import _gate as gate
 from ._common import (
     EXIT_OK,
     Progress,
@@ -384,6 +385,7 @@ def _calibrator(est, spec, args, where):
         ok = ~np.isnan(h)
         p = np.full(h.shape[0], np.nan)
         cells = np.full(h.shape[0], -1, dtype=np.int64)
+        X = None
         if ok.any():
             X = frame.loc[ok, columns].reset_index(drop=True)
             X[conf] = h[ok]
@@ -392,7 +394,7 @@ def _calibrator(est, spec, args, where):
             try:
                 p[ok] = est.predict_proba(X)[:, 1]
                 if args.cells:
-                    cells[ok] = est.apply(X)
+                    cells[ok] = gate.inner(est).apply(X)
             except (ValueError, TypeError) as exc:
                 raise UsageError(
                     f"{where(first_row, len(frame))}: {one_line(exc)}"
@@ -401,6 +403,10 @@ def _calibrator(est, spec, args, where):
         frame[args.column] = p
         if args.cells:
             frame["cell"] = cells
+        if gate.is_gate(est):  # the answer and why not, beside the confidence
+            gate.check_new_gate_columns(frame, args.column)
+            for name, values in gate.gate_columns(est, X, ok, len(frame)).items():
+                frame[name] = values
         return frame, int(np.count_nonzero(~ok)), scale
 
     return calibrate

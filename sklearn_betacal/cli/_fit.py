@@ -29,6 +29,14 @@ from ._common import (
     read_labels,
     separator,
 )
+from ._gate import (
+    add_gate_flags,
+    gate_estimator,
+    gate_metadata,
+    inner,
+    is_gate,
+    print_gate_summary,
+)
 
 #: method name -> (estimator class name, uses partition features)
 METHODS = {
@@ -1003,6 +1011,7 @@ def add_fit(subparsers):
     add_pos_label(parser)
     add_progress_flags(parser)
     parser.add_argument("--force", action="store_true", help="replace --output")
+    add_gate_flags(parser)
     parser.set_defaults(func=run_fit)
     return parser
 
@@ -1116,6 +1125,10 @@ def run_fit(args):
     try:
         if args.tune:
             est = _tune(est, X, y, args, out, progress, questions)
+        est = gate_estimator(est, args)
+        if questions is not None and fit_takes(est, "groups"):
+            # the gate splits and certifies by question too
+            fit_groups["groups"] = questions
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             what = f"fitting {args.method} on {len(X)} rows"
@@ -1179,7 +1192,10 @@ def run_fit(args):
         else:
             tail = f"{args.method} splits no rows, so they change nothing"
         print(f"{head}: {tail}", file=out)
-    summarize(est, X, args, out)
+    summarize(inner(est), X, args, out)
+    print_gate_summary(est, out)
+    if is_gate(est):
+        metadata["gate"] = gate_metadata(est)
     model = est
     if fmt != "number":
         # the reading goes into the model: io.load(...).predict_proba(raw)

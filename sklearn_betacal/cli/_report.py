@@ -31,6 +31,7 @@ from ._common import (
     read_labels,
     separator,
 )
+from ._gate import add_gate_flags, format_gate, gate_figure, report_gate
 
 
 def _bundled_frame():
@@ -375,6 +376,7 @@ def format_markdown(report):
         "confidences of exactly 0 or 1 to machine epsilon.",
         "",
     ]
+    lines += format_gate(report.get("abstention"))
     return "\n".join(lines)
 
 
@@ -504,6 +506,7 @@ def add_report(subparsers):
         help="replace an existing --output file, or write into a non-empty "
         "--plot folder (never the input file)",
     )
+    add_gate_flags(parser, report=True)
     parser.set_defaults(func=_run_report)
 
 
@@ -567,6 +570,7 @@ def _write_plots(folder, report, text, p, y, groups, args):
                 n_bins=args.n_bins,
                 strategy=args.strategy,
             )
+            figures.update(gate_figure(tmp, report.get("abstention"), p, y, groups))
             images = ["", "## Figures", ""]
             for name, caption in figures.items():
                 images += [f"### {caption}", "", f"![{caption}]({name})", ""]
@@ -604,6 +608,8 @@ def _run_report(args):
     plot_dir = None
     if args.plot is not None:
         plot_dir = _check_plot_dir(args.plot, args.force, args.file)
+    if args.per_cell and (args.max_error is None or args.group is None):
+        raise UsageError("--per-cell needs --max-error and --group COL (the cells)")
     fmt = "percent" if args.percent else "verbalized" if args.verbalized else "number"
     p, y, groups, n_dropped, n_unparsed, n_empty = _check_columns(
         frame,
@@ -629,6 +635,8 @@ def _run_report(args):
             p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
         ),
     }
+    if args.max_error is not None:
+        report["abstention"] = report_gate(p, y, groups, args)
     fmt = args.format
     if fmt is None:  # from the --output name (_check_report_name)
         said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._compat import Interval, validate_params
 from .._docstrings import fill_doc
+from .._kernels._selective import kept_sums
 from .._validation import check_n_bins, native
 from ._calibration_error import _INPUTS, _check_inputs
 
@@ -37,18 +38,10 @@ def _check_grid(grid, n_rows):
 def _accuracy_above(y, p, w, thresholds):
     """Weighted accuracy and kept weight of the rows with ``p >= t``, per ``t``.
 
-    The accuracy is zero where no row (or only zero weight) is retained.
-    Retained sums are suffix sums over the confidences sorted ascending, so
-    an empty suffix is exactly zero rather than a cancellation residue.
+    The accuracy is zero where no row (or only zero weight) is retained
+    (sums from :func:`~sklearn_betacal._kernels._selective.kept_sums`).
     """
-    order = np.argsort(p, kind="stable")
-    p_sorted = p[order]
-    w_sorted = np.ones_like(p) if w is None else w[order]
-    wy_sorted = w_sorted * y[order]
-    suffix_w = np.append(np.cumsum(w_sorted[::-1])[::-1], 0.0)
-    suffix_wy = np.append(np.cumsum(wy_sorted[::-1])[::-1], 0.0)
-    first = np.searchsorted(p_sorted, thresholds, side="left")
-    kept_w, kept_wy = suffix_w[first], suffix_wy[first]
+    kept_wy, kept_w = kept_sums(p, y, w, thresholds)
     heights = np.zeros_like(kept_w)
     np.divide(kept_wy, kept_w, out=heights, where=kept_w > 0)
     return heights, kept_w
