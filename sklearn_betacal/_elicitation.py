@@ -209,6 +209,9 @@ _QUAL_AFTER = re.compile(
 _QUAL_SELF = re.compile(
     r"(?i)\b(?:i\s+am|i'm|i\u2019m|im|i\s+feel)\s+(?P<words>[a-z][a-z ,-]{0,40})"
 )
+# Where a clause ends, for an expression of the table in free text.
+_ANY_CLAUSE = re.compile(r"[.!?;:,\n()\[\]/|]|\s-+\s|\bbut\b")
+_COMPARATIVE = frozenset(["more", "less", "most", "least", "equally", "as", "not"])
 # Qualitative phrases are read in short answers only: in a longer text
 # ("Let's think step by step ... I'm not confident that it has 4440
 # statues") they are as often about a step of the reasoning as about the
@@ -386,7 +389,6 @@ class _Linguistic:
             **{_normalise(k): float(v) for k, v in qualitative.items()},
             **self.table,
         }
-        self.anywhere = self._compile(self.table, r"\b(", r")\b")
         self.at_start = self._compile(self.labeled_table, r"^(", r")\b")
 
     @staticmethod
@@ -438,8 +440,19 @@ class _Linguistic:
         return math.nan
 
     def anywhere_last(self, text):
-        hits = self.anywhere.findall(_normalise(text))
-        return self.table[hits[-1]] if hits else math.nan
+        """Value of the last clause that ends in an expression of ``table``
+        ("Paris - likely", "I'd say chances are slight."); an expression
+        inside a clause ("is most likely to be released in 2018") is part
+        of the answer, not its confidence."""
+        for clause in reversed(_ANY_CLAUSE.split(text)):
+            words = _normalise(clause).split()
+            for k in range(min(len(words), 4), 0, -1):
+                value = self.table.get(" ".join(words[-k:]))
+                if value is not None:
+                    if len(words) > k and words[-k - 1] in _COMPARATIVE:
+                        return math.nan  # "or more likely, inductor"
+                    return value
+        return math.nan
 
 
 def _negated(text, start, end):
@@ -626,7 +639,7 @@ def _parse_one(text, kind, ling, scale):
         return math.nan, guess, "unknown-expression"
     if weak:
         return math.nan, guess, "negated-or-bound"
-    if words:
+    if words and len(text) <= _SHORT:
         value = ling.anywhere_last(text)
         if value == value:
             return value, guess, "linguistic"
