@@ -461,9 +461,7 @@ def _negated(text, start, end):
     clause's end, or a bound just before it (see ``_NEG_WORD``, ``_BOUND``)."""
     head = _CLAUSE_BREAK.split(text[max(0, start - 80) : start])[-1]
     tail = _CLAUSE_BREAK.split(text[end : end + 80])[0]
-    return bool(
-        _NEG_WORD.search(head) or _NEG_WORD.search(tail) or _BOUND.search(head)
-    )
+    return bool(_NEG_WORD.search(head) or _NEG_WORD.search(tail) or _BOUND.search(head))
 
 
 def _free_text(text, ling, numeric, words, scale):
@@ -506,13 +504,10 @@ def _free_text(text, ling, numeric, words, scale):
     if not stated:  # only negated or bounded statements: the last resort
         return math.nan, "negated-or-bound", found[0][1], number, True
     start = min(f[1] for f in stated)
-    values = {round(f[0], 12) for f in stated}
-    negated_at = {f[1] for f in found if f[2]}
-    percentages = {
-        round(float(m["val"]) / 100.0, 12)
-        for m in _ANY_PCT.finditer(text)
-        if not any(abs(m.start() - at) < 40 for at in negated_at)
-    }
+    # every value the text states, negated or not: "90% sure or 80% sure"
+    # and "I'm 90% sure, not 100%" are two readings, never one guessed
+    values = {round(f[0], 12) for f in found}
+    percentages = {round(float(m["val"]) / 100.0, 12) for m in _ANY_PCT.finditer(text)}
     if len(values) > 1 or (percentages - values):
         return math.nan, "ambiguous", start, number, False
     value = values.pop()
@@ -849,22 +844,62 @@ def parse_verbalized_confidence(
 CONFIDENCE_FORMATS = ("number", "percent", "verbalized")
 
 
-def read_confidence_values(values, confidence_format):
+def read_confidence_values(
+    values, confidence_format, *, scale=None, table=None, qualitative=None
+):
     """Float confidences of one column, NaN where missing or unreadable.
 
     The one reading that ``betacal fit`` / ``apply`` / ``report`` and
     :class:`ConfidenceReader` share. ``"number"``: the values as numbers;
     ``"percent"``: divided by 100; ``"verbalized"``: read by
-    :func:`parse_verbalized_confidence` (its defaults). A value that is no
-    number (``"number"``, ``"percent"``) is NaN here too: the callers count
-    and refuse it with their own words, as they do values outside the scale
-    (left as they are, e.g. 1.6 or -0.1).
+    :func:`parse_verbalized_confidence` with ``scale``, ``table`` and
+    ``qualitative``. A value that is no number (``"number"``,
+    ``"percent"``) is NaN here too: the callers count and refuse it with
+    their own words, as they do values outside the scale (left as they are,
+    e.g. 1.6 or -0.1).
     """
+    return read_confidence(
+        values, confidence_format, scale=scale, table=table, qualitative=qualitative
+    )[0]
+
+
+def read_confidence(values, confidence_format, *, scale=None, table=None,
+                    qualitative=None):  # fmt: skip
+    """``(confidence, source)``: :func:`read_confidence_values` and, for
+    ``"verbalized"``, the parser's rule or reason per row (``None``
+    otherwise), so that callers can say why rows stayed unread."""
     values = pd.Series(values).reset_index(drop=True)
     if confidence_format == "verbalized":
-        return parse_verbalized_confidence(values.to_numpy(dtype=object)).confidence
+        out = parse_verbalized_confidence(
+            values.to_numpy(dtype=object),
+            scale=scale,
+            table=table,
+            qualitative=qualitative,
+        )
+        return out.confidence, out.source
     numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    return numeric / 100.0 if confidence_format == "percent" else numeric
+    return (numeric / 100.0 if confidence_format == "percent" else numeric), None
+
+
+def unread_summary(texts, source, *, n_examples=3):
+    """``{reason: (count, [examples])}`` of the rows a verbalized reading
+    left NaN (``source`` from :func:`read_confidence`), largest first; the
+    examples are the first texts of each reason, cut to 60 characters."""
+    texts = pd.Series(texts).reset_index(drop=True)
+    source = np.asarray(source, dtype=object)
+    unread = ~np.isin(source, _READ_SOURCES)
+    summary = {}
+    for reason in pd.unique(source[unread]):
+        rows = np.flatnonzero(source == reason)
+        examples = [str(texts.iloc[i])[:60] for i in rows[:n_examples]]
+        summary[str(reason)] = (int(rows.size), examples)
+    return dict(sorted(summary.items(), key=lambda kv: -kv[1][0]))
+
+
+_READ_SOURCES = [
+    "label", "line", "trailing", "linguistic-label", "linguistic-line",
+    "linguistic", "phrase",
+]  # fmt: skip
 
 
 class ConfidenceReader(TransformerMixin, BaseEstimator):
@@ -890,6 +925,19 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
         ``"number"``: probabilities in ``[0, 1]``; ``"percent"``: numbers in
         ``[0, 100]``; ``"verbalized"``: model text read by
         :func:`parse_verbalized_confidence`.
+    scale : None, "percent" or (low, high), default=None
+        ``"verbalized"`` only: how a plain number in the text is read
+        (``Confidence: 5`` on a 1-6 scale is ``scale=(1, 6)``); see
+        :func:`parse_verbalized_confidence`.
+    table : mapping of str to float, default=None
+        ``"verbalized"`` only: expression -> probability; ``None`` is
+        :data:`LINGUISTIC_CONFIDENCE_TABLE`.
+    qualitative : mapping of str to float, default=None
+        ``"verbalized"`` only: words of an ordinal scale; ``None`` is
+        :data:`QUALITATIVE_CONFIDENCE_TABLE`, ``{}`` reads none.
+
+    The three options are stored with the reader (and so in a model file
+    that holds it): the file reads its input as it was read at fit time.
 
     Attributes
     ----------
@@ -918,11 +966,30 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
     _parameter_constraints = {
         "confidence_column": [Integral, str],
         "confidence_format": [StrOptions(set(CONFIDENCE_FORMATS))],
+        # checked in fit with the parser's own messages
+        "scale": "no_validation",
+        "table": "no_validation",
+        "qualitative": "no_validation",
     }
 
-    def __init__(self, confidence_column=0, *, confidence_format="number"):
+    def __init__(
+        self,
+        confidence_column=0,
+        *,
+        confidence_format="number",
+        scale=None,
+        table=None,
+        qualitative=None,
+    ):
         self.confidence_column = confidence_column
         self.confidence_format = confidence_format
+        self.scale = scale
+        self.table = table
+        self.qualitative = qualitative
+
+    def _options(self):
+        return {"scale": self.scale, "table": self.table,
+                "qualitative": self.qualitative}  # fmt: skip
 
     def _column(self, X):
         """The confidence column of ``X`` as a Series."""
@@ -993,6 +1060,15 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
         -------
         self : ConfidenceReader
         """
+        if self.confidence_format == "verbalized":
+            # the parser's own checks of the options, with its messages
+            parse_verbalized_confidence([], **self._options())
+        elif any(v is not None for v in self._options().values()):
+            raise ValueError(
+                "scale, table and qualitative read model text: they need "
+                "confidence_format='verbalized', got confidence_format="
+                f"{self.confidence_format!r}"
+            )
         self._check_X(X, reset=True)
         return self
 
@@ -1024,7 +1100,7 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
 
     def _read(self, X):
         values = self._column(X)
-        h = read_confidence_values(values, self.confidence_format)
+        h = read_confidence_values(values, self.confidence_format, **self._options())
         if self.confidence_format == "verbalized":
             return h
         bad = np.isnan(h) & values.notna().to_numpy()
@@ -1113,5 +1189,7 @@ __all__ = [
     "QUALITATIVE_CONFIDENCE_TABLE",
     "VERB1S_TOP1_PROMPT",
     "parse_verbalized_confidence",
+    "read_confidence",
     "read_confidence_values",
+    "unread_summary",
 ]

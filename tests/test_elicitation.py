@@ -447,6 +447,7 @@ def test_parse_verbalized_confidence_reads_sentences(text, value, guess):
         ("at least 80% confident", "negated-or-bound"),
         ("80 or 90% sure", "negated-or-bound"),
         ("I am 90% sure, maybe 80% sure", "ambiguous"),
+        ("90% sure or 80% sure", "ambiguous"),
         ("Paris. I am 90% confident that coverage exceeds 80%", "ambiguous"),
         ("Guess: Paris\nProbability: 0.8\nI am 95% sure", "ambiguous"),
         ("Confidence level: High (90%)", "ambiguous"),
@@ -470,3 +471,41 @@ def test_parse_verbalized_confidence_label_agrees_with_a_sentence():
         "Guess: Taylor Swift\nProbability: 0.1\n(I'm 90% sure it is incorrect)",
     ]
     assert_allclose(parse_verbalized_confidence(texts).confidence, [0.85, 0.9, 0.1])
+
+
+# -- ConfidenceReader carries the parser's options ---------------------------
+
+
+def test_confidence_reader_options_reach_the_parser_and_the_model_file(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_betacal import ConfidenceReader, PlattScaler
+    from sklearn_betacal import io as model_io
+
+    X = pd.DataFrame({"r": ["Confidence: 5", "Confidence: 6", "Confidence: 2"]})
+    # without a scale "5" is a point of an unknown scale: unread
+    assert np.isnan(
+        ConfidenceReader("r", confidence_format="verbalized").fit(X).read(X)
+    ).all()
+    reader = ConfidenceReader("r", confidence_format="verbalized", scale=(1, 6))
+    assert_allclose(reader.fit(X).read(X), [0.8, 1.0, 0.2])
+    words = ConfidenceReader(
+        "r", confidence_format="verbalized", qualitative={"so-so": 0.4}, table={"x": 1}
+    )
+    assert_allclose(
+        words.fit(X).read(pd.DataFrame({"r": ["Confidence: so-so"]})), [0.4]
+    )
+    # stored in the model file and read back the same way
+    model = make_pipeline(
+        ConfidenceReader("r", confidence_format="verbalized", scale=(1, 6)),
+        PlattScaler(),
+    ).fit(X, [1, 1, 0])
+    model_io.dump(model, tmp_path / "m.skops")
+    loaded = model_io.load(tmp_path / "m.skops")
+    assert loaded.steps[0][1].get_params()["scale"] == (1, 6)
+    assert_allclose(loaded.predict_proba(X), model.predict_proba(X))
+    # the options read text: refused with another format, checked as the parser
+    with pytest.raises(ValueError, match="need confidence_format='verbalized'"):
+        ConfidenceReader("r", scale=(1, 6)).fit(X)
+    with pytest.raises(ValueError, match="finite low < high"):
+        ConfidenceReader("r", confidence_format="verbalized", scale=(6, 1)).fit(X)

@@ -30,6 +30,7 @@ from ._common import (
     one_line,
     read_labels,
     separator,
+    verbalized_options,
 )
 
 
@@ -78,7 +79,15 @@ def _check_report_name(output, fmt):
 
 
 def _check_columns(
-    frame, confidence, label, group, dropna, *, fmt="number", pos_label=None
+    frame,
+    confidence,
+    label,
+    group,
+    dropna,
+    *,
+    fmt="number",
+    pos_label=None,
+    options=None,
 ):
     """Return ``(p, y, groups, n_dropped, n_unparsed, n_empty)`` for the metrics.
 
@@ -115,8 +124,16 @@ def _check_columns(
         )
     check_confidence_kind(frame[confidence], confidence)
     n_unparsed = n_empty = 0
+    warned = []
     if fmt != "number":
-        from ._fit import confidence_values, empty_responses, plain_numbers_only
+        from ._fit import (
+            confidence_values,
+            empty_responses,
+            lost_groups,
+            plain_numbers_only,
+            unread_lines,
+            unread_reasons,
+        )
 
         if fmt == "verbalized" and plain_numbers_only(frame[confidence]):
             raise UsageError(
@@ -124,9 +141,23 @@ def _check_columns(
                 "numbers only, no text; drop --verbalized (and pass --percent "
                 "for 0-100)"
             )
+        unread = {}
         read, n_unparsed = confidence_values(
-            frame[confidence], fmt, column=confidence, command="report"
+            frame[confidence],
+            fmt,
+            column=confidence,
+            command="report",
+            options=options,
+            unread=unread,
         )
+        if fmt == "verbalized":
+            failed = np.isnan(read) & ~empty_responses(frame[confidence])
+            lines = unread_lines(unread, total=len(read), command="report")
+            if group is not None:
+                lines += lost_groups(
+                    frame[group].to_numpy(), failed, name=group, command="report"
+                )
+            warned = lines  # printed once every check has passed
         if fmt == "verbalized":
             # before the empty responses go: a row missing both is refused
             # for its label, as fit refuses it
@@ -148,6 +179,7 @@ def _check_columns(
             raise UsageError(
                 f"no confidence could be read from column {confidence!r} "
                 f"({n_unparsed} text(s) without one, {n_empty} empty)"
+                + unread_reasons(unread)
             )
     y = read_labels(frame[label], label, pos_label)
     if not pd.api.types.is_numeric_dtype(frame[confidence].dtype):
@@ -182,6 +214,8 @@ def _check_columns(
         hint = " (or pass --dropna)" if "NaN" in str(exc) else ""
         raise UsageError(one_line(exc) + hint) from None
     groups = None if group is None else frame[group].to_numpy()
+    for line in warned:
+        print(f"betacal: warning: {line}", file=sys.stderr)
     return p, y, groups, n_dropped, n_unparsed, n_empty
 
 
@@ -613,6 +647,7 @@ def _run_report(args):
         args.dropna,
         fmt=fmt,
         pos_label=args.pos_label,
+        options=verbalized_options(args),
     )
     report = {
         "input": {
