@@ -505,9 +505,20 @@ def _free_text(text, ling, numeric, words, scale):
         return math.nan, "negated-or-bound", found[0][1], number, True
     start = min(f[1] for f in stated)
     # every value the text states, negated or not: "90% sure or 80% sure"
-    # and "I'm 90% sure, not 100%" are two readings, never one guessed
-    values = {round(f[0], 12) for f in found}
+    # and "90% sure, not 80%" are two readings, never one guessed; only "not
+    # 100% sure" agrees with any stated value below 1 ("I'm 90% sure ... I
+    # am not 100% certain")
+    below_one = all(f[0] < 1.0 for f in stated)
+    values = {
+        round(f[0], 12) for f in found if not (f[2] and f[0] == 1.0 and below_one)
+    }
     percentages = {round(float(m["val"]) / 100.0, 12) for m in _ANY_PCT.finditer(text)}
+    if below_one:
+        percentages.discard(1.0)
+    said = {round(f[0], 12) for f in stated}
+    if any(f[2] and round(f[0], 12) in said for f in found):
+        # "I am 100% sure. I can't be 100% certain": it says and unsays it
+        return math.nan, "ambiguous", start, number, False
     if len(values) > 1 or (percentages - values):
         return math.nan, "ambiguous", start, number, False
     value = values.pop()

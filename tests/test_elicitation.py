@@ -42,8 +42,10 @@ def test_parse_verbalized_confidence_matches_study_extraction(influences_frame):
     valid = (study >= 0) & (study <= 1)
     agree = np.isclose(out.confidence, study, rtol=0, atol=1e-12)
     rate = agree[valid].mean()
-    # 108,402 / 108,407 at the time of writing; the 5 others are outputs with
-    # several guesses, where the study kept one and we keep another.
+    # 108,398 / 108,407 at the time of writing; 5 others are outputs with
+    # several guesses, where the study kept one and we keep another, and 4
+    # state a second value in a sentence ("Probability: 0.25 (I'm 75% sure
+    # it's in the Himalayas ...)"): left unread as "ambiguous".
     assert valid.sum() > 100_000
     assert rate >= 0.999, f"agreement {rate:.5f}"
     # All outputs, including the study's -1 parse failures and the > 1
@@ -428,6 +430,7 @@ def test_verbalized_corpus_read_without_misreads():
         ("I'm fairly confident it is Paris", 0.7, None),
         ("I'm almost certain it is Rome", 0.95, None),
         ("Salma Hayek (I'm 90% sure, but there's a chance I'm wrong.)", 0.9, None),
+        ("Paris (90% sure; I can't be 100% certain)", 0.9, "Paris"),
     ],
 )
 def test_parse_verbalized_confidence_reads_sentences(text, value, guess):
@@ -448,6 +451,8 @@ def test_parse_verbalized_confidence_reads_sentences(text, value, guess):
         ("80 or 90% sure", "negated-or-bound"),
         ("I am 90% sure, maybe 80% sure", "ambiguous"),
         ("90% sure or 80% sure", "ambiguous"),
+        ("I am 90% sure, not 80% sure", "ambiguous"),
+        ("I am 100% sure. I can't be 100% certain", "ambiguous"),
         ("Paris. I am 90% confident that coverage exceeds 80%", "ambiguous"),
         ("Guess: Paris\nProbability: 0.8\nI am 95% sure", "ambiguous"),
         ("Confidence level: High (90%)", "ambiguous"),
