@@ -154,7 +154,9 @@ PREDICT_BLOCK_ROWS = 65_536
 def positive_index(estimator):
     """Column of ``estimator.classes_`` that the calibrated probability is for.
 
-    ``pos_label=None`` means ``classes_[1]`` (the greater label).
+    ``classes_`` is ``[negative, positive]`` (see
+    :func:`~sklearn_betacal._validation.encode_binary_labels`), so this is 1
+    for every model fitted by this version.
     """
     pos_label = getattr(estimator, "pos_label", None)
     if pos_label is None:

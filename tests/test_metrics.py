@@ -2,6 +2,7 @@
 """Tests for sklearn_betacal.metrics (functions; scorers are in test_scorers)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from _golden import load_golden
 from hypothesis import given, settings
@@ -367,7 +368,8 @@ METRICS = [
     "y, p, match",
     [
         ([0, 2], [0.1, 0.2], "binary"),
-        (["a", "b"], [0.1, 0.2], "non-numeric"),
+        (["a", "b"], [0.1, 0.2], "not evident.*pass pos_label"),
+        (["a", "b", "c"], [0.1, 0.2, 0.3], "Only binary"),
         ([0, 1], [0.1, 1.2], "outside \\[0, 1\\]"),
         ([0, 1], [0.1, np.nan], "NaN"),
         ([0, np.nan], [0.1, 0.2], "NaN"),
@@ -848,3 +850,64 @@ def test_binomial_mad_limits_continue_the_exact_form(mu):
 
     below, above = _binomial_mad(np.array([2.0**28, 2.0**28 + 1]), np.full(2, mu))
     assert_allclose(above, below * np.sqrt((2.0**28 + 1) / 2.0**28), rtol=2e-5)
+
+
+def _every_metric():
+    """Every public metric of (y_true, y_prob) with its keyword defaults."""
+    from sklearn_betacal import metrics as m
+
+    def cells(f):
+        return lambda y, p, **kw: f(y, p, groups=np.arange(len(y)) % 3, **kw)
+
+    return {
+        "expected_calibration_error": m.expected_calibration_error,
+        "maximum_calibration_error": m.maximum_calibration_error,
+        "reliability_table": m.reliability_table,
+        "brier_decomposition": m.brier_decomposition,
+        "cumulative_calibration_error": m.cumulative_calibration_error,
+        "smooth_calibration_error": m.smooth_calibration_error,
+        "calibration_test": m.calibration_test,
+        "accuracy_confidence_curve": m.accuracy_confidence_curve,
+        "risk_coverage_curve": m.risk_coverage_curve,
+        "area_under_accuracy_confidence": m.area_under_accuracy_confidence,
+        "beta_calibration_error": cells(m.beta_calibration_error),
+        "cell_calibration_table": cells(
+            lambda y, p, **kw: m.cell_calibration_table(y, p, random_state=0, **kw)
+        ),
+        "beta_calibration_noise_floor": cells(m.beta_calibration_noise_floor),
+        "multicalibration_error": lambda y, p, **kw: m.multicalibration_error(
+            y, p, features=np.arange(len(y)) % 2, **kw
+        ),
+    }
+
+
+def _same(a, b):
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b)
+    elif isinstance(a, tuple | list):
+        for u, v in zip(a, b, strict=True):
+            _same(u, v)
+    elif hasattr(a, "_asdict"):
+        _same(tuple(a), tuple(b))
+    else:
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("name", sorted(_every_metric()))
+def test_every_metric_reads_evident_string_labels_and_pos_label(name):
+    """Issue 39 item 2: every metric takes the labels the CLI understands,
+    with "correct" positive whatever the sort order, and pos_label for any
+    other pair; the numbers are those of the 0/1 labels."""
+    metric = _every_metric()[name]
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=300)
+    y = rng.uniform(size=300) < p
+    expected = metric(y.astype(int), p)
+    for correct, wrong in [("correct", "incorrect"), ("Right", "Wrong"),
+                           ("yes", "no"), ("pass", "fail")]:  # fmt: skip
+        words = np.where(y, correct, wrong)
+        _same(metric(words, p), expected)
+    _same(metric(np.where(y, "B", "A"), p, pos_label="B"), expected)
+    _same(metric(np.where(y, 0, 1), p, pos_label=0), expected)
+    with pytest.raises(ValueError, match="pos_label='C' is not a label"):
+        metric(np.where(y, "B", "A"), p, pos_label="C")

@@ -224,19 +224,6 @@ def check_writable_folder(folder, flag):
 # labels: 0/1, bool, yes/no ... or any two labels with --pos-label
 # --------------------------------------------------------------------------
 
-#: label pairs whose "correct" word is evident, compared in lower case: read
-#: without --pos-label (any other two strings need it)
-KNOWN_LABEL_PAIRS = {
-    frozenset({"yes", "no"}): "yes",
-    frozenset({"y", "n"}): "y",
-    frozenset({"true", "false"}): "true",
-    frozenset({"t", "f"}): "t",
-    frozenset({"correct", "incorrect"}): "correct",
-    frozenset({"right", "wrong"}): "right",
-    frozenset({"pass", "fail"}): "pass",
-}
-
-
 def add_pos_label(parser):
     """The ``--pos-label`` flag of ``fit`` and ``report``."""
     parser.add_argument(
@@ -393,7 +380,8 @@ def read_labels(values, column, pos_label=None):
     """0/1 float labels ("correct") from a label column, or a one-line error.
 
     0/1 and bool are read as they are; two strings of a
-    :data:`KNOWN_LABEL_PAIRS` pair (any case) by their evident word; any
+    :data:`~sklearn_betacal._validation.EVIDENT_LABEL_PAIRS` pair (any case)
+    by their evident word (the library's one rule); any
     other two labels (``{1, 2}``, ``{"A", "B"}``) need ``pos_label``, the
     value (as text) of a correct answer.
     """
@@ -421,9 +409,11 @@ def read_labels(values, column, pos_label=None):
                     f"{one_line(exc)} Or name the label of a correct answer with "
                     "--pos-label LABEL."
                 ) from None
+        from .._validation import EVIDENT_LABEL_PAIRS
+
         text = values.astype(str).str.strip().str.lower()
         found = frozenset(text.unique().tolist())
-        for pair, word in KNOWN_LABEL_PAIRS.items():
+        for pair, word in EVIDENT_LABEL_PAIRS.items():
             if found <= pair:
                 return (text == word).to_numpy(dtype=np.float64)
         shown = sorted(values.astype(str).unique().tolist())

@@ -87,6 +87,7 @@ def beta_calibration_error(
     *,
     groups,
     sample_weight=None,
+    pos_label=None,
     n_bins=10,
     strategy="uniform",
     norm="l1",
@@ -110,6 +111,7 @@ def beta_calibration_error(
         or ``apply`` (``-1``, "outside every bounded leaf", is a cell like
         any other here) or any other labels, e.g. topic names.
     %(sample_weight)s
+    %(metric_pos_label)s
     %(cell_binning)s
     norm : {"l1", "l2", "max", "l2_squared"}, default="l1"
         Per-cell error, as in :func:`expected_calibration_error`;
@@ -180,7 +182,9 @@ def beta_calibration_error(
             "correction removes the noise from squared gaps. Pass "
             f"norm='l2_squared' (got norm={norm!r})."
         )
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     codes, n_cells = _check_groups(groups, p.shape[0])
     if norm == "l2_squared":
         weight, sum_y, sum_p = _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy)
@@ -267,6 +271,7 @@ def cell_calibration_table(
     *,
     groups,
     sample_weight=None,
+    pos_label=None,
     n_bins=10,
     strategy="uniform",
     norm="l1",
@@ -292,6 +297,7 @@ def cell_calibration_table(
         The cell of each row (integer ids from a partitioner, ``-1``
         included, or names such as topics).
     %(sample_weight)s
+    %(metric_pos_label)s
     %(cell_binning)s
     norm : {"l1", "l2", "max"}, default="l1"
         Per-cell error, as in :func:`expected_calibration_error`.
@@ -363,7 +369,9 @@ def cell_calibration_table(
     """
     import pandas as pd
 
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     codes, n_cells = _check_groups(groups, p.shape[0])
     labels = np.unique(np.asarray(groups).reshape(p.shape[0]))
     rng = check_random_state(random_state)
@@ -535,6 +543,7 @@ def beta_calibration_noise_floor(
     *,
     groups=None,
     sample_weight=None,
+    pos_label=None,
     n_bins=10,
     strategy="uniform",
     norm="l1",
@@ -564,6 +573,7 @@ def beta_calibration_noise_floor(
         Cell id per row, as in :func:`beta_calibration_error`; ``None`` is a
         single cell (the floor of :func:`expected_calibration_error`).
     %(sample_weight)s
+    %(metric_pos_label)s
     %(cell_binning)s
     norm : {"l1", "l2", "l2_squared"}, default="l1"
         The norm of the beta-CE this floor goes with. With ``conf_sb`` the
@@ -606,7 +616,9 @@ def beta_calibration_noise_floor(
     >>> round(beta_calibration_noise_floor(y, p, groups=g), 3)  # ... is noise
     0.178
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     if groups is None:
         codes, n_cells = np.zeros(p.shape[0], dtype=np.intp), 1
     else:

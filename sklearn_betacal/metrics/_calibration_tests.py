@@ -75,7 +75,7 @@ def _sigma(p, w, total, weight_type):
 
 @fill_doc
 @validate_params(_INPUTS, prefer_skip_nested_validation=True)
-def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None):
+def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Estimated cumulative calibration error (ECCE): the Kuiper statistic.
 
     Sort the answers by confidence and accumulate the differences between
@@ -128,7 +128,7 @@ def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None):
     >>> round(cumulative_calibration_error(y, np.clip(p + 0.1, 0, 1)), 4)
     0.0899
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     return _k.kuiper_range(p, y, w) / total
 
 
@@ -221,6 +221,7 @@ def calibration_test(
     y_prob,
     *,
     sample_weight=None,
+    pos_label=None,
     groups=None,
     method="holm",
     alpha=0.05,
@@ -314,7 +315,7 @@ def calibration_test(
     calibrated      1000  0.012            0.957        False
     overconfident   1000  0.093            0.000         True
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     order = np.argsort(p)  # the one sort, shared by the cells
     stat = _k.kuiper_range(p, y, w, order) / total
     sigma = _sigma(p, w, total, weight_type)
@@ -339,7 +340,7 @@ def calibration_test(
 
 @fill_doc
 @validate_params(_INPUTS, prefer_skip_nested_validation=True)
-def smooth_calibration_error(y_true, y_prob, *, sample_weight=None):
+def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Smooth ECE (smECE): kernel-smoothed calibration error, no bins.
 
     The residuals ``p - y`` are smoothed over the confidence axis with a
@@ -395,7 +396,7 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None):
     >>> round(smooth_calibration_error(y, p ** 0.5), 3)  # overconfident
     0.16
     """
-    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     y = y.astype(np.float64, copy=False)
     if w is not None:
         keep = w > 0
@@ -522,6 +523,7 @@ def multicalibration_error(
     *,
     features,
     sample_weight=None,
+    pos_label=None,
     categorical_features="auto",
     max_depth=3,
     n_bins=3,
@@ -603,7 +605,7 @@ def multicalibration_error(
     >>> round(multicalibration_error(y, p, features=topic.reshape(-1, 1)), 4)
     0.0546
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     cols = _check_features(features, p.shape[0], categorical_features)
     if w is not None:
         keep = w > 0
