@@ -643,8 +643,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             )
         h, Z, y = self._split_X(X, y, reset=True)
         # the 0/1 labels kept as bool while the partitioner is fitted (1 byte
-        # per row instead of 8 next to the partitioner's own memory)
-        positive = y > 0.5
+        # per row instead of 8 next to the partitioner's own memory); soft
+        # labels (a judge's probability) stay as they are
+        soft = bool(np.any((y != 0.0) & (y != 1.0)))
+        positive = y if soft else y > 0.5
         del y
         rows = None
         if sw is not None and not np.all(sw > 0):
@@ -657,7 +659,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             sw = None if sw is None else sw[bin_rows]
             rows = bin_rows if rows is None else rows[bin_rows]
         X_rows = X if rows is None else take_rows(X, rows)
-        y = positive.astype(np.float64)
+        y = positive.astype(np.float64, copy=not soft)
         del positive
         return self._fit(X_rows, h, y, sw, self._fit_cells(Z))
 

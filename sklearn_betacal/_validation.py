@@ -100,7 +100,9 @@ def check_binary_labels(y, *, name="y", pos_label=None):
     a multiclass target, "Unknown label type: ..." for continuous values)
     so that generic scikit-learn tooling recognises the error. Two other
     strings need ``pos_label`` (an error that says so, as scikit-learn's
-    metrics do).
+    metrics do). Soft labels (floats in ``[0, 1]``, not all 0 or 1: a
+    judge's probability that the answer is correct) are returned as they
+    are (``1 - y`` with ``pos_label=0``).
     """
     y = squeeze_column(y)
     if y.ndim != 1:
@@ -110,6 +112,8 @@ def check_binary_labels(y, *, name="y", pos_label=None):
     if y.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in y):
         y = y.astype(np.float64)
     if pos_label is not None:
+        if is_soft_labels(y):
+            return _encode_soft_labels(y, pos_label, name)[0]
         return _labels_equal_to(y, pos_label, name)
     if y.dtype == bool:
         return y.astype(np.float64)
@@ -137,6 +141,10 @@ def check_binary_labels(y, *, name="y", pos_label=None):
     y = y.astype(np.float64, copy=False)
     check_finite(y, name, "labels must be 0 or 1. Drop or relabel those rows.")
     bad = (y != 0) & (y != 1)
+    if bad.any() and is_soft_labels(y):
+        # soft labels: a judge's probability that the answer is correct; the
+        # metrics average them as they average 0/1 labels
+        return y
     if bad.any():
         found = np.unique(y[bad])[:5].tolist()
         integral = bool(np.all(y == np.round(y)))
@@ -152,6 +160,35 @@ def check_binary_labels(y, *, name="y", pos_label=None):
             "multiclass logits use TemperatureScaler with an (n, K) matrix."
         )
     return y
+
+
+def is_soft_labels(y):
+    """Whether numeric ``y`` holds soft labels: finite probabilities in
+    ``[0, 1]`` that are not all 0 or 1 (a judge's probability that each
+    answer is correct)."""
+    y = np.asarray(y)
+    if y.dtype.kind != "f" or y.size == 0:
+        return False
+    lo, hi = y.min(), y.max()  # NaN fails both comparisons
+    if not (lo >= 0.0 and hi <= 1.0):
+        return False
+    return bool(np.any((y != 0.0) & (y != 1.0)))
+
+
+def _encode_soft_labels(y, pos_label, name):
+    """``(t, classes)`` of soft labels: ``classes`` is ``[0.0, 1.0]`` and
+    ``t`` the probability of class 1.0 ("correct"); ``pos_label=0`` reads
+    them as the probability of an incorrect answer (``t = 1 - y``,
+    ``classes`` ``[1.0, 0.0]``)."""
+    y = y.astype(np.float64, copy=False)
+    if pos_label is None or pos_label == 1:
+        return y.copy(), np.array([0.0, 1.0])
+    if pos_label == 0:
+        return 1.0 - y, np.array([1.0, 0.0])
+    raise ValueError(
+        f"pos_label={pos_label!r} is not a label of {name}: soft labels are the "
+        "probability of class 1 (correct); pos_label must be None, 1 or 0."
+    )
 
 
 def _labels_equal_to(y, pos_label, name):
@@ -271,11 +308,14 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
             "calibrate a multiclass classifier with "
             "CalibratedClassifier(clf, calibrator, multiclass='top-label')."
         )
+    if y_type == "continuous" and is_soft_labels(y):
+        return _encode_soft_labels(y, pos_label, name)
     if y_type != "binary":
         raise ValueError(
             f"Unknown label type: {y_type}. {name} must hold two classes (e.g. "
             "correct / incorrect as 1 / 0, True / False or two strings), one "
-            "label per row."
+            "label per row, or soft labels: probabilities in [0, 1] that the "
+            "answer is correct (a judge's)."
         )
     if classes is None:
         classes = _binary_classes(y)
@@ -1036,6 +1076,7 @@ __all__ = [
     "check_array_state",
     "check_binary_labels",
     "evident_positive",
+    "is_soft_labels",
     "check_count",
     "check_real",
     "check_cell_ids",

@@ -364,7 +364,7 @@ def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
             p = est.predict_proba(X.iloc[test])[:, 1]
             errors.append(
                 beta_calibration_error(
-                    y[test], p, groups=np.zeros(len(test)), norm="l2_squared",
+                    y[test], p, cells=np.zeros(len(test)), norm="l2_squared",
                     debiased=True,
                 )
             )  # fmt: skip

@@ -142,7 +142,7 @@ def test_encode_binary_labels_errors():
     with pytest.raises(ValueError, match="single class 'spam'"):
         encode_binary_labels(np.array(["spam", "spam"]))
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
-        encode_binary_labels(np.array([0.2, 0.7]))
+        encode_binary_labels(np.array([0.2, 1.7]))  # [0, 1]: soft labels
     with pytest.raises(ValueError, match="Input y contains NaN"):
         encode_binary_labels(np.array([0.0, np.nan, 1.0]))
 

@@ -111,7 +111,7 @@ def score(h, g, y, seed, scaler, covariate, b):
     ).fit(X[cal], y[cal])
     p = est.predict_proba(X[test])[:, 1]
     deb = beta_calibration_error(
-        y[test], p, groups=g[test], norm="l2_squared", debiased=True
+        y[test], p, cells=g[test], norm="l2_squared", debiased=True
     )
     return 100 * deb, brier_score_loss(y[test], p)
 

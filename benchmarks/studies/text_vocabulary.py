@@ -91,8 +91,8 @@ def main(argv=None):
                 f"| {name} | {label} | {len(embedder.vectorizer_.vocabulary_)} "
                 f"| {stored_bytes(embedder) / 1e6:.2f} "
                 f"| {brier_score_loss(yt, p):.4f} "
-                f"| {beta_calibration_error(yt, p, groups=own):.4f} "
-                f"| {beta_calibration_error(yt, p, groups=fixed):.4f} |",
+                f"| {beta_calibration_error(yt, p, cells=own):.4f} "
+                f"| {beta_calibration_error(yt, p, cells=fixed):.4f} |",
                 flush=True,
             )
     print(f"\nload average after: {load_average()}")

@@ -224,6 +224,7 @@ def check_writable_folder(folder, flag):
 # labels: 0/1, bool, yes/no ... or any two labels with --pos-label
 # --------------------------------------------------------------------------
 
+
 def add_pos_label(parser):
     """The ``--pos-label`` flag of ``fit`` and ``report``."""
     parser.add_argument(

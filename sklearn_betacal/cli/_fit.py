@@ -462,7 +462,7 @@ def _tune(est, X, y, args, out, progress):
 
         def neg_ece(y_true, y_prob):
             one = np.zeros(len(y_true), dtype=np.int64)
-            return -beta_calibration_error(y_true, y_prob, groups=one, **debiased)
+            return -beta_calibration_error(y_true, y_prob, cells=one, **debiased)
 
         scorer = make_scorer(neg_ece, response_method="predict_proba")
         what = "debiased squared ECE (ECE^2, Kumar et al.)"
@@ -656,7 +656,7 @@ class _EmbeddedFold:
 
         p = self.fit(candidate).predict_proba(self.F_test)[:, -1]
         return -beta_calibration_error(
-            self.y_test, p, groups=self.groups, **self.debiased
+            self.y_test, p, cells=self.groups, **self.debiased
         )
 
 

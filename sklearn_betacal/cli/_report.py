@@ -229,7 +229,7 @@ def _finite_or_none(value):
     return value if math.isfinite(value) else None
 
 
-def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
+def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
     """All report numbers as a JSON-ready dict (``None`` where undefined)."""
     from sklearn.metrics import log_loss, roc_auc_score
 
@@ -245,22 +245,28 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     binning = {"n_bins": n_bins, "strategy": strategy}
     brier = brier_decomposition(y, p, **binning)
     both_classes = 0 < y.sum() < len(y)
+    hard, weight = (y, p), None
+    if np.any((y != 0.0) & (y != 1.0)):
+        # soft labels (a judge's probability): NLL and AUC of a positive of
+        # weight y and a negative of weight 1 - y, as the metrics read them
+        hard = (np.repeat([1.0, 0.0], len(y)), np.concatenate([p, p]))
+        weight = np.concatenate([y, 1.0 - y])
     metrics = {
         "ece": expected_calibration_error(y, p, **binning),
         "mce": maximum_calibration_error(y, p, **binning),
         "brier": brier.brier,
         "brier_calibration": brier.calibration,
         "brier_refinement": brier.refinement,
-        "nll": log_loss(y, p, labels=[0, 1]),
+        "nll": log_loss(*hard, labels=[0, 1], sample_weight=weight),
         # AUC needs both classes; undefined otherwise
-        "auc": roc_auc_score(y, p) if both_classes else None,
+        "auc": roc_auc_score(*hard, sample_weight=weight) if both_classes else None,
         "auac": area_under_accuracy_confidence(y, p),
     }
     extra = {}
-    if groups is not None:
-        metrics["beta_ce"] = beta_calibration_error(y, p, groups=groups, **binning)
-        metrics["n_groups"] = int(len(np.unique(groups)))
-        extra = _group_rows(p, y, groups, binning)
+    if cells is not None:
+        metrics["beta_ce"] = beta_calibration_error(y, p, cells=cells, **binning)
+        metrics["n_groups"] = int(len(np.unique(cells)))
+        extra = _group_rows(p, y, cells, binning)
     table = reliability_table(y, p, **binning)
     rows = []
     for b, row in table.iterrows():
@@ -305,10 +311,10 @@ def _group_rows(p, y, groups, binning):
     from ..metrics import calibration_test, cell_calibration_table
     from ..metrics._plot.beta_reliability import auto_min_count
 
-    table = cell_calibration_table(y, p, groups=groups, n_resamples=0, **binning)
+    table = cell_calibration_table(y, p, cells=groups, n_resamples=0, **binning)
     min_count = auto_min_count(len(y))
     table = table.sort_values("calibration_error", ascending=False, kind="stable")
-    tests = calibration_test(y, p, groups=groups, alpha=SIGNIFICANCE).table
+    tests = calibration_test(y, p, cells=groups, alpha=SIGNIFICANCE).table
     tests.index = tests.index.astype(str)
     rows = [
         {
@@ -661,7 +667,7 @@ def _run_report(args):
             "n_empty": n_empty,
         },
         **compute_report(
-            p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
+            p, y, cells=groups, n_bins=args.n_bins, strategy=args.strategy
         ),
     }
     fmt = args.format

@@ -600,9 +600,13 @@ def brier_decomposition(
         # near the float64 maximum overflowed to brier=inf; a power-of-two
         # rescale leaves every ratio exact
         w = np.ldexp(w, -unit_exponent(w))
-    brier = float(
-        brier_score_loss(
-            np.asarray(y, dtype=np.float64), p, sample_weight=w, labels=[0, 1]
-        )
-    )
+    y = np.asarray(y, dtype=np.float64)
+    if np.any((y != 0.0) & (y != 1.0)):
+        # soft labels: the expected Brier score of an outcome drawn
+        # Bernoulli(y), (p - y)**2 + y (1 - y), so that brier = calibration +
+        # refinement still holds (it is the score of the positive of weight y
+        # and the negative of weight 1 - y)
+        brier = float(np.average((p - y) ** 2 + y * (1.0 - y), weights=w))
+    else:
+        brier = float(brier_score_loss(y, p, sample_weight=w, labels=[0, 1]))
     return BrierDecomposition(brier, calibration, refinement)
