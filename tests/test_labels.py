@@ -18,7 +18,7 @@ from sklearn_betacal import (
     TemperatureScaler,
     UMDBinner,
 )
-from sklearn_betacal._validation import encode_binary_labels
+from sklearn_betacal._validation import EVIDENT_LABEL_PAIRS, encode_binary_labels
 
 CONFIDENCE_ONLY = [
     UMDBinner(n_bins=5, random_state=0),
@@ -230,3 +230,29 @@ def test_encode_binary_labels_fast_path_is_type_of_target(y, monkeypatch):
 def test_encode_binary_labels_empty():
     with pytest.raises(ValueError, match="y is empty"):
         encode_binary_labels(np.array([], dtype=float))
+
+
+@pytest.mark.parametrize(
+    "pair",
+    sorted(tuple(sorted(p)) for p in EVIDENT_LABEL_PAIRS),
+    ids=lambda p: "/".join(p),
+)
+def test_calibrators_and_metrics_agree_on_every_pair_the_cli_reads(pair):
+    """Issue 39 item 2: for every label pair the CLI understands, a calibrator
+    puts "correct" second in classes_ (predict_proba[:, 1] is P(correct))
+    and the metrics read the same word as correct, whatever the case."""
+    from sklearn_betacal.metrics import expected_calibration_error
+
+    h, _, correct = _data(n=600)
+    word = next(w for w in pair if EVIDENT_LABEL_PAIRS[frozenset(pair)] == w)
+    other = next(w for w in pair if w != word)
+    for case in (str.lower, str.upper, str.title):
+        y = np.where(correct, case(word), case(other))
+        model = UMDBinner(n_bins=5, random_state=0).fit(h, y)
+        assert model.classes_.tolist() == [case(other), case(word)]
+        ref = UMDBinner(n_bins=5, random_state=0).fit(h, correct)
+        p = model.predict_proba(h)[:, 1]
+        assert_allclose(p, ref.predict_proba(h)[:, 1])
+        assert expected_calibration_error(y, p) == expected_calibration_error(
+            correct, p
+        )
