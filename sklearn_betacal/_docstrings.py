@@ -46,7 +46,8 @@ label_floor : bool, default=True
 X : array-like of shape (n_samples,) or (n_samples, 1)
     Confidences (see ``input``).
 y : array-like of shape (n_samples,)
-    Two classes of any type (1 / 0, bool, strings, ...); the
+    Two classes of any type (1 / 0, bool, strings, ...), or soft labels
+    (a judge's probability of "correct", floats in [0, 1]); the
     confidence is the probability of ``pos_label``.
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights (see Notes).""",
