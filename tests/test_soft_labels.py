@@ -184,3 +184,21 @@ def test_displays_show_soft_labels_as_they_are():
     for disp in (a, b):
         pd.testing.assert_frame_equal(disp.table, table)
         assert disp.ece == pytest.approx(m.expected_calibration_error(y, p, n_bins=5))
+
+
+def test_cli_pos_label_of_soft_labels(tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    pd.DataFrame({"c": [0.2, 0.8, 0.6], "j": [0.1, 0.9, 0.5]}).to_csv(log, index=False)
+    argv = ["report", str(log), "-c", "c", "-l", "j", "--format", "json"]
+    import json
+
+    assert main([*argv, "--pos-label", "0"]) == 0
+    flipped = json.loads(capsys.readouterr().out)["metrics"]["ece"]
+    assert flipped == pytest.approx(
+        m.expected_calibration_error([0.9, 0.1, 0.5], [0.2, 0.8, 0.6])
+    )
+    assert main([*argv, "--pos-label", "2"]) == 2
+    assert "pos_label must be None, 1 or 0" in capsys.readouterr().err
+    assert main([*argv, "--pos-label", "yes"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("betacal: error: --pos-label") and err.count("\n") == 1

@@ -421,12 +421,24 @@ def read_labels(values, column, pos_label=None):
         if len(shown) > 2:  # --pos-label would not help: say that first
             raise UsageError(_more_than_two(name, shown))
         raise UsageError(_which_is_correct(name, shown))
+    is_number = numeric and not pd.api.types.is_bool_dtype(values.dtype)
+    if is_number:
+        from .._validation import check_binary_labels, is_soft_labels
+
+        floats = values.to_numpy(dtype=np.float64)
+        if is_soft_labels(floats):  # a judge's probability: 1 or 0 is "correct"
+            try:
+                return check_binary_labels(
+                    floats, name=name, pos_label=float(pos_label)
+                )
+            except ValueError as exc:  # also float("yes")
+                raise UsageError(f"--pos-label: {one_line(exc)}") from None
     shown = sorted(values.astype(str).unique().tolist())
     if len(shown) > 2:
         raise UsageError(_more_than_two(name, shown))
-    if numeric and not pd.api.types.is_bool_dtype(values.dtype):
+    if is_number:
         try:
-            hit = values.to_numpy(dtype=np.float64) == float(pos_label)
+            hit = floats == float(pos_label)
         except ValueError:
             hit = None
     else:
