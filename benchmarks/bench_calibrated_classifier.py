@@ -159,7 +159,7 @@ def scores(P, y, classes, groups):
     onehot[np.arange(len(y)), idx] = 1.0
     return {
         "ECE": expected_calibration_error(correct, conf, n_bins=15),
-        "beta-CE": beta_calibration_error(correct, conf, groups=groups, n_bins=10),
+        "beta-CE": beta_calibration_error(correct, conf, cells=groups, n_bins=10),
         "Brier": float(np.mean(np.sum((P - onehot) ** 2, axis=1))),
         "log-loss": float(
             -np.mean(np.log(np.clip(P[np.arange(len(y)), idx], 1e-6, 1.0)))

@@ -8,7 +8,7 @@ method once, in the same order), medians over ``--runs`` rounds:
 - ``np.argsort(p)``: the floor (goal: ECCE and its sigma <= 2x this);
 - ``cumulative_calibration_error``: the ECCE alone, with validation;
 - ``calibration_test``: ECCE, sigma and p-value (unweighted and weighted);
-- ``calibration_test(groups=...)`` with ``--cells`` cells (default 1e5):
+- ``calibration_test(cells=...)`` with ``--cells`` cells (default 1e5):
   the per-cell table with Holm's adjustment (goal: <= 3x the ECCE);
 - ``smooth_calibration_error`` at N = 1e6 only (for reference).
 
@@ -45,7 +45,7 @@ def main():
         "calibration_test (ECCE + sigma + p)": lambda: calibration_test(y, p),
         "calibration_test weighted": lambda: calibration_test(y, p, sample_weight=w),
         f"calibration_test groups ({n_cells} cells)": lambda: calibration_test(
-            y, p, groups=groups
+            y, p, cells=groups
         ),
     }
     print(header(prefix=""))

@@ -315,9 +315,9 @@ def quality(args):
                     cells = tree.apply(Z[i_test])
                 yt = y[i_test]
                 row = (
-                    beta_calibration_error(yt, p_test, groups=cells),
-                    beta_calibration_error(yt, p_test, groups=group_ref[i_test]),
-                    beta_calibration_error(yt, p_test, groups=ref_km),
+                    beta_calibration_error(yt, p_test, cells=cells),
+                    beta_calibration_error(yt, p_test, cells=group_ref[i_test]),
+                    beta_calibration_error(yt, p_test, cells=ref_km),
                     expected_calibration_error(yt, p_test),
                     float(np.mean(cells == -1)),
                 )

@@ -419,7 +419,7 @@ def score(y, p, cells):
             y, p, n_bins=N_BINS, strategy="quantile"
         ),
         "bce_group": beta_calibration_error(
-            y, p, groups=cells["group"], n_bins=BETA_CE_BINS
+            y, p, cells=cells["group"], n_bins=BETA_CE_BINS
         ),
         "bce_kd": np.nan,
         "brier": brier_score_loss(y, p),
@@ -429,7 +429,7 @@ def score(y, p, cells):
     }
     if "kd" in cells:
         out["bce_kd"] = beta_calibration_error(
-            y, p, groups=cells["kd"], n_bins=BETA_CE_BINS
+            y, p, cells=cells["kd"], n_bins=BETA_CE_BINS
         )
     return out
 

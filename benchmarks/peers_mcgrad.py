@@ -342,9 +342,9 @@ def methods(seed, MCGrad, needs=False, boostings=()):
 def scores(y, p, g, truth=None):
     pc = np.clip(p, 0.0, 1.0)
     out = {
-        "beta_ce": beta_calibration_error(y, pc, groups=g),
+        "beta_ce": beta_calibration_error(y, pc, cells=g),
         "beta_ce_debiased": beta_calibration_error(
-            y, pc, groups=g, norm="l2_squared", debiased=True
+            y, pc, cells=g, norm="l2_squared", debiased=True
         ),
         "ece": expected_calibration_error(y, pc),
         "brier": brier_score_loss(y, pc),

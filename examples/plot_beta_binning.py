@@ -88,7 +88,7 @@ scores = {
 print(f"{'method':24s} {'ECE':>6s} {'beta-CE (model)':>16s}")
 for name, p in scores.items():
     ece = expected_calibration_error(y[test], p)
-    bce = beta_calibration_error(y[test], p, groups=models)
+    bce = beta_calibration_error(y[test], p, cells=models)
     print(f"{name:24s} {ece:6.3f} {bce:16.3f}")
 
 # %%
@@ -146,7 +146,7 @@ for name, p in [
     ("UMD (one binning)", scores["UMD (one binning)"]),
     ("beta-binning, text kd-tree", p_text),
 ]:
-    print(f"{name:28s} {beta_calibration_error(y[test], p, groups=cells):14.3f}")
+    print(f"{name:28s} {beta_calibration_error(y[test], p, cells=cells):14.3f}")
 
 # %%
 # On TriviaQA alone the text cells differ little in how well the models'

@@ -51,7 +51,7 @@ test = ~fit
 # and are right less than half of the time. The intervals are narrow and far
 # right of the noise ticks: this is signal.
 raw = BetaCalibrationDisplay.from_predictions(
-    y[test], h[test], groups=model[test], name="verbalized", random_state=0
+    y[test], h[test], cells=model[test], name="verbalized", random_state=0
 )
 plt.show()
 
@@ -75,7 +75,7 @@ fig, axes = plt.subplots(
     1, 3, figsize=(14, 5), sharex=True, sharey=True, layout="constrained"
 )
 # the same test rows, models and row order in the three panels
-panel = {"groups": model[test], "order": raw.cells_, "random_state": 0}
+panel = {"cells": model[test], "order": raw.cells_, "random_state": 0}
 BetaCalibrationDisplay.from_predictions(
     y[test], h[test], name="verbalized", ax=axes[0], **panel
 )
@@ -99,7 +99,7 @@ print(after.cell_table[cols].round(3).to_string())
 # %%
 # Cells of a learned partition
 # ----------------------------
-# ``from_estimator`` without ``groups`` asks the calibrator for the cell of
+# ``from_estimator`` without ``cells`` asks the calibrator for the cell of
 # every row (``apply``), names each cell by what it is (a group, or a kd-tree
 # path such as ``kd x0<=0.12``) and marks the cells that fall back to the
 # root calibrator.

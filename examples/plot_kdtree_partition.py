@@ -100,8 +100,8 @@ for split_axis in ["cycle", "max_spread", "pca"]:
     n_coords = len(np.unique(tree.leaf_axes_[tree.leaf_axes_ >= 0]))
     print(
         f"{split_axis:11s} {n_coords:6d} {np.mean(own == -1):8.1%} "
-        f"{beta_calibration_error(y[test], p, groups=own):7.3f} "
-        f"{beta_calibration_error(y[test], p, groups=models):9.3f}"
+        f"{beta_calibration_error(y[test], p, cells=own):7.3f} "
+        f"{beta_calibration_error(y[test], p, cells=models):9.3f}"
     )
 
 # %%

@@ -85,7 +85,7 @@ for name, p in confidences.items():
         {
             "confidence": name,
             "ECE": expected_calibration_error(y[test], p),
-            "beta-CE (model)": beta_calibration_error(y[test], p, groups=model[test]),
+            "beta-CE (model)": beta_calibration_error(y[test], p, cells=model[test]),
             "Brier": brier.brier,
             "AUAC": area_under_accuracy_confidence(y[test], p),
         }

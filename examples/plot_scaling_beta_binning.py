@@ -88,7 +88,7 @@ for name, model in models.items():
 
 print(f"{'method':10s} {'beta-CE':>8s} {'AUAC':>6s}")
 for name, p in scores.items():
-    ce = beta_calibration_error(y[test], p, groups=model_id[test])
+    ce = beta_calibration_error(y[test], p, cells=model_id[test])
     auac = area_under_accuracy_confidence(y[test], p)
     print(f"{name:10s} {ce:8.3f} {auac:6.3f}")
 

@@ -109,7 +109,7 @@ scores = {
 }
 for name, p in scores.items():
     ece = expected_calibration_error(y[~fit], p)
-    bce = beta_calibration_error(y[~fit], p, groups=cells)
+    bce = beta_calibration_error(y[~fit], p, cells=cells)
     print(f"{name:14} ECE {ece:.3f}  beta-CE {bce:.3f}")
 
 # %%

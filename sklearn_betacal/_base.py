@@ -156,7 +156,9 @@ PREDICT_BLOCK_ROWS = 65_536
 def positive_index(estimator):
     """Column of ``estimator.classes_`` that the calibrated probability is for.
 
-    ``pos_label=None`` means ``classes_[1]`` (the greater label).
+    ``classes_`` is ``[negative, positive]`` (see
+    :func:`~sklearn_betacal._validation.encode_binary_labels`), so this is 1
+    for every model fitted by this version.
     """
     pos_label = getattr(estimator, "pos_label", None)
     if pos_label is None:
@@ -723,8 +725,10 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
         h, Z, y = self._split_X(X, y, reset=True)
         groups = check_groups(groups, h.shape[0], who=type(self).__name__)
         # the 0/1 labels kept as bool while the partitioner is fitted (1 byte
-        # per row instead of 8 next to the partitioner's own memory)
-        positive = y > 0.5
+        # per row instead of 8 next to the partitioner's own memory); soft
+        # labels (a judge's probability) stay as they are
+        soft = bool(np.any((y != 0.0) & (y != 1.0)))
+        positive = y if soft else y > 0.5
         del y
         rows = None
         if sw is not None and not np.all(sw > 0):
@@ -738,7 +742,7 @@ class _GroupCalibratorMixin(_BinaryCalibratorMixin):
             sw = None if sw is None else sw[bin_rows]
             groups = None if groups is None else groups[bin_rows]
             rows = bin_rows if rows is None else rows[bin_rows]
-        y = positive.astype(np.float64)
+        y = positive.astype(np.float64, copy=not soft)
         del positive
         cells = self._fit_cells(Z)
         return self._fit(FitRows(X, rows, Z), h, y, sw, cells, groups=groups)

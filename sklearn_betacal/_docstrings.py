@@ -18,15 +18,19 @@ DOCS = {
     "pos_label": """\
 pos_label : label, default=None
     The class of ``y`` that the confidence is the probability of (the
-    "correct" one). ``None`` means the greater of the two labels,
-    ``classes_[1]`` (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in
-    ``{1, 2}``, ``True``, the later string in sorted order); set it when
-    that is not the positive class, e.g. ``pos_label="correct"`` with
-    labels ``"correct"`` / ``"incorrect"``.""",
+    "correct" one). ``None`` means the evident one: ``True``, the greater
+    number (``1`` in ``{0, 1}`` and ``{-1, 1}``, ``2`` in ``{1, 2}``), the
+    word of a pair ``yes``/``no``, ``true``/``false``, ``correct``/
+    ``incorrect``, ``right``/``wrong``, ``pass``/``fail`` (any case); two
+    other strings take the later in sorted order with a warning that asks
+    for ``pos_label``.""",
     "classes_": """\
 classes_ : ndarray of shape (2,)
-    The two labels of ``y``, sorted (``{0, 1}`` when ``y`` held only 0s
-    or only 1s). :meth:`predict_proba` columns follow this order.""",
+    The two labels of ``y``, ``[negative, positive]``: the positive class
+    (``pos_label``, else the evident "correct" one) second, so that
+    ``predict_proba(X)[:, 1]`` is P(correct) (``["incorrect",
+    "correct"]``; sorted for numbers and bools; ``{0, 1}`` when ``y`` held
+    only 0s or only 1s). :meth:`predict_proba` columns follow this order.""",
     # the binning calibrators whose bins average labels (UMD, BB)
     "label_floor": """\
 label_floor : bool, default=True
@@ -42,7 +46,8 @@ label_floor : bool, default=True
 X : array-like of shape (n_samples,) or (n_samples, 1)
     Confidences (see ``input``).
 y : array-like of shape (n_samples,)
-    Two classes of any type (1 / 0, bool, strings, ...); the
+    Two classes of any type (1 / 0, bool, strings, ...), or soft labels
+    (a judge's probability of "correct", floats in [0, 1]); the
     confidence is the probability of ``pos_label``.
 sample_weight : array-like of shape (n_samples,), default=None
     Non-negative frequency weights (see Notes).""",
@@ -63,7 +68,15 @@ Keep decimal confidences in float64, or round them after the cast
     # the inputs of the metrics of (correctness, confidence) pairs
     "y_true": """\
 y_true : array-like of shape (n_samples,)
-    Correctness labels, 0/1 or bool.""",
+    Correctness labels: 0/1, bool, two strings of an evident pair
+    (``"yes"``/``"no"``, ``"correct"``/``"incorrect"``, ``"right"``/
+    ``"wrong"``, ``"pass"``/``"fail"``, ``"true"``/``"false"``, any case),
+    or any two labels with ``pos_label``.""",
+    "metric_pos_label": """\
+pos_label : int, float, bool or str, default=None
+    The label of ``y_true`` that means a correct answer. ``None`` reads
+    0/1 and bool labels as they are and an evident pair by its word; two
+    other labels (``"A"``/``"B"``) need it.""",
     "y_prob": """\
 y_prob : array-like of shape (n_samples,)
     Confidence that the answer is correct, in ``[0, 1]``.""",
@@ -156,10 +169,13 @@ y : None
 # the displays: labels of any type, one of which means "correct"
 DOCS["display_y_true"] = """\
 y_true : array-like of shape (n_samples,)
-    Correctness labels (0/1 or bool), or any labels with ``pos_label``."""
+    Correctness labels (0/1, bool or an evident pair such as
+    ``"correct"``/``"incorrect"``), or any labels with ``pos_label``."""
 DOCS["display_pos_label"] = """\
 pos_label : int, float, bool or str, default=None
-    The label meaning "correct"; ``None`` expects 0/1 or bool labels."""
+    The label meaning "correct"; ``None`` reads 0/1, bool and the evident
+    pairs of the metrics (``"yes"``/``"no"``, ``"correct"``/
+    ``"incorrect"``, ...)."""
 DOCS["display_name"] = """\
 name : str, default=None
     Legend name."""
@@ -178,7 +194,7 @@ DOCS["arrieta_ibarra"] = """\
    "Metrics of calibration for probabilistic predictions", JMLR 23
    (2022)."""
 DOCS["metric_inputs"] = "\n".join(
-    DOCS[name] for name in ("y_true", "y_prob", "sample_weight")
+    DOCS[name] for name in ("y_true", "y_prob", "sample_weight", "metric_pos_label")
 )
 # the bins of the binned metrics: over all rows, or within each cell of groups
 DOCS["binning"] = """\

@@ -133,7 +133,11 @@ _VALUE = (
     r"|(?<![\d.])(?P<pa>\d{1,3})\s*(?P<sep>[/:-])\s*(?P<pb>\d{1,3})(?![,.]?\d)"
     rf"|(?P<num>{_NUM})\s*/\s*(?P<den>{_NUM})|(?P<val>{_NUM}){_PCT})"
 )
-_PROB_LABEL = r"(?:probability|prob|probs|confidence|likelihood)"
+# "Confidence level: 90%", "Confidence score: 0.8" are labels too.
+_PROB_LABEL = (
+    r"(?:probability|prob|probs|confidence|likelihood)"
+    r"(?:\s+(?:level|score|rating|estimate))?"
+)
 
 # "Probability: 0.8", "**Probability:** 80%", "probability = 3/4"; the value
 # may sit on the next line (the label is then followed by a newline).
@@ -151,8 +155,70 @@ _TRAILING = re.compile(
 )
 _GUESS_LABEL = re.compile(r"(?i)(?<![a-z])guess\s*\**\s*:")
 _LING_LABEL = re.compile(
-    r"(?i)\b(?:confidence|probability|likelihood)\s*\**\s*[:=][ \t*\"'<(\[]*"
+    r"(?i)\b(?:confidence|probability|likelihood)(?:\s+(?:level|score|rating))?"
+    r"\s*\**\s*[:=][ \t*\"'<(\[]*"
 )
+
+# -- free text: a confidence stated in a sentence --------------------------
+# A percentage next to a word of confidence: "I am 90% sure", "J (90%
+# sure)", "100% certain.", "with 85 percent confidence".
+# Only words of confidence: "80% chance" or "a probability of 30%" may be
+# the answer itself (to a question about odds), never read as a confidence.
+_CONF_WORD = r"(?:sure|certain|certainty|confident|confidence)"
+_PCT_VALUE = r"(?P<val>\d+(?:\.\d+)?)(?![,.]?\d)\s*(?:%|percent\b|per\s+cent\b)"
+_PCT_PHRASE = re.compile(rf"(?i)(?<![\d.,/\u2013-]){_PCT_VALUE}\s*{_CONF_WORD}\b")
+# A word of confidence followed by its value: "my confidence is 90%", "with
+# a confidence of 0.85", "confidence ~ 70 %", "certainty: 95%".
+_PHRASE_VALUE = (
+    r"(?P<val>\d+(?:\.\d+)?)(?![,.]?\d)\s*(?P<pct>%|percent\b|per\s+cent\b)"
+    r"|(?P<dec>0?\.\d+|1\.0+)(?![,.]?\d)(?!\s*(?:/|in\b|out\b|to\b))"
+)
+_WORD_PHRASE = re.compile(
+    r"(?i)\b(?:confidence|certainty)"
+    r"(?:\s+(?:level|score|rating|estimate))?"
+    r"(?:\s+(?:is|of|at|would\s+be|=|:|-|~)|\s*[:=~])+"
+    r"\s*(?:about|around|approximately|approx\.?|roughly|~)?\s*"
+    rf"(?<![\d.,])(?:{_PHRASE_VALUE})"
+)
+# Any percentage (to see whether a text states two different ones).
+_ANY_PCT = re.compile(rf"(?i)(?<![\d.,]){_PCT_VALUE}")
+_CONFIDENT_KEY = re.compile(r"confident|certain|sure")
+# A negation in the clause of a stated confidence ("I can't be 100% sure",
+# "I don't have 100% certainty", "I'm 90% sure it's not Paris") or a bound
+# just before it ("at least 80% confident", "80 or 90% sure").
+_NEG_WORD = re.compile(
+    r"(?i)(?:\bnot\b|cannot|n['\u2019]t\b|\bnever\b|\bno\b|\bwithout\b|"
+    r"\bhardly\b|\bbarely\b|\binstead\s+of\b|\bincorrect\b|\bwrong\b|"
+    r"\bfalse\b)"
+)
+_BOUND = re.compile(
+    r"(?i)(?:\bless\s+than|\bmore\s+than|\bat\s+least|\bat\s+most|\bover|"
+    r"\bunder|\bbelow|\babove|\bup\s+to|\bnearly|\balmost|\bfrom|\bbetween|"
+    r"\bor|\bto|\band|[<>\u2264\u2265])[\s*\"'(]*$"
+)
+_CLAUSE_BREAK = re.compile(r"[.!?;:\n()\[\]]|,|\bbut\b|\bhowever\b|\bthough\b")
+# The words of a qualitative confidence in a sentence: "High confidence",
+# "my confidence is very high", "Confidence level: high", "I am fairly
+# confident" (the word must be a key of the qualitative or linguistic table).
+_QUAL_BEFORE = re.compile(r"(?i)\b(?P<words>(?:[a-z]+\s+){0,2}?[a-z]+)\s+confidence\b")
+_QUAL_AFTER = re.compile(
+    r"(?i)\bconfidence(?:\s+(?:level|score|rating))?"
+    r"(?:\s+(?:is|would\s+be|remains)|\s*[:=-])+[\s*\"']*"
+    r"(?P<words>[a-z][a-z ,-]{0,40})"
+)
+_QUAL_SELF = re.compile(
+    r"(?i)\b(?:i\s+am|i'm|i\u2019m|im|i\s+feel)\s+(?P<words>[a-z][a-z ,-]{0,40})"
+)
+# Where a clause ends, for an expression of the table in free text.
+_ANY_CLAUSE = re.compile(r"[.!?;:,\n()\[\]/|]|\s-+\s|\bbut\b")
+_COMPARATIVE = frozenset(["more", "less", "most", "least", "equally", "as", "not"])
+# Qualitative phrases are read in short answers only: in a longer text
+# ("Let's think step by step ... I'm not confident that it has 4440
+# statues") they are as often about a step of the reasoning as about the
+# answer.
+_SHORT = 400
+# A numbered option of a listed scale: "5. Medium.", "3) High".
+_NUMBERED = re.compile(r"^\s*\d{1,2}\s*[.):-]\s+(?=[A-Za-z])")
 
 
 class ParsedConfidence(NamedTuple):
@@ -323,7 +389,6 @@ class _Linguistic:
             **{_normalise(k): float(v) for k, v in qualitative.items()},
             **self.table,
         }
-        self.anywhere = self._compile(self.table, r"\b(", r")\b")
         self.at_start = self._compile(self.labeled_table, r"^(", r")\b")
 
     @staticmethod
@@ -350,16 +415,144 @@ class _Linguistic:
         return self.labeled_table[hit.group(1)] if hit else math.nan
 
     def line(self, lines):
-        """``(index, value)`` of the last line that is only an expression."""
+        """``(index, value)`` of the last line that is only an expression
+        (after an option number of a listed scale: ``5. Medium.``)."""
         for i in range(len(lines) - 1, -1, -1):
-            value = self.labeled_table.get(_normalise(lines[i]))
+            value = self.labeled_table.get(_normalise(_NUMBERED.sub("", lines[i])))
             if value is not None:
                 return i, value
         return None
 
+    def starting(self, words, *, confident_only=False):
+        """Value of the expression that starts ``words`` (NaN if none)."""
+        hit = self.at_start.match(_normalise(words))
+        if hit is None or (confident_only and not _CONFIDENT_KEY.search(hit[1])):
+            return math.nan
+        return self.labeled_table[hit.group(1)]
+
+    def ending(self, words):
+        """Value of the longest expression that ends ``words`` (NaN if none)."""
+        norm = _normalise(words).split()
+        for k in range(min(len(norm), 3), 0, -1):
+            value = self.labeled_table.get(" ".join(norm[-k:]))
+            if value is not None:
+                return value
+        return math.nan
+
     def anywhere_last(self, text):
-        hits = self.anywhere.findall(_normalise(text))
-        return self.table[hits[-1]] if hits else math.nan
+        """Value of the last clause that ends in an expression of ``table``
+        ("Paris - likely", "I'd say chances are slight."); an expression
+        inside a clause ("is most likely to be released in 2018") is part
+        of the answer, not its confidence."""
+        for clause in reversed(_ANY_CLAUSE.split(text)):
+            words = _normalise(clause).split()
+            for k in range(min(len(words), 4), 0, -1):
+                value = self.table.get(" ".join(words[-k:]))
+                if value is not None:
+                    if len(words) > k and words[-k - 1] in _COMPARATIVE:
+                        return math.nan  # "or more likely, inductor"
+                    return value
+        return math.nan
+
+
+def _negated(text, start, end):
+    """Whether the clause of the statement at ``text[start:end]`` negates
+    or bounds it: a negation before it in its clause or after it up to the
+    clause's end, or a bound just before it (see ``_NEG_WORD``, ``_BOUND``)."""
+    head = _CLAUSE_BREAK.split(text[max(0, start - 80) : start])[-1]
+    tail = _CLAUSE_BREAK.split(text[end : end + 80])[0]
+    return bool(_NEG_WORD.search(head) or _NEG_WORD.search(tail) or _BOUND.search(head))
+
+
+def _free_text(text, ling, numeric, words, scale):
+    """``(value, reason, start, is_number, only_negated)`` of a confidence
+    stated in a sentence, or ``None`` where the text states none.
+
+    Numbers next to a word of confidence (``I am 90% sure``, ``my confidence
+    is 0.8``) win over qualitative phrases (``High confidence``); a text with
+    two different values, a percentage beside a qualitative phrase, or a
+    negation or bound before the statement gives NaN with the reason
+    ``"ambiguous"`` or ``"negated-or-bound"``: never guessed.
+    """
+    found = []  # (value, start, negated)
+    number = True
+    if numeric:
+        for m in [*_PCT_PHRASE.finditer(text), *_WORD_PHRASE.finditer(text)]:
+            if m.groupdict().get("dec") is not None:
+                if scale is not None:  # a plain number is a point of the scale
+                    continue
+                value = float(m["dec"])
+            else:
+                value = float(m["val"]) / 100.0
+            at = m.start("val") if m["val"] is not None else m.start("dec")
+            found.append((value, m.start(), _negated(text, at, m.end())))
+    if not any(not f[2] for f in found) and words and len(text) <= _SHORT:
+        number = False
+        for pattern, read in (
+            (_QUAL_AFTER, ling.starting),
+            (_QUAL_BEFORE, ling.ending),
+            (_QUAL_SELF, lambda w: ling.starting(w, confident_only=True)),
+        ):
+            for m in pattern.finditer(text):
+                value = read(m["words"])
+                if value == value:
+                    negated = _negated(text, m.start("words"), m.end())
+                    found.append((value, m.start(), negated))
+    if not found:
+        return None
+    stated = [f for f in found if not f[2]]
+    if not stated:  # only negated or bounded statements: the last resort
+        return math.nan, "negated-or-bound", found[0][1], number, True
+    start = min(f[1] for f in stated)
+    # every value the text states, negated or not: "90% sure or 80% sure"
+    # and "90% sure, not 80%" are two readings, never one guessed; only "not
+    # 100% sure" agrees with any stated value below 1 ("I'm 90% sure ... I
+    # am not 100% certain")
+    below_one = all(f[0] < 1.0 for f in stated)
+    values = {
+        round(f[0], 12) for f in found if not (f[2] and f[0] == 1.0 and below_one)
+    }
+    percentages = {round(float(m["val"]) / 100.0, 12) for m in _ANY_PCT.finditer(text)}
+    if below_one:
+        percentages.discard(1.0)
+    said = {round(f[0], 12) for f in stated}
+    if any(f[2] and round(f[0], 12) in said for f in found):
+        # "I am 100% sure. I can't be 100% certain": it says and unsays it
+        return math.nan, "ambiguous", start, number, False
+    if len(values) > 1 or (percentages - values):
+        return math.nan, "ambiguous", start, number, False
+    value = values.pop()
+    if not 0.0 <= value <= 1.0:
+        return math.nan, "out-of-range", start, number, False
+    return value, None, start, number, False
+
+
+_FILLER_END = re.compile(
+    r"(?i)(?:\b(?:i\s*am|i'?m|i\u2019m|i\s+feel|my|with|at|is|be|about|around|"
+    r"approximately|roughly|and|but|so|a|the)\W*|\W+)$"
+)
+
+
+def _free_text_guess(text, lines, start):
+    """The answer before a stated confidence (``J (90% sure)`` gives ``J``),
+    else the nearest other line; ``None`` where only filler precedes it."""
+    before = text[:start]
+    i = before.count("\n")
+    head = before.split("\n")[-1]
+    for _ in range(4):
+        head = _FILLER_END.sub("", head)
+    head = _clean_guess(head.strip("([{-,;:"))
+    if head is not None and re.search(r"[A-Za-z0-9]", head):
+        if not re.match(r"(?i)(?:i|my|with|and|but)\b", head):
+            return head
+    return _line_near(lines, i)
+
+
+def _phrase(free, text, lines, guess, may_infer):
+    value, why, start = free[:3]
+    if may_infer and why is None:
+        guess = _free_text_guess(text, lines, start)
+    return value, guess, why or "phrase"
 
 
 def _parse_one(text, kind, ling, scale):
@@ -372,12 +565,24 @@ def _parse_one(text, kind, ling, scale):
     numeric = kind in ("auto", "probability")
     words = kind in ("auto", "linguistic")
 
+    # a confidence stated in a sentence ("I am 90% sure"): read after the
+    # labels, but a label that it contradicts is not trusted either
+    free = _free_text(text, ling, numeric, words, scale)
+    weak = free is not None and free[4]  # only "not 90% sure": no statement
+    if weak:
+        free = None
+    stated = None
+    if free is not None and free[3] and free[0] == free[0]:
+        stated = free[0]  # a number: "I am 90% sure"
+
     m = _LABELED_NUMBER.search(text) if numeric else None
     if m is not None:
         value, reason = _to_value(m, scale)
         if may_infer:
             before = text[: m.start()].strip().split("\n")
             guess = _clean_guess(before[-1]) if before[-1].strip() else None
+        if value == value and stated is not None and abs(stated - value) > 1e-12:
+            return math.nan, guess, "ambiguous"
         return value, guess, reason or "label"
 
     # A "Confidence:" label whose value is not an expression of the tables
@@ -387,7 +592,16 @@ def _parse_one(text, kind, ling, scale):
         value = ling.labeled(text)
         label_seen = value is not None
         if value == value and label_seen:
+            # "Confidence: High (90%)": a word and a number, two readings
+            others = {float(p["val"]) / 100.0 for p in _ANY_PCT.finditer(text)}
+            if stated is not None:
+                others.add(stated)
+            if any(abs(o - value) > 1e-12 for o in others):
+                return math.nan, guess, "ambiguous"
             return value, guess, "linguistic-label"
+
+    if free is not None and free[3]:
+        return _phrase(free, text, lines, guess, may_infer)
 
     reason = None
     if numeric:
@@ -415,6 +629,9 @@ def _parse_one(text, kind, ling, scale):
                     guess = guess.rstrip(",;:/|-").strip() if guess else None
                 return value, guess, "trailing"
 
+    if free is not None:  # "High confidence", after any stated number
+        return _phrase(free, text, lines, guess, may_infer)
+
     if words and not label_seen:
         hit = ling.line(lines)
         if hit is not None:
@@ -426,7 +643,9 @@ def _parse_one(text, kind, ling, scale):
         return math.nan, guess, reason
     if label_seen:
         return math.nan, guess, "unknown-expression"
-    if words:
+    if weak:
+        return math.nan, guess, "negated-or-bound"
+    if words and len(text) <= _SHORT:
         value = ling.anywhere_last(text)
         if value == value:
             return value, guess, "linguistic"
@@ -636,22 +855,62 @@ def parse_verbalized_confidence(
 CONFIDENCE_FORMATS = ("number", "percent", "verbalized")
 
 
-def read_confidence_values(values, confidence_format):
+def read_confidence_values(
+    values, confidence_format, *, scale=None, table=None, qualitative=None
+):
     """Float confidences of one column, NaN where missing or unreadable.
 
     The one reading that ``betacal fit`` / ``apply`` / ``report`` and
     :class:`ConfidenceReader` share. ``"number"``: the values as numbers;
     ``"percent"``: divided by 100; ``"verbalized"``: read by
-    :func:`parse_verbalized_confidence` (its defaults). A value that is no
-    number (``"number"``, ``"percent"``) is NaN here too: the callers count
-    and refuse it with their own words, as they do values outside the scale
-    (left as they are, e.g. 1.6 or -0.1).
+    :func:`parse_verbalized_confidence` with ``scale``, ``table`` and
+    ``qualitative``. A value that is no number (``"number"``,
+    ``"percent"``) is NaN here too: the callers count and refuse it with
+    their own words, as they do values outside the scale (left as they are,
+    e.g. 1.6 or -0.1).
     """
+    return read_confidence(
+        values, confidence_format, scale=scale, table=table, qualitative=qualitative
+    )[0]
+
+
+def read_confidence(values, confidence_format, *, scale=None, table=None,
+                    qualitative=None):  # fmt: skip
+    """``(confidence, source)``: :func:`read_confidence_values` and, for
+    ``"verbalized"``, the parser's rule or reason per row (``None``
+    otherwise), so that callers can say why rows stayed unread."""
     values = pd.Series(values).reset_index(drop=True)
     if confidence_format == "verbalized":
-        return parse_verbalized_confidence(values.to_numpy(dtype=object)).confidence
+        out = parse_verbalized_confidence(
+            values.to_numpy(dtype=object),
+            scale=scale,
+            table=table,
+            qualitative=qualitative,
+        )
+        return out.confidence, out.source
     numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    return numeric / 100.0 if confidence_format == "percent" else numeric
+    return (numeric / 100.0 if confidence_format == "percent" else numeric), None
+
+
+def unread_summary(texts, source, *, n_examples=3):
+    """``{reason: (count, [examples])}`` of the rows a verbalized reading
+    left NaN (``source`` from :func:`read_confidence`), largest first; the
+    examples are the first texts of each reason, cut to 60 characters."""
+    texts = pd.Series(texts).reset_index(drop=True)
+    source = np.asarray(source, dtype=object)
+    unread = ~np.isin(source, _READ_SOURCES)
+    summary = {}
+    for reason in pd.unique(source[unread]):
+        rows = np.flatnonzero(source == reason)
+        examples = [str(texts.iloc[i])[:60] for i in rows[:n_examples]]
+        summary[str(reason)] = (int(rows.size), examples)
+    return dict(sorted(summary.items(), key=lambda kv: -kv[1][0]))
+
+
+_READ_SOURCES = [
+    "label", "line", "trailing", "linguistic-label", "linguistic-line",
+    "linguistic", "phrase",
+]  # fmt: skip
 
 
 class ConfidenceReader(TransformerMixin, BaseEstimator):
@@ -677,6 +936,19 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
         ``"number"``: probabilities in ``[0, 1]``; ``"percent"``: numbers in
         ``[0, 100]``; ``"verbalized"``: model text read by
         :func:`parse_verbalized_confidence`.
+    scale : None, "percent" or (low, high), default=None
+        ``"verbalized"`` only: how a plain number in the text is read
+        (``Confidence: 5`` on a 1-6 scale is ``scale=(1, 6)``); see
+        :func:`parse_verbalized_confidence`.
+    table : mapping of str to float, default=None
+        ``"verbalized"`` only: expression -> probability; ``None`` is
+        :data:`LINGUISTIC_CONFIDENCE_TABLE`.
+    qualitative : mapping of str to float, default=None
+        ``"verbalized"`` only: words of an ordinal scale; ``None`` is
+        :data:`QUALITATIVE_CONFIDENCE_TABLE`, ``{}`` reads none.
+
+    The three options are stored with the reader (and so in a model file
+    that holds it): the file reads its input as it was read at fit time.
 
     Attributes
     ----------
@@ -705,11 +977,30 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
     _parameter_constraints = {
         "confidence_column": [Integral, str],
         "confidence_format": [StrOptions(set(CONFIDENCE_FORMATS))],
+        # checked in fit with the parser's own messages
+        "scale": "no_validation",
+        "table": "no_validation",
+        "qualitative": "no_validation",
     }
 
-    def __init__(self, confidence_column=0, *, confidence_format="number"):
+    def __init__(
+        self,
+        confidence_column=0,
+        *,
+        confidence_format="number",
+        scale=None,
+        table=None,
+        qualitative=None,
+    ):
         self.confidence_column = confidence_column
         self.confidence_format = confidence_format
+        self.scale = scale
+        self.table = table
+        self.qualitative = qualitative
+
+    def _options(self):
+        return {"scale": self.scale, "table": self.table,
+                "qualitative": self.qualitative}  # fmt: skip
 
     def _column(self, X):
         """The confidence column of ``X`` as a Series."""
@@ -780,6 +1071,15 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
         -------
         self : ConfidenceReader
         """
+        if self.confidence_format == "verbalized":
+            # the parser's own checks of the options, with its messages
+            parse_verbalized_confidence([], **self._options())
+        elif any(v is not None for v in self._options().values()):
+            raise ValueError(
+                "scale, table and qualitative read model text: they need "
+                "confidence_format='verbalized', got confidence_format="
+                f"{self.confidence_format!r}"
+            )
         self._check_X(X, reset=True)
         return self
 
@@ -811,7 +1111,7 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
 
     def _read(self, X):
         values = self._column(X)
-        h = read_confidence_values(values, self.confidence_format)
+        h = read_confidence_values(values, self.confidence_format, **self._options())
         if self.confidence_format == "verbalized":
             return h
         bad = np.isnan(h) & values.notna().to_numpy()
@@ -900,5 +1200,7 @@ __all__ = [
     "QUALITATIVE_CONFIDENCE_TABLE",
     "VERB1S_TOP1_PROMPT",
     "parse_verbalized_confidence",
+    "read_confidence",
     "read_confidence_values",
+    "unread_summary",
 ]

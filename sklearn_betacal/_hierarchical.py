@@ -349,7 +349,8 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         live = w > 0
         extremes = []
         for label in (True, False):
-            rows = live & ((y > 0.5) == label)
+            # a soft label 0 < y < 1 counts as both
+            rows = live & ((y > 0.0) if label else (y < 1.0))
             lo = np.full(n_cells + 1, np.inf)
             hi = np.full(n_cells + 1, -np.inf)
             np.minimum.at(lo, idx[rows], x[rows])

@@ -176,7 +176,8 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             One confidence (or score) per row; see ``input``.
         y : array-like of shape (n_samples,)
-            Two classes of any type (1 / 0, bool, strings, ...); the
+            Two classes of any type (1 / 0, bool, strings, ...), or soft
+            labels (a judge's probability of "correct", in [0, 1]); the
             confidence is the probability of ``pos_label``.
         %(scaler_sample_weight)s
 

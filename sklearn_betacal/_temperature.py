@@ -371,10 +371,22 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
                 # 1.0 would become 27.6); no labels' floor, to keep rankings
                 self.logit_eps_ = _scaling.data_logit_eps(s, sw, label_floor=False)
                 s = to_logit(s, self.logit_eps_)
-            t = _scaling.binary_margins(s, y)
-            beta, n_iter, status = _scaling.fit_inverse_temperature_binary(
-                t, sw, lo, hi
-            )
+            if np.any((y != 0.0) & (y != 1.0)):
+                # soft labels: the NLL is linear in y, a positive of weight y
+                # and a negative of weight 1 - y (margins need 0/1 labels)
+                w1 = np.ones_like(s) if sw is None else sw
+                t = _scaling.binary_margins(
+                    np.concatenate([s, s]), np.repeat([1.0, 0.0], s.shape[0])
+                )
+                w2 = np.concatenate([w1 * y, w1 * (1.0 - y)])
+                beta, n_iter, status = _scaling.fit_inverse_temperature_binary(
+                    t, w2, lo, hi
+                )
+            else:
+                t = _scaling.binary_margins(s, y)
+                beta, n_iter, status = _scaling.fit_inverse_temperature_binary(
+                    t, sw, lo, hi
+                )
         else:
             self.classes_, y_idx = _encode_multiclass_labels(y, s.shape[1])
             zs, zy = _scaling.multiclass_shift(s, y_idx)

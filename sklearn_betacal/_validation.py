@@ -7,6 +7,7 @@ rows, how to fix it) instead of a traceback from deep inside NumPy.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,19 +36,73 @@ def require_labels(estimator, y):
         )
 
 
-def check_binary_labels(y, *, name="y"):
+#: label pairs whose "correct" word is evident, compared in lower case and
+#: without surrounding spaces: the one rule of the calibrators, the metrics,
+#: the scorers, the Displays and the CLI (any other two strings need
+#: ``pos_label``)
+EVIDENT_LABEL_PAIRS = {
+    frozenset({"yes", "no"}): "yes",
+    frozenset({"y", "n"}): "y",
+    frozenset({"true", "false"}): "true",
+    frozenset({"t", "f"}): "t",
+    frozenset({"correct", "incorrect"}): "correct",
+    frozenset({"right", "wrong"}): "right",
+    frozenset({"pass", "fail"}): "pass",
+}
+
+
+def evident_positive(classes):
+    """The "correct" one of two labels where it is evident, else ``None``.
+
+    ``True`` of bool labels; the greater of two numbers (``1`` of ``{0,
+    1}`` and ``{-1, 1}``, as scikit-learn's ``classes_[1]``); of two strings,
+    the word of an :data:`EVIDENT_LABEL_PAIRS` pair in any case
+    (``"Correct"`` of ``{"Correct", "Incorrect"}``). Two other strings
+    (``{"A", "B"}``) give ``None``: which one is correct is not evident.
+    """
+    classes = np.asarray(classes)
+    if classes.shape[0] != 2:
+        return None
+    if classes.dtype == bool:
+        return classes[classes.argmax()]
+    if classes.dtype.kind in "uif":
+        return classes.max()
+    if all(isinstance(c, str | bytes) for c in classes.tolist()):
+        words = [
+            (c.decode() if isinstance(c, bytes) else c).strip().lower()
+            for c in classes.tolist()
+        ]
+        word = EVIDENT_LABEL_PAIRS.get(frozenset(words))
+        if word is not None:
+            return classes[words.index(word)]
+    return None
+
+
+def _ambiguous_message(name, classes):
+    a, b = (str(c) for c in classes.tolist())
+    return (
+        f"{name} holds the labels {a!r} and {b!r}: which one means a correct "
+        "answer is not evident (yes/no, true/false, correct/incorrect, "
+        "right/wrong and pass/fail are read without it)"
+    )
+
+
+def check_binary_labels(y, *, name="y", pos_label=None):
     """Return ``y`` as a float64 array of zeros and ones (metrics, the CLI).
 
-    For inputs where 1 must already mean "correct": a metric's ``y_true`` and
-    the CLI's label column. Estimators take labels of any two classes through
-    :func:`encode_binary_labels` instead.
-
-    Accepts ``{0, 1}`` (any numeric dtype, also an object array of numbers) or
-    bool. Anything else raises a ``ValueError`` that says which values were
-    found and how to encode them; its first words are scikit-learn's own
-    ("Only binary classification is supported." for a multiclass target,
-    "Unknown label type: ..." for strings or continuous values) so that
-    generic scikit-learn tooling recognises the error.
+    1 means "correct": ``y == pos_label`` when ``pos_label`` is given;
+    else ``{0, 1}`` (any numeric dtype, also an object array of numbers)
+    and bool as they are, and two strings of an evident pair
+    (:func:`evident_positive`: ``yes``/``no``, ``correct``/``incorrect``,
+    ...) by their evident word. Anything else raises a ``ValueError`` that
+    says which values were found and how to encode them; its first words
+    are scikit-learn's own ("Only binary classification is supported." for
+    a multiclass target, "Unknown label type: ..." for continuous values)
+    so that generic scikit-learn tooling recognises the error. Two other
+    strings need ``pos_label`` (an error that says so, as scikit-learn's
+    metrics do). Soft labels (floats in ``[0, 1]``, not all 0 or 1: a
+    judge's probability that the answer is correct) are returned as they
+    are (``1 - y`` with ``pos_label=0``).
     """
     y = squeeze_column(y)
     if y.ndim != 1:
@@ -56,18 +111,40 @@ def check_binary_labels(y, *, name="y"):
         )
     if y.dtype.kind == "O" and all(isinstance(v, numbers.Real) for v in y):
         y = y.astype(np.float64)
+    if pos_label is not None:
+        if is_soft_labels(y):
+            return _encode_soft_labels(y, pos_label, name)[0]
+        return _labels_equal_to(y, pos_label, name)
     if y.dtype == bool:
         return y.astype(np.float64)
     if y.dtype.kind not in "uif":
-        found = np.unique(y.astype(str)).tolist()[:5]
+        found = np.unique(y.astype(str))
+        if found.shape[0] == 2:
+            positive = evident_positive(found)
+            if positive is None:
+                raise ValueError(
+                    _ambiguous_message(name, found)
+                    + ": pass pos_label, the label of a correct answer."
+                )
+            return (y.astype(str) == positive).astype(np.float64)
+        if found.shape[0] > 2:
+            raise ValueError(
+                f"Only binary classification is supported. {name} holds "
+                f"{found.shape[0]} labels, e.g. {found.tolist()[:5]}; give a "
+                "correct and an incorrect label."
+            )
         raise ValueError(
-            f"Unknown label type: non-numeric. {name} must be binary with values "
-            f"in {{0, 1}} (or bool); got labels such as {found}. Encode a correct "
-            "answer as 1 and an incorrect one as 0."
+            f"Unknown label type: non-numeric. {name} holds the single label "
+            f"{found.tolist()[:1]}: name the label of a correct answer with "
+            "pos_label, or encode a correct answer as 1 and an incorrect one as 0."
         )
     y = y.astype(np.float64, copy=False)
     check_finite(y, name, "labels must be 0 or 1. Drop or relabel those rows.")
     bad = (y != 0) & (y != 1)
+    if bad.any() and is_soft_labels(y):
+        # soft labels: a judge's probability that the answer is correct; the
+        # metrics average them as they average 0/1 labels
+        return y
     if bad.any():
         found = np.unique(y[bad])[:5].tolist()
         integral = bool(np.all(y == np.round(y)))
@@ -83,6 +160,58 @@ def check_binary_labels(y, *, name="y"):
             "multiclass logits use TemperatureScaler with an (n, K) matrix."
         )
     return y
+
+
+def is_soft_labels(y):
+    """Whether numeric ``y`` holds soft labels: finite probabilities in
+    ``[0, 1]`` that are not all 0 or 1 (a judge's probability that each
+    answer is correct)."""
+    y = np.asarray(y)
+    if y.dtype.kind != "f" or y.size == 0:
+        return False
+    lo, hi = y.min(), y.max()  # NaN fails both comparisons
+    if not (lo >= 0.0 and hi <= 1.0):
+        return False
+    return bool(np.any((y != 0.0) & (y != 1.0)))
+
+
+def _encode_soft_labels(y, pos_label, name):
+    """``(t, classes)`` of soft labels: ``classes`` is ``[0.0, 1.0]`` and
+    ``t`` the probability of class 1.0 ("correct"); ``pos_label=0`` reads
+    them as the probability of an incorrect answer (``t = 1 - y``,
+    ``classes`` ``[1.0, 0.0]``)."""
+    y = y.astype(np.float64, copy=False)
+    if pos_label is None or pos_label == 1:
+        return y.copy(), np.array([0.0, 1.0])
+    if pos_label == 0:
+        return 1.0 - y, np.array([1.0, 0.0])
+    raise ValueError(
+        f"pos_label={pos_label!r} is not a label of {name}: soft labels are the "
+        "probability of class 1 (correct); pos_label must be None, 1 or 0."
+    )
+
+
+def _labels_equal_to(y, pos_label, name):
+    """``y == pos_label`` as 0/1 floats; ``pos_label`` must be a label of
+    ``y``, and ``y`` hold at most two labels."""
+    found = np.unique(y.astype(str)) if y.dtype.kind not in "biuf" else np.unique(y)
+    if found.shape[0] > 2:
+        raise ValueError(
+            f"Only binary classification is supported. {name} holds "
+            f"{found.shape[0]} labels, e.g. {found.tolist()[:5]}."
+        )
+    try:
+        hit = np.asarray(y == pos_label, dtype=bool)
+    except (TypeError, ValueError):
+        hit = np.zeros(y.shape[0], dtype=bool)
+    if hit.shape != y.shape:  # numpy compared a scalar it could not broadcast
+        hit = np.zeros(y.shape[0], dtype=bool)
+    if not hit.any():
+        raise ValueError(
+            f"pos_label={pos_label!r} is not a label of {name}; its labels are "
+            f"{found.tolist()}."
+        )
+    return hit.astype(np.float64)
 
 
 def _binary_classes(y):
@@ -134,7 +263,7 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
         bool, strings, ...
     pos_label : label, default=None
         The class whose probability the confidence is (the "correct" one).
-        ``None`` means the greater label, ``classes[1]``, as in scikit-learn.
+        ``None`` means the evident one (:func:`evident_positive`).
     name : str
         Name used in error messages.
 
@@ -143,11 +272,17 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
     t : ndarray of shape (n,), float64
         1.0 where ``y == pos_label``, else 0.0.
     classes : ndarray of shape (2,)
-        The two labels, sorted (``np.unique``), in ``y``'s dtype. A ``y``
-        with a single class is completed to its usual pair when that pair is
-        evident: ``{0, 1}`` for 0 or 1, ``{-1, 1}`` for -1, ``{False,
-        True}`` for a bool; any other single label is an error, since the
-        other class cannot be named.
+        The two labels in ``y``'s dtype, ``[negative, positive]``: the
+        positive class (``pos_label``, else the evident one of
+        :func:`evident_positive`: the greater number, ``True``, ``"yes"``,
+        ``"correct"``, ...) second, so that column 1 of ``predict_proba`` is
+        P(correct). Numbers and bools are so in sorted order; ``["incorrect",
+        "correct"]`` is not. Two strings with no evident "correct" one keep
+        their sorted order (``classes_[1]`` positive, as in scikit-learn) with
+        a warning that asks for ``pos_label``. A ``y`` with a single class is
+        completed to its usual pair when that pair is evident: ``{0, 1}`` for
+        0 or 1, ``{-1, 1}`` for -1, ``{False, True}`` for a bool; any other
+        single label is an error, since the other class cannot be named.
 
     Errors use scikit-learn's own wording: "Only binary classification is
     supported." for more than two classes, "Unknown label type: ..." for
@@ -173,11 +308,14 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
             "calibrate a multiclass classifier with "
             "CalibratedClassifier(clf, calibrator, multiclass='top-label')."
         )
+    if y_type == "continuous" and is_soft_labels(y):
+        return _encode_soft_labels(y, pos_label, name)
     if y_type != "binary":
         raise ValueError(
             f"Unknown label type: {y_type}. {name} must hold two classes (e.g. "
             "correct / incorrect as 1 / 0, True / False or two strings), one "
-            "label per row."
+            "label per row, or soft labels: probabilities in [0, 1] that the "
+            "answer is correct (a judge's)."
         )
     if classes is None:
         classes = _binary_classes(y)
@@ -193,13 +331,28 @@ def encode_binary_labels(y, *, pos_label=None, name="y"):
                 f"{name} has the single class {classes.tolist()[0]!r}: the other class "
                 "cannot be named. Pass labels with both classes, or 0/1 (bool) labels."
             )
-    pos = classes[1] if pos_label is None else pos_label
-    if pos_label is not None and not np.any(classes == pos_label):
-        raise ValueError(
-            f"pos_label={pos_label!r} is not a label of {name}; its labels are "
-            f"{classes.tolist()}."
-        )
-    return (y == pos).astype(np.float64), classes
+    if pos_label is not None:
+        at = np.flatnonzero(classes == pos_label)
+        if at.size == 0:
+            raise ValueError(
+                f"pos_label={pos_label!r} is not a label of {name}; its labels "
+                f"are {classes.tolist()}."
+            )
+        pos = classes[at[0]]
+    else:
+        pos = evident_positive(classes)
+        if pos is None:  # two strings: scikit-learn would take classes_[1]
+            pos = classes[1]
+            warnings.warn(
+                _ambiguous_message(name, classes)
+                + f"; {str(pos)!r}, the later in sorted order (scikit-learn's "
+                "classes_[1]), is taken as correct: pass pos_label to say which.",
+                UserWarning,
+                stacklevel=4,
+            )
+    # [negative, positive]: predict_proba[:, 1] is P(correct)
+    i = int(np.flatnonzero(classes == pos)[0])
+    return (y == pos).astype(np.float64), classes[[1 - i, i]]
 
 
 #: dtype kinds that numpy would turn into numbers but that are no confidence:
@@ -919,8 +1072,11 @@ def check_count(owner, name, value, low=0):
 
 
 __all__ = [
+    "EVIDENT_LABEL_PAIRS",
     "check_array_state",
     "check_binary_labels",
+    "evident_positive",
+    "is_soft_labels",
     "check_count",
     "check_real",
     "check_cell_ids",

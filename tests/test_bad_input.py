@@ -57,7 +57,7 @@ def test_metrics_read_big_endian_floats_by_value(strategy):
         with pytest.raises(ValueError, match=r"y_prob has 2 value\(s\) outside"):
             metric([1, 0, 1, 0], bad, strategy=strategy)
     with pytest.raises(ValueError, match="outside"):
-        beta_calibration_error([1, 0, 1, 0], bad, groups=[0, 0, 1, 1])
+        beta_calibration_error([1, 0, 1, 0], bad, cells=[0, 0, 1, 1])
     with pytest.raises(ValueError, match="outside"):
         area_under_accuracy_confidence([1, 0, 1, 0], bad)
     with pytest.raises(ValueError, match="outside"):
@@ -160,7 +160,7 @@ def test_umd_overflowing_total_weight_is_rescaled():
         maximum_calibration_error,
         area_under_accuracy_confidence,
         lambda y, p, **kw: beta_calibration_error(
-            y, p, groups=np.arange(len(y)) % 3, **kw
+            y, p, cells=np.arange(len(y)) % 3, **kw
         ),
         lambda y, p, **kw: brier_decomposition(y, p, **kw).calibration,
     ],
@@ -237,17 +237,17 @@ def test_beta_ce_sparse_grid_equals_dense(norm, debiased):
     kw = {"n_bins": 100, "norm": norm}
     if debiased:
         kw["debiased"] = True
-    sparse = beta_calibration_error(y, p, groups=groups, sample_weight=w, **kw)
+    sparse = beta_calibration_error(y, p, cells=groups, sample_weight=w, **kw)
     dense = beta_calibration_error(
         np.r_[y, np.zeros(pad, int)],
         np.r_[p, np.full(pad, 0.5)],
-        groups=np.r_[groups, np.zeros(pad, int)],
+        cells=np.r_[groups, np.zeros(pad, int)],
         sample_weight=np.r_[w, np.zeros(pad)],
         **kw,
     )
     assert sparse == pytest.approx(dense, rel=1e-10, abs=1e-15)
     big = beta_calibration_error(
-        y, p, groups=np.arange(n), **{**kw, "n_bins": 10**6}
+        y, p, cells=np.arange(n), **{**kw, "n_bins": 10**6}
     )  # 3e9 dense pairs: must not allocate them
     assert np.isfinite(big)
 
@@ -260,12 +260,12 @@ def test_beta_ce_noise_floor_sparse_grid_equals_dense():
     p = rng.uniform(size=n)
     y = (rng.uniform(size=n) < p).astype(int)
     groups = rng.integers(0, 200, n)
-    sparse = beta_calibration_noise_floor(y, p, groups=groups, n_bins=100)
+    sparse = beta_calibration_noise_floor(y, p, cells=groups, n_bins=100)
     pad = 20_000
     dense = beta_calibration_noise_floor(
         np.r_[y, np.zeros(pad, int)],
         np.r_[p, np.full(pad, 0.5)],
-        groups=np.r_[groups, np.zeros(pad, int)],
+        cells=np.r_[groups, np.zeros(pad, int)],
         sample_weight=np.r_[np.ones(n), np.zeros(pad)],
         n_bins=100,
     )
@@ -667,7 +667,7 @@ def _metrics():
     from sklearn_betacal import metrics as m
 
     def bce(y, p, **kw):
-        return m.beta_calibration_error(y, p, groups=np.arange(len(p)) % 3, **kw)
+        return m.beta_calibration_error(y, p, cells=np.arange(len(p)) % 3, **kw)
 
     return [
         m.expected_calibration_error,
@@ -1447,7 +1447,7 @@ def test_subnormal_weights_give_the_fit_of_the_rescaled_weights(name):
         lambda y, p, **kw: tuple(brier_decomposition(y, p, **kw)),
         area_under_accuracy_confidence,
         lambda y, p, **kw: beta_calibration_error(
-            y, p, groups=np.arange(len(y)) % 4, **kw
+            y, p, cells=np.arange(len(y)) % 4, **kw
         ),
     ],
 )

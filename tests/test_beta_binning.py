@@ -537,7 +537,7 @@ def test_beta_binning_clear_errors(params, fit_kwargs, match):
     if bad == "multiclass":
         y = np.arange(200) % 3
     elif bad == "continuous":
-        y = np.linspace(0, 1, 200)
+        y = np.linspace(0, 2, 200)  # in [0, 1] they are soft labels
     elif bad == "one_string":
         y = np.full(200, "spam")
     bad = fit_kwargs.get("w")
@@ -675,7 +675,7 @@ def test_beta_binning_grid_search_over_pipeline_with_fixed_beta():
     assert_array_equal(
         -search.score(frame, y),
         beta_calibration_error(
-            y, best.predict_proba(frame)[:, 1], groups=beta.transform(frame)[:, 0]
+            y, best.predict_proba(frame)[:, 1], cells=beta.transform(frame)[:, 0]
         ),
     )
 
@@ -701,7 +701,7 @@ def test_beta_binning_scorer_uses_apply():
     bb.fit(X, y)
     score = neg_beta_calibration_error_scorer(bb, X, y)
     expected = beta_calibration_error(
-        y, bb.predict_proba(X)[:, 1], groups=bb.apply(X), n_bins=10
+        y, bb.predict_proba(X)[:, 1], cells=bb.apply(X), n_bins=10
     )
     assert_allclose(score, -expected, rtol=1e-12)
 
@@ -741,9 +741,9 @@ def test_beta_binning_real_influences_lowers_beta_ce(influences_verb):
     ).fit(X[cal], y[cal])
     bb = search.best_estimator_
     groups = beta.apply(E[test])
-    ce_none = beta_calibration_error(y[test], h[test], groups=groups)
+    ce_none = beta_calibration_error(y[test], h[test], cells=groups)
     ce_bb = beta_calibration_error(
-        y[test], bb.predict_proba(X[test])[:, 1], groups=groups
+        y[test], bb.predict_proba(X[test])[:, 1], cells=groups
     )
     ce_umd = [
         beta_calibration_error(
@@ -751,7 +751,7 @@ def test_beta_binning_real_influences_lowers_beta_ce(influences_verb):
             UMDBinner(points_per_bin=b, random_state=0)
             .fit(h[cal], y[cal])
             .predict_proba(h[test])[:, 1],
-            groups=groups,
+            cells=groups,
         )
         for b in grid["points_per_bin"]
     ]
@@ -791,9 +791,9 @@ def test_beta_binning_top_label_binning_on_cifar(cifar_dir, name, b):
     # per-class (top-label) beta-CE 0.057 -> 0.021 and 0.164 -> 0.099
     assert ece_after < 0.5 * ece_before
     # and within classes (top-label calibration)
-    tl_before = beta_calibration_error(y[test], conf[test], groups=pred[test])
+    tl_before = beta_calibration_error(y[test], conf[test], cells=pred[test])
     tl_after = beta_calibration_error(
-        y[test], bb.predict_proba(X[test])[:, 1], groups=pred[test]
+        y[test], bb.predict_proba(X[test])[:, 1], cells=pred[test]
     )
     assert tl_after < tl_before
 

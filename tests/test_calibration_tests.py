@@ -67,7 +67,7 @@ def test_calibration_test_cells_match_mcgrad(case):
     y, p, w = _arrays(case)
     groups = np.asarray(case["groups"])
     res = calibration_test(
-        y, p, sample_weight=w, groups=groups, weight_type=case["weight_type"]
+        y, p, sample_weight=w, cells=groups, weight_type=case["weight_type"]
     )
     table = res.table
     for cell, exp in case["cells"].items():
@@ -124,13 +124,13 @@ def _data(seed, n=400, ties=False):
 def test_ties_do_not_depend_on_row_order():
     y, p, rng = _data(0, ties=True)
     g = rng.integers(0, 3, size=p.shape[0])
-    ref = calibration_test(y, p, groups=g)
+    ref = calibration_test(y, p, cells=g)
     for seed in range(5):
         perm = np.random.default_rng(seed).permutation(p.shape[0])
         assert cumulative_calibration_error(y[perm], p[perm]) == pytest.approx(
             ref.statistic, rel=1e-12
         )
-        table = calibration_test(y[perm], p[perm], groups=g[perm]).table
+        table = calibration_test(y[perm], p[perm], cells=g[perm]).table
         assert_allclose(table["ecce"], ref.table["ecce"], rtol=1e-12)
 
 
@@ -142,7 +142,7 @@ def test_calibration_test_grouped_equals_per_cell_loop_many_cells():
     p = np.round(rng.uniform(size=n), 2)  # ties inside cells too
     y = (rng.uniform(size=n) < p).astype(float)
     w = rng.uniform(0, 2, size=n)
-    res = calibration_test(y, p, sample_weight=w, groups=groups)
+    res = calibration_test(y, p, sample_weight=w, cells=groups)
     cells = rng.choice(np.unique(groups), size=40, replace=False)
     for c in cells:
         rows = groups == c
@@ -189,7 +189,7 @@ def test_calibration_test_cell_table_columns_and_max_statistic():
     groups = np.repeat(["a", "b", "c"], [500, 500, 40])
     p = rng.uniform(size=groups.size)
     y = rng.uniform(size=groups.size) < np.where(groups == "b", p * 0.7, p)
-    res = calibration_test(y, p, groups=groups, method="fdr_bh", alpha=0.1)
+    res = calibration_test(y, p, cells=groups, method="fdr_bh", alpha=0.1)
     t = res.table
     assert list(t.index) == ["a", "b", "c"]
     assert t.loc["b", "significant"] and not t.loc["a", "significant"]
@@ -281,7 +281,7 @@ def test_bad_input_is_a_clear_error(func):
 def test_groups_and_features_errors():
     y, p, _ = _data(0, n=20)
     with pytest.raises(ValueError, match="one cell id per row"):
-        calibration_test(y, p, groups=np.zeros(19))
+        calibration_test(y, p, cells=np.zeros(19))
     with pytest.raises(ValueError, match="one row per answer"):
         multicalibration_error(y, p, features=np.zeros((19, 1)))
     with pytest.raises(ValueError, match="not a column"):
@@ -385,8 +385,8 @@ def test_grouped_table_permutation_invariant(seed, n_cells):
     y = rng.integers(0, 2, size=n)
     g = rng.integers(0, n_cells, size=n)
     perm = rng.permutation(n)
-    a = calibration_test(y, p, groups=g).table
-    b = calibration_test(y[perm], p[perm], groups=g[perm]).table
+    a = calibration_test(y, p, cells=g).table
+    b = calibration_test(y[perm], p[perm], cells=g[perm]).table
     assert_allclose(a["ecce"], b["ecce"], rtol=1e-9, atol=1e-15)
     assert_array_equal(a["count"], b["count"])
 
@@ -403,7 +403,7 @@ def test_calibration_test_size_on_calibrated_data():
         groups = rng.integers(0, 10, size=2000)
         p = rng.beta(2, 2, size=2000)
         y = rng.uniform(size=2000) < p
-        t = calibration_test(y, p, groups=groups, alpha=alpha).table
+        t = calibration_test(y, p, cells=groups, alpha=alpha).table
         any_flag += bool(t["significant"].any())
         raw.extend(t["pvalue"] < alpha)
     # binomial sd at 300 sims is 0.0126: allow 2 sd above alpha
@@ -431,8 +431,8 @@ def test_betacal_report_lists_significantly_miscalibrated_groups():
     y = (rng.uniform(size=groups.size) < np.where(groups == "off", p * 0.7, p)).astype(
         int
     )
-    report = compute_report(p, y, groups=groups)
-    table = calibration_test(y, p, groups=groups).table
+    report = compute_report(p, y, cells=groups)
+    table = calibration_test(y, p, cells=groups).table
     assert report["significant_groups"] == ["off"]
     rows = {r["group"]: r for r in report["groups"]}
     for g in ("ok", "off", "tiny"):
@@ -445,7 +445,7 @@ def test_betacal_report_lists_significantly_miscalibrated_groups():
     assert "Significantly miscalibrated (Holm-adjusted p < 0.05): 1 group(s): off." in (
         text
     )
-    calibrated = compute_report(p, rng.uniform(size=p.size) < p, groups=groups)
+    calibrated = compute_report(p, rng.uniform(size=p.size) < p, cells=groups)
     assert "(Holm-adjusted p < 0.05): none." in "\n".join(_format_groups(calibrated))
 
 
@@ -457,8 +457,8 @@ def test_cell_table_zero_weight_drops_and_integer_weight_repeats():
     g = rng.integers(0, 5, size=n)
     m = rng.integers(0, 4, size=n)
     m[g == 4] = 0  # a cell whose rows all weigh nothing
-    weighted = calibration_test(y, p, groups=g, sample_weight=m).table
-    rep = calibration_test(np.repeat(y, m), np.repeat(p, m), groups=np.repeat(g, m))
+    weighted = calibration_test(y, p, cells=g, sample_weight=m).table
+    rep = calibration_test(np.repeat(y, m), np.repeat(p, m), cells=np.repeat(g, m))
     t = rep.table
     assert weighted.loc[4, "count"] == 0 and np.isnan(weighted.loc[4, "pvalue"])
     assert_allclose(weighted.loc[:3, "weight"], t["count"])  # total weight = rows

@@ -31,9 +31,9 @@ def _grouped(seed=0, n=900):
 def test_cell_calibration_table_errors_average_to_beta_ce(strategy, norm):
     y, p, g = _grouped()
     table = cell_calibration_table(
-        y, p, groups=g, strategy=strategy, norm=norm, n_resamples=0
+        y, p, cells=g, strategy=strategy, norm=norm, n_resamples=0
     )
-    expected = beta_calibration_error(y, p, groups=g, strategy=strategy, norm=norm)
+    expected = beta_calibration_error(y, p, cells=g, strategy=strategy, norm=norm)
     assert_allclose(
         (table["share"] * table["calibration_error"]).sum(), expected, rtol=1e-12
     )
@@ -47,7 +47,7 @@ def test_cell_calibration_table_errors_average_to_beta_ce(strategy, norm):
 
 def test_cell_calibration_table_accuracy_interval_is_exact_binomial():
     y, p, g = _grouped()
-    table = cell_calibration_table(y, p, groups=g, n_resamples=0, alpha=0.1)
+    table = cell_calibration_table(y, p, cells=g, n_resamples=0, alpha=0.1)
     for cell in table.index:
         rows = g == cell
         k, n = int(y[rows].sum()), int(rows.sum())
@@ -69,7 +69,7 @@ def test_cell_calibration_table_accuracy_interval_is_exact_binomial():
 
 def test_cell_calibration_table_noise_level_separates_signal_from_noise():
     y, p, g = _grouped(n=3000)
-    table = cell_calibration_table(y, p, groups=g, random_state=0)
+    table = cell_calibration_table(y, p, cells=g, random_state=0)
     # a calibrated cell sits at its noise level, an overconfident one far above
     assert table.loc["a", "calibration_error"] < 1.5 * table.loc["a", "noise_level"]
     assert table.loc["b", "calibration_error"] > 2 * table.loc["b", "noise_level"]
@@ -85,8 +85,8 @@ def test_cell_calibration_table_noise_level_separates_signal_from_noise():
 
 def test_cell_calibration_table_random_state_reproduces_exactly():
     y, p, g = _grouped()
-    a = cell_calibration_table(y, p, groups=g, random_state=3)
-    b = cell_calibration_table(y, p, groups=g, random_state=3)
+    a = cell_calibration_table(y, p, cells=g, random_state=3)
+    b = cell_calibration_table(y, p, cells=g, random_state=3)
     assert a.equals(b)
 
 
@@ -95,8 +95,8 @@ def test_cell_calibration_table_zero_weight_equals_dropping_rows():
     w = np.ones(len(y))
     w[::7] = 0.0
     keep = w > 0
-    weighted = cell_calibration_table(y, p, groups=g, sample_weight=w, n_resamples=0)
-    dropped = cell_calibration_table(y[keep], p[keep], groups=g[keep], n_resamples=0)
+    weighted = cell_calibration_table(y, p, cells=g, sample_weight=w, n_resamples=0)
+    dropped = cell_calibration_table(y[keep], p[keep], cells=g[keep], n_resamples=0)
     assert_allclose(
         weighted.drop(columns="share").to_numpy(float),
         dropped.drop(columns="share").to_numpy(float),
@@ -107,7 +107,7 @@ def test_cell_calibration_table_zero_weight_equals_dropping_rows():
 def test_cell_calibration_table_weighted_resampling_runs_and_orders():
     y, p, g = _grouped()
     w = np.random.default_rng(1).integers(1, 4, size=len(y)).astype(float)
-    table = cell_calibration_table(y, p, groups=g, sample_weight=w, random_state=0)
+    table = cell_calibration_table(y, p, cells=g, sample_weight=w, random_state=0)
     assert np.all(table["ce_lower"] <= table["ce_upper"])
     assert_allclose(table["weight"].sum(), w.sum())
 
@@ -115,7 +115,7 @@ def test_cell_calibration_table_weighted_resampling_runs_and_orders():
 def test_cell_calibration_table_integer_cell_ids_keep_their_labels():
     y, p, _ = _grouped()
     cells = np.where(p > 0.5, 7, -1)
-    table = cell_calibration_table(y, p, groups=cells, n_resamples=0)
+    table = cell_calibration_table(y, p, cells=cells, n_resamples=0)
     assert table.index.tolist() == [-1, 7]
 
 

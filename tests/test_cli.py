@@ -112,7 +112,7 @@ def test_report_json_matches_metric_functions(csv_file, tmp_path, capsys):
         "nll": log_loss(y, p, labels=[0, 1]),
         "auc": roc_auc_score(y, p),
         "auac": area_under_accuracy_confidence(y, p),
-        "beta_ce": beta_calibration_error(y, p, groups=g, **binning),
+        "beta_ce": beta_calibration_error(y, p, cells=g, **binning),
     }
     for key, value in expected.items():
         np.testing.assert_allclose(m[key], value, rtol=1e-12, atol=0, err_msg=key)
@@ -161,7 +161,7 @@ def test_report_bundled_with_group(capsys, trivia):
     assert status == 0
     report = json.loads(out)
     expected = beta_calibration_error(
-        trivia["correct_judge"], trivia["verbal_confidence"], groups=trivia["model"]
+        trivia["correct_judge"], trivia["verbal_confidence"], cells=trivia["model"]
     )
     np.testing.assert_allclose(report["metrics"]["beta_ce"], expected, rtol=1e-12)
 
@@ -543,7 +543,7 @@ def test_report_group_table_matches_cell_table_and_warns_small(csv_file, capsys)
     minimum = points_per_bin_for_epsilon(0.1, len(frame), alpha=0.1)
     assert report["min_group_count"] == minimum
     table = cell_calibration_table(
-        frame.ok.to_numpy(), frame.conf.to_numpy(), groups=frame.llm, n_resamples=0
+        frame.ok.to_numpy(), frame.conf.to_numpy(), cells=frame.llm, n_resamples=0
     )
     rows = {row["group"]: row for row in report["groups"]}
     assert set(rows) == set(table.index)

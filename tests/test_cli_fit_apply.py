@@ -364,7 +364,7 @@ def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
             p = est.predict_proba(X.iloc[test])[:, 1]
             errors.append(
                 beta_calibration_error(
-                    y[test], p, groups=np.zeros(len(test)), norm="l2_squared",
+                    y[test], p, cells=np.zeros(len(test)), norm="l2_squared",
                     debiased=True,
                 )
             )  # fmt: skip
@@ -1123,3 +1123,72 @@ def test_apply_refuses_a_model_file_with_an_altered_header(fitted, tmp_path, cap
         _fail(capsys, ["apply", str(path), str(src), str(tmp_path / f"{name}.csv")],
               match)  # fmt: skip
         assert not (tmp_path / f"{name}.csv").exists()
+
+
+def test_unread_texts_are_reported_loudly_in_fit_report_and_apply(tmp_path, capsys):
+    """Texts that state no confidence (or two, or a negated one) are counted
+    by reason with examples, and the groups that lost rows are named, in
+    fit, report and apply; a group that lost every row is named alone."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(240):
+        model = "abc"[i % 3]
+        p = rng.uniform(0.3, 1.0)
+        text = {
+            "a": f"Guess: x\nProbability: {p:.2f}",
+            "b": f"J ({round(p * 100)}% sure)" if i % 2 else "I do not know",
+            "c": "90% sure or 80% sure" if i % 2 else "not 90% sure",
+        }[model]
+        rows.append((model, text, int(rng.uniform() < p)))
+    log = tmp_path / "log.csv"
+    pd.DataFrame(rows, columns=["model", "response", "correct"]).to_csv(
+        log, index=False
+    )
+    model = tmp_path / "m.skops"
+    flags = ["--confidence", "response", "--label", "correct", "--verbalized"]
+
+    def warnings_of(argv):
+        assert main([str(a) for a in argv]) == 0
+        err = capsys.readouterr().err
+        return [line for line in err.splitlines() if "warning" in line]
+
+    for argv, where in [
+        (["fit", log, *flags, "--method", "bb", "--group", "model", "--output", model],
+         "the model"),
+        (["report", log, *flags, "--group", "model"], "the report"),
+        (["apply", model, log, tmp_path / "out.csv"], "the output"),
+    ]:  # fmt: skip
+        lines = "\n".join(warnings_of(argv))
+        assert "120 of 240 confidence text(s) could not be read" in lines
+        assert "40 state no confidence [none], e.g. 'I do not know'" in lines
+        assert "[ambiguous], e.g. '90% sure or 80% sure'" in lines
+        assert "[negated-or-bound], e.g. 'not 90% sure'" in lines
+        assert "2 group(s) lost rows to unread texts: 'c' 80/80, 'b' 40/80" in lines
+        assert "group 'c' of column 'model' lost all its 80 row(s)" in lines
+        assert where in lines
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert out["calibrated_confidence"].isna().sum() == 120
+
+
+def test_scale_flag_reads_points_of_a_scale_into_the_model(tmp_path, capsys):
+    texts = [f"Confidence: {k}" for k in range(1, 7)] * 10
+    log = tmp_path / "six.csv"
+    pd.DataFrame({"r": texts, "y": [0, 0, 1, 0, 1, 1] * 10}).to_csv(log, index=False)
+    model = tmp_path / "m.skops"
+    flags = ["--confidence", "r", "--label", "y", "--verbalized"]
+    argv = ["fit", log, *flags, "--scale", "1,6", "--method", "platt"]
+    assert main([*map(str, argv), "--output", str(model)]) == 0
+    assert "0 unparseable" in capsys.readouterr().out
+    reader = model_io.load(model).steps[0][1]
+    assert reader.scale == (1.0, 6.0)
+    assert main(["apply", str(model), str(log), str(tmp_path / "o.csv")]) == 0
+    assert "could not be read" not in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "o.csv")["calibrated_confidence"].notna().all()
+    # without the scale the points 2-6 are unread (1 reads as a
+    # probability of 1), and said so
+    assert main(["report", str(log), *map(str, flags)]) == 0
+    err = capsys.readouterr().err
+    assert "50 of 60 confidence text(s) could not be read" in err
+    assert "[needs-scale]" in err and "pass --scale" in err
+    assert main(["report", str(log), *map(str, flags[:-1]), "--scale", "1,6"]) == 2
+    assert "pass --verbalized too" in capsys.readouterr().err

@@ -64,7 +64,7 @@ def test_import_does_not_pull_matplotlib(fresh_imports):
 def test_display_without_matplotlib_names_the_plot_extra(display, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
     y, p, g = _data(200)
-    kwargs = {"groups": g} if display is BetaCalibrationDisplay else {}
+    kwargs = {"cells": g} if display is BetaCalibrationDisplay else {}
     with pytest.raises(ImportError, match=r"sklearn-betacal\[plot\]"):
         display.from_predictions(y, p, **kwargs)
     umd = UMDBinner(random_state=0).fit(p, y)
@@ -199,9 +199,9 @@ def test_from_estimator_needs_predict_proba_and_matching_rows(plt):
 def test_beta_display_orders_by_error_and_excludes_small_cells(plt):
     y, p, g = _data()
     disp = BetaCalibrationDisplay.from_predictions(
-        y, p, groups=g, min_count=100, random_state=0, name="raw"
+        y, p, cells=g, min_count=100, random_state=0, name="raw"
     )
-    table = cell_calibration_table(y, p, groups=g, random_state=0)
+    table = cell_calibration_table(y, p, cells=g, random_state=0)
     assert disp.cell_table.equals(table)
     assert disp.excluded_cells_ == ["tiny"]
     assert disp.cells_ == ["hard", "easy"]
@@ -217,7 +217,7 @@ def test_beta_display_orders_by_error_and_excludes_small_cells(plt):
     assert_allclose(
         disp.noise_.get_offsets()[:, 0], table.loc[disp.cells_, "noise_level"]
     )
-    assert disp.beta_ce == pytest.approx(beta_calibration_error(y, p, groups=g))
+    assert disp.beta_ce == pytest.approx(beta_calibration_error(y, p, cells=g))
     labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
     n_hard = int((g == "hard").sum())
     assert labels[0] == f"hard  (n={n_hard})"
@@ -237,7 +237,7 @@ def test_beta_display_orders_by_error_and_excludes_small_cells(plt):
 
 def test_beta_display_auto_min_count_is_thm_3_1_bound(plt):
     y, p, g = _data(3000)
-    disp = BetaCalibrationDisplay.from_predictions(y, p, groups=g, n_resamples=20)
+    disp = BetaCalibrationDisplay.from_predictions(y, p, cells=g, n_resamples=20)
     assert disp.min_count == points_per_bin_for_epsilon(0.1, 3000, alpha=0.1)
     counts = disp.cell_table["count"]
     assert set(disp.excluded_cells_) == set(counts.index[counts < disp.min_count])
@@ -246,7 +246,7 @@ def test_beta_display_auto_min_count_is_thm_3_1_bound(plt):
 def test_beta_display_too_little_data_says_so(plt):
     y, p, g = _data(60)
     disp = BetaCalibrationDisplay.from_predictions(
-        y, p, groups=g, min_count=61, n_resamples=10
+        y, p, cells=g, min_count=61, n_resamples=10
     )
     assert disp.cells_ == [] and disp.panel_displays_ == []
     texts = [t.get_text() for t in disp.panel_axes_[0].texts]
@@ -266,7 +266,7 @@ def test_beta_display_auto_min_count_never_draws_an_empty_figure(plt):
     assert auto_min_count(1895) > sizes.max()
     with pytest.warns(UserWarning, match="10 of 14 cells .* not drawn") as record:
         disp = BetaCalibrationDisplay.from_predictions(
-            y, p, groups=g, n_resamples=10
+            y, p, cells=g, n_resamples=10
         ).plot()
     assert "pin its accuracy" in str(record[0].message)
     assert disp.min_count == np.sort(sizes)[-4]
@@ -274,21 +274,21 @@ def test_beta_display_auto_min_count_never_draws_an_empty_figure(plt):
     # an explicit min_count that hides cells warns too
     with pytest.warns(UserWarning, match="pass min_count=1"):
         BetaCalibrationDisplay.from_predictions(
-            y, p, groups=g, min_count=sizes.max(), n_resamples=10
+            y, p, cells=g, min_count=sizes.max(), n_resamples=10
         )
 
 
 def test_beta_display_order_keeps_cells_across_calibrators(plt):
     y, p, g = _data()
     raw = BetaCalibrationDisplay.from_predictions(
-        y, p, groups=g, min_count=100, n_resamples=20, random_state=0
+        y, p, cells=g, min_count=100, n_resamples=20, random_state=0
     )
     fixed = np.where(g == "hard", np.sqrt(p) * 0 + p**2, p)
     fig, axes = plt.subplots(1, 2, sharey=True)
     after = BetaCalibrationDisplay.from_predictions(
         y,
         fixed,
-        groups=g,
+        cells=g,
         min_count=100,
         n_resamples=20,
         random_state=0,
@@ -300,7 +300,7 @@ def test_beta_display_order_keeps_cells_across_calibrators(plt):
     assert x[0] < 0.5 * raw.errorbar_.lines[0].get_data()[0][0]
     with pytest.raises(ValueError, match="not in the table"):
         BetaCalibrationDisplay.from_predictions(
-            y, p, groups=g, n_resamples=0, order=["nowhere"]
+            y, p, cells=g, n_resamples=0, order=["nowhere"]
         )
 
 
@@ -341,10 +341,10 @@ def test_beta_display_from_estimator_names_cells_and_marks_fallback(plt):
 def test_beta_display_needs_groups_without_apply(plt):
     y, p, g = _data(300)
     umd = UMDBinner(random_state=0).fit(p, y)
-    with pytest.raises(ValueError, match="groups="):
+    with pytest.raises(ValueError, match="cells="):
         BetaCalibrationDisplay.from_estimator(umd, p, y)
     disp = BetaCalibrationDisplay.from_estimator(
-        umd, p, y, groups=g, min_count=40, n_resamples=5
+        umd, p, y, cells=g, min_count=40, n_resamples=5
     )
     assert set(disp.cells_) == {"easy", "hard"}
 
@@ -385,7 +385,7 @@ def test_displays_render_to_png(plt, tmp_path):
     for disp in (
         ReliabilityDisplay.from_predictions(y, p),
         BetaCalibrationDisplay.from_predictions(
-            y, p, groups=g, min_count=50, n_resamples=10
+            y, p, cells=g, min_count=50, n_resamples=10
         ),
         AccuracyConfidenceDisplay.from_predictions(y, p),
     ):
@@ -433,7 +433,7 @@ def test_report_single_figures_are_not_registered_with_pyplot(plt):
     fig, disp = _panels.reliability_figure(y, p, name="raw")
     assert disp.hist_ is not None and disp.figure_ is fig
     cells = BetaCalibrationDisplay._compute(
-        y, p, groups=g, min_count=100, n_resamples=10, random_state=0
+        y, p, cells=g, min_count=100, n_resamples=10, random_state=0
     )
     fig = _panels.cells_figure(cells, n_panels=2)
     assert cells.figure_ is fig and len(cells.panel_displays_) == 2
@@ -461,7 +461,7 @@ def test_displays_take_a_calibrated_classifier_with_string_labels(plt):
     assert ham.table.equals(reliability_table(yt == "ham", 1 - p))
     groups = np.where(Xt[:, 0] > 0, "x0 > 0", "x0 <= 0")
     cells = BetaCalibrationDisplay.from_estimator(
-        cal, Xt, yt, groups=groups, min_count=10, n_resamples=5
+        cal, Xt, yt, cells=groups, min_count=10, n_resamples=5
     )
     assert set(cells.cells_) == {"x0 > 0", "x0 <= 0"}
     sel = AccuracyConfidenceDisplay.from_estimator(cal, Xt, yt)
@@ -566,7 +566,7 @@ def test_beta_display_from_every_group_calibrator(plt, kind):
     table = cell_calibration_table(
         y,
         est.predict_proba(X)[:, 1],
-        groups=est.apply(X),
+        cells=est.apply(X),
         n_resamples=5,
         random_state=0,
     )
@@ -616,20 +616,20 @@ def test_beta_display_stars_cells_that_the_kuiper_test_rejects(plt):
 
     y, p, g = _data()
     disp = BetaCalibrationDisplay.from_predictions(
-        y, p, groups=g, min_count=20, random_state=0
+        y, p, cells=g, min_count=20, random_state=0
     )
-    table = calibration_test(y, p, groups=g).table
+    table = calibration_test(y, p, cells=g).table
     expected = [c for c in disp.cells_ if table.loc[c, "pvalue_adjusted"] < 0.05]
     assert "hard" in expected and "tiny" not in expected  # hard is planted
     assert disp.significant_cells_ == expected
     ypos = disp.significant_markers_.get_offsets()[:, 1]
     assert_array_equal(ypos, [disp.cells_.index(c) for c in expected])
     bh = BetaCalibrationDisplay.from_predictions(
-        y, p, groups=g, min_count=20, random_state=0, test_method="fdr_bh"
+        y, p, cells=g, min_count=20, random_state=0, test_method="fdr_bh"
     )
     assert_allclose(
         bh.test_table["pvalue_adjusted"],
-        calibration_test(y, p, groups=g, method="fdr_bh").table["pvalue_adjusted"],
+        calibration_test(y, p, cells=g, method="fdr_bh").table["pvalue_adjusted"],
     )
 
 

@@ -2,6 +2,7 @@
 """Tests for sklearn_betacal.metrics (functions; scorers are in test_scorers)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from _golden import load_golden
 from hypothesis import given, settings
@@ -261,7 +262,7 @@ def test_beta_calibration_error_example_2_1():
     groups = np.repeat(g["groups"], 2)
     ece = expected_calibration_error(y, p, sample_weight=w)
     assert_allclose(ece, g["ece"], atol=1e-12)
-    beta = beta_calibration_error(y, p, groups=groups, sample_weight=w)
+    beta = beta_calibration_error(y, p, cells=groups, sample_weight=w)
     assert_allclose(beta, g["beta_ce"], rtol=1e-12)
 
 
@@ -271,7 +272,7 @@ def test_beta_calibration_error_one_cell_equals_ece_exactly(strategy, norm):
     y, p = _random_data(6)
     w = np.random.default_rng(6).uniform(size=p.size)
     kw = {"sample_weight": w, "n_bins": 12, "strategy": strategy, "norm": norm}
-    beta = beta_calibration_error(y, p, groups=np.full(p.size, -1), **kw)
+    beta = beta_calibration_error(y, p, cells=np.full(p.size, -1), **kw)
     assert beta == expected_calibration_error(y, p, **kw)
 
 
@@ -292,7 +293,7 @@ def test_beta_calibration_error_weighted_average_of_cell_eces(strategy, norm):
         )
         for s in "abc"
     )
-    got = beta_calibration_error(y, p, groups=groups, sample_weight=w, **kw)
+    got = beta_calibration_error(y, p, cells=groups, sample_weight=w, **kw)
     assert_allclose(got, expected, rtol=1e-12)
 
 
@@ -300,9 +301,9 @@ def test_beta_calibration_error_ignores_zero_weight_cells():
     y, p = _random_data(8, n=60)
     groups = np.repeat([0, 1, 2], 20)
     w = np.where(groups == 2, 0.0, 1.0)
-    got = beta_calibration_error(y, p, groups=groups, sample_weight=w)
+    got = beta_calibration_error(y, p, cells=groups, sample_weight=w)
     m = groups < 2
-    assert_allclose(got, beta_calibration_error(y[m], p[m], groups=groups[m]))
+    assert_allclose(got, beta_calibration_error(y[m], p[m], cells=groups[m]))
 
 
 # ---------------------------------------------------------------------- AUAC
@@ -358,7 +359,7 @@ METRICS = [
     reliability_table,
     brier_decomposition,
     area_under_accuracy_confidence,
-    lambda y, p, **kw: beta_calibration_error(y, p, groups=np.zeros(len(y)), **kw),
+    lambda y, p, **kw: beta_calibration_error(y, p, cells=np.zeros(len(y)), **kw),
 ]
 
 
@@ -367,7 +368,8 @@ METRICS = [
     "y, p, match",
     [
         ([0, 2], [0.1, 0.2], "binary"),
-        (["a", "b"], [0.1, 0.2], "non-numeric"),
+        (["a", "b"], [0.1, 0.2], "not evident.*pass pos_label"),
+        (["a", "b", "c"], [0.1, 0.2, 0.3], "Only binary"),
         ([0, 1], [0.1, 1.2], "outside \\[0, 1\\]"),
         ([0, 1], [0.1, np.nan], "NaN"),
         ([0, np.nan], [0.1, 0.2], "NaN"),
@@ -426,11 +428,17 @@ def test_expected_calibration_error_prechecks_agree_with_full_checks(p_dtype, y_
     with pytest.raises(ValueError, match="NaN"):
         expected_calibration_error(y, nan)
     if y_dtype is not bool:
-        for bad in (2, 0.5 if y_dtype is np.float32 else 3):
+        for bad in (2, 1.5 if y_dtype is np.float32 else 3):
             bad_y = y.copy()
             bad_y[0] = bad
             with pytest.raises(ValueError, match="binary"):
                 expected_calibration_error(bad_y, p)
+    if y_dtype is np.float32:  # 0.5 in [0, 1]: a soft label, read as is
+        soft = y.copy()
+        soft[0] = 0.5
+        assert_allclose(
+            expected_calibration_error(soft, p, n_bins=5), expected + 0.5 / 5, rtol=1e-6
+        )
     if np.dtype(y_dtype).kind == "i":
         with pytest.raises(ValueError, match="binary"):
             expected_calibration_error(np.array([0, -1, 1, 1, 0], dtype=y_dtype), p)
@@ -438,9 +446,9 @@ def test_expected_calibration_error_prechecks_agree_with_full_checks(p_dtype, y_
 
 def test_beta_calibration_error_rejects_bad_groups():
     with pytest.raises(ValueError, match="one cell id per row"):
-        beta_calibration_error([0, 1], [0.1, 0.2], groups=[0])
+        beta_calibration_error([0, 1], [0.1, 0.2], cells=[0])
     with pytest.raises(ValueError, match="NaN"):
-        beta_calibration_error([0, 1], [0.1, 0.2], groups=[0.0, np.nan])
+        beta_calibration_error([0, 1], [0.1, 0.2], cells=[0.0, np.nan])
 
 
 @pytest.mark.parametrize(
@@ -455,7 +463,7 @@ def test_beta_calibration_error_rejects_bad_groups():
         (reliability_table, {"alpha": 0}),
         (brier_decomposition, {"strategy": None}),
         (area_under_accuracy_confidence, {"grid": 1}),
-        (beta_calibration_error, {"groups": [0, 0], "norm": "L1"}),
+        (beta_calibration_error, {"cells": [0, 0], "norm": "L1"}),
     ],
 )
 def test_metrics_param_validation(metric, kwargs):
@@ -494,7 +502,7 @@ def _all_metrics(y, p, w, g, strategy="uniform", n_bins=5):
             expected_calibration_error(y, p, **kw, **bins),
             expected_calibration_error(y, p, **kw, **bins, norm="l2"),
             maximum_calibration_error(y, p, **kw, **bins),
-            beta_calibration_error(y, p, groups=g, **kw, **bins),
+            beta_calibration_error(y, p, cells=g, **kw, **bins),
             area_under_accuracy_confidence(y, p, **kw),
             *brier,
         ]
@@ -563,8 +571,8 @@ def test_expected_calibration_error_property_weight_scale_invariant(data, scale,
     a = expected_calibration_error(y, p, sample_weight=w, norm=norm)
     b = expected_calibration_error(y, p, sample_weight=w * scale, norm=norm)
     assert_allclose(a, b, rtol=1e-9, atol=1e-12)
-    a = beta_calibration_error(y, p, groups=g, sample_weight=w, norm=norm)
-    b = beta_calibration_error(y, p, groups=g, sample_weight=w * scale, norm=norm)
+    a = beta_calibration_error(y, p, cells=g, sample_weight=w, norm=norm)
+    b = beta_calibration_error(y, p, cells=g, sample_weight=w * scale, norm=norm)
     assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
@@ -588,7 +596,7 @@ def test_expected_calibration_error_property_quantile_scale_invariant(data, expo
 def test_beta_calibration_error_property_at_least_ece(data):
     # triangle inequality: per-cell |sums| add up to at least |sum over cells|
     y, p, w, g = data
-    beta = beta_calibration_error(y, p, groups=g, sample_weight=w)
+    beta = beta_calibration_error(y, p, cells=g, sample_weight=w)
     assert beta >= expected_calibration_error(y, p, sample_weight=w) - 1e-12
 
 
@@ -645,11 +653,11 @@ def test_beta_calibration_error_on_influences_verb(influences_verb):
     p = A["verbal_confidence"].to_numpy(dtype=float)
     ece = expected_calibration_error(y, p)
     groups = (A["dataset"] + "/" + A["model"]).to_numpy()
-    beta = beta_calibration_error(y, p, groups=groups)
+    beta = beta_calibration_error(y, p, cells=groups)
     assert 0 < ece <= beta <= 1
     # one cell per row: every bin holds one point, so the CE is mean |y - p|
     assert_allclose(
-        beta_calibration_error(y, p, groups=np.arange(len(y))),
+        beta_calibration_error(y, p, cells=np.arange(len(y))),
         np.mean(np.abs(y - p)),
         rtol=1e-10,
     )
@@ -682,7 +690,7 @@ def test_beta_calibration_error_debiased_is_unbiased(strategy):
     p, cells, mu, truth = _planted_bins(rng)
     if strategy == "quantile":  # the truth must use the same (quantile) bins
         truth = None
-    kw = {"groups": cells, "norm": "l2_squared", "strategy": strategy}
+    kw = {"cells": cells, "norm": "l2_squared", "strategy": strategy}
     deb, plug = [], []
     for _ in range(400):
         y = rng.uniform(size=p.shape[0]) < mu
@@ -713,7 +721,7 @@ def test_beta_calibration_error_l2_squared_one_cell_is_squared_ece_l2():
     p = rng.uniform(size=500)
     y = rng.uniform(size=500) < p**2
     assert_allclose(
-        beta_calibration_error(y, p, groups=np.zeros(500), norm="l2_squared"),
+        beta_calibration_error(y, p, cells=np.zeros(500), norm="l2_squared"),
         expected_calibration_error(y, p, norm="l2") ** 2,
         rtol=1e-12,
     )
@@ -723,7 +731,7 @@ def test_beta_calibration_error_debiased_by_hand():
     # one cell, one bin: conf 0.5, labels 1,1,1,0 -> acc 0.75
     y, p = np.array([1, 1, 1, 0]), np.full(4, 0.5)
     g = np.zeros(4)
-    kw = {"groups": g, "n_bins": 1, "norm": "l2_squared"}
+    kw = {"cells": g, "n_bins": 1, "norm": "l2_squared"}
     assert_allclose(beta_calibration_error(y, p, **kw), 0.0625, rtol=1e-12)
     # 0.25^2 - 0.75 * 0.25 / 3 = 0.0625 - 0.0625
     assert_allclose(beta_calibration_error(y, p, debiased=True, **kw), 0.0, atol=1e-15)
@@ -739,7 +747,7 @@ def test_beta_calibration_error_debiased_by_hand():
 
 def test_beta_calibration_error_debiased_needs_l2_squared():
     with pytest.raises(ValueError, match="norm='l2_squared'"):
-        beta_calibration_error([0, 1], [0.2, 0.8], groups=[0, 0], debiased=True)
+        beta_calibration_error([0, 1], [0.2, 0.8], cells=[0, 0], debiased=True)
 
 
 @pytest.mark.parametrize("norm", ["l1", "l2", "l2_squared"])
@@ -750,15 +758,15 @@ def test_beta_calibration_noise_floor_is_the_calibrated_expectation(norm):
     rng = np.random.default_rng(2)
     p = rng.uniform(0.3, 0.9, size=600)
     g = rng.integers(0, 6, size=600)
-    floor = beta_calibration_noise_floor(p > 0.5, p, groups=g, norm=norm)
+    floor = beta_calibration_noise_floor(p > 0.5, p, cells=g, norm=norm)
     draws = [
-        beta_calibration_error(rng.uniform(size=600) < p, p, groups=g, norm=norm)
+        beta_calibration_error(rng.uniform(size=600) < p, p, cells=g, norm=norm)
         for _ in range(300)
     ]
     if norm == "l2":  # l2 averages per-cell roots: compare the squared floor
         draws = [
             beta_calibration_error(
-                rng.uniform(size=600) < p, p, groups=g, norm="l2_squared"
+                rng.uniform(size=600) < p, p, cells=g, norm="l2_squared"
             )
             for _ in range(300)
         ]
@@ -766,8 +774,8 @@ def test_beta_calibration_noise_floor_is_the_calibrated_expectation(norm):
     assert_allclose(np.mean(draws), floor, rtol=0.05)
     # the floor does not use the labels
     assert beta_calibration_noise_floor(
-        p > 0.7, p, groups=g, norm=norm
-    ) == beta_calibration_noise_floor(p > 0.5, p, groups=g, norm=norm)
+        p > 0.7, p, cells=g, norm=norm
+    ) == beta_calibration_noise_floor(p > 0.5, p, cells=g, norm=norm)
 
 
 def test_beta_calibration_noise_floor_single_cell_and_binomial_mad():
@@ -831,10 +839,10 @@ def test_noise_floor_finite_for_weights_near_the_float64_maximum():
     # de Moivre's form through gammaln gave NaN for 1e308-scale weights
     y, p = _random_data(4, n=300)
     groups = np.arange(300) % 4
-    ref = beta_calibration_noise_floor(y, p, groups=groups)
+    ref = beta_calibration_noise_floor(y, p, cells=groups)
     for scale in (1e308 / 4, 1e305, 1e300, 2.0**40):
         floor = beta_calibration_noise_floor(
-            y, p, groups=groups, sample_weight=np.full(300, scale)
+            y, p, cells=groups, sample_weight=np.full(300, scale)
         )
         assert np.isfinite(floor) and 0 < floor
         if scale < 1e306:  # a total that fits float64 (else rescaled)
@@ -848,3 +856,64 @@ def test_binomial_mad_limits_continue_the_exact_form(mu):
 
     below, above = _binomial_mad(np.array([2.0**28, 2.0**28 + 1]), np.full(2, mu))
     assert_allclose(above, below * np.sqrt((2.0**28 + 1) / 2.0**28), rtol=2e-5)
+
+
+def _every_metric():
+    """Every public metric of (y_true, y_prob) with its keyword defaults."""
+    from sklearn_betacal import metrics as m
+
+    def cells(f):
+        return lambda y, p, **kw: f(y, p, cells=np.arange(len(y)) % 3, **kw)
+
+    return {
+        "expected_calibration_error": m.expected_calibration_error,
+        "maximum_calibration_error": m.maximum_calibration_error,
+        "reliability_table": m.reliability_table,
+        "brier_decomposition": m.brier_decomposition,
+        "cumulative_calibration_error": m.cumulative_calibration_error,
+        "smooth_calibration_error": m.smooth_calibration_error,
+        "calibration_test": m.calibration_test,
+        "accuracy_confidence_curve": m.accuracy_confidence_curve,
+        "risk_coverage_curve": m.risk_coverage_curve,
+        "area_under_accuracy_confidence": m.area_under_accuracy_confidence,
+        "beta_calibration_error": cells(m.beta_calibration_error),
+        "cell_calibration_table": cells(
+            lambda y, p, **kw: m.cell_calibration_table(y, p, random_state=0, **kw)
+        ),
+        "beta_calibration_noise_floor": cells(m.beta_calibration_noise_floor),
+        "multicalibration_error": lambda y, p, **kw: m.multicalibration_error(
+            y, p, features=np.arange(len(y)) % 2, **kw
+        ),
+    }
+
+
+def _same(a, b):
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b)
+    elif isinstance(a, tuple | list):
+        for u, v in zip(a, b, strict=True):
+            _same(u, v)
+    elif hasattr(a, "_asdict"):
+        _same(tuple(a), tuple(b))
+    else:
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("name", sorted(_every_metric()))
+def test_every_metric_reads_evident_string_labels_and_pos_label(name):
+    """Issue 39 item 2: every metric takes the labels the CLI understands,
+    with "correct" positive whatever the sort order, and pos_label for any
+    other pair; the numbers are those of the 0/1 labels."""
+    metric = _every_metric()[name]
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=300)
+    y = rng.uniform(size=300) < p
+    expected = metric(y.astype(int), p)
+    for correct, wrong in [("correct", "incorrect"), ("Right", "Wrong"),
+                           ("yes", "no"), ("pass", "fail")]:  # fmt: skip
+        words = np.where(y, correct, wrong)
+        _same(metric(words, p), expected)
+    _same(metric(np.where(y, "B", "A"), p, pos_label="B"), expected)
+    _same(metric(np.where(y, 0, 1), p, pos_label=0), expected)
+    with pytest.raises(ValueError, match="pos_label='C' is not a label"):
+        metric(np.where(y, "B", "A"), p, pos_label="C")

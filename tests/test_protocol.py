@@ -110,7 +110,7 @@ def test_run_protocol_tunes_by_the_chosen_score(tune_by):
                 -beta_calibration_error(
                     y[tune],
                     q,
-                    groups=cells.transform(Z[tune]),
+                    cells=cells.transform(Z[tune]),
                     norm="l2_squared",
                     debiased=True,
                 )

@@ -90,9 +90,9 @@ def test_sbb_beats_pooled_on_group_miscalibration():
         GroupColumnPartitioner(), points_per_bin=200, random_state=0
     ).fit(X, y)
     platt = PlattScaler().fit(X[:, 0], y)
-    ce_hsbb = beta_calibration_error(yt, hsbb.predict_proba(Xt)[:, 1], groups=Xt[:, 1])
+    ce_hsbb = beta_calibration_error(yt, hsbb.predict_proba(Xt)[:, 1], cells=Xt[:, 1])
     ce_platt = beta_calibration_error(
-        yt, platt.predict_proba(Xt[:, 0])[:, 1], groups=Xt[:, 1]
+        yt, platt.predict_proba(Xt[:, 0])[:, 1], cells=Xt[:, 1]
     )
     assert ce_hsbb < 0.5 * ce_platt
 
@@ -365,7 +365,7 @@ def test_sbb_real_data_lowers_beta_ce(influences_verb):
         model = ScalingBetaBinningCalibrator(FrozenEstimator(kd), scaler=scaler, **kw)
         scores[name] = model.fit(X[cal], y[cal]).predict_proba(X[test])[:, 1]
     ce = {
-        k: beta_calibration_error(y[test], p, groups=groups) for k, p in scores.items()
+        k: beta_calibration_error(y[test], p, cells=groups) for k, p in scores.items()
     }
     auac = {k: area_under_accuracy_confidence(y[test], p) for k, p in scores.items()}
     print({k: (round(ce[k], 4), round(auac[k], 4)) for k in ce})

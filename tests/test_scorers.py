@@ -133,7 +133,7 @@ def test_neg_beta_calibration_error_scorer_uses_own_partition():
     X, y, w = _data()
     est = _CellCalibrator(depth=2).fit(X, y)
     p = est.predict_proba(X)[:, 1]
-    expected = -beta_calibration_error(y, p, groups=est.apply(X), sample_weight=w)
+    expected = -beta_calibration_error(y, p, cells=est.apply(X), sample_weight=w)
     assert_allclose(
         neg_beta_calibration_error_scorer(est, X, y, sample_weight=w),
         expected,
@@ -152,7 +152,7 @@ def test_neg_beta_calibration_error_scorer_pipeline_applies_last_step():
     p = pipe.predict_proba(X)[:, 1]
     assert_allclose(
         neg_beta_calibration_error_scorer(pipe, X, y),
-        -beta_calibration_error(y, p, groups=groups),
+        -beta_calibration_error(y, p, cells=groups),
         rtol=1e-15,
     )
 
@@ -165,7 +165,7 @@ def test_make_beta_calibration_error_scorer_carries_partitioner():
         _fixed_partitioner(X), n_bins=5, strategy="quantile", norm="l2"
     )
     expected = -beta_calibration_error(
-        y, p, groups=_fixed_cells(X[:, 1:]), n_bins=5, strategy="quantile", norm="l2"
+        y, p, cells=_fixed_cells(X[:, 1:]), n_bins=5, strategy="quantile", norm="l2"
     )
     assert_allclose(scorer(est, X, y), expected, rtol=1e-15)
     # the carried cells (4) are not the estimator's own (2)
@@ -181,10 +181,10 @@ def test_make_beta_calibration_error_scorer_debiased():
     )
     groups = _fixed_cells(X[:, 1:])
     expected = -beta_calibration_error(
-        y, p, groups=groups, norm="l2_squared", debiased=True
+        y, p, cells=groups, norm="l2_squared", debiased=True
     )
     assert_allclose(scorer(est, X, y), expected, rtol=1e-15)
-    plug = -beta_calibration_error(y, p, groups=groups, norm="l2_squared")
+    plug = -beta_calibration_error(y, p, cells=groups, norm="l2_squared")
     assert scorer(est, X, y) > plug  # the noise is taken out
     assert "debiased=True" in repr(scorer)
     with pytest.raises(ValueError, match="needs norm='l2_squared'"):
@@ -201,7 +201,7 @@ def test_make_beta_calibration_error_scorer_confidence_column_position():
         FrozenEstimator(_fixed_partitioner(X)), confidence_column=-1
     )
     p = est.predict_proba(Xr)[:, 1]
-    expected = -beta_calibration_error(y, p, groups=_fixed_cells(X[:, 1:]))
+    expected = -beta_calibration_error(y, p, cells=_fixed_cells(X[:, 1:]))
     assert_allclose(scorer(est, Xr, y), expected, rtol=1e-15)
 
 
@@ -219,7 +219,7 @@ def test_make_beta_calibration_error_scorer_dataframe_keeps_feature_names():
         warnings.simplefilter("error")  # e.g. "X does not have valid feature names"
         got = scorer(est, df, y)
     p = est.predict_proba(df)[:, 1]
-    assert_allclose(got, -beta_calibration_error(y, p, groups=_fixed_cells(X[:, 1:])))
+    assert_allclose(got, -beta_calibration_error(y, p, cells=_fixed_cells(X[:, 1:])))
 
 
 def test_make_beta_calibration_error_scorer_confidence_column_none_raw_input():
@@ -238,7 +238,7 @@ def test_make_beta_calibration_error_scorer_confidence_column_none_raw_input():
     ).fit(text)
     scorer = make_beta_calibration_error_scorer(part, confidence_column=None)
     p = est.predict_proba(text)[:, 1]
-    expected = -beta_calibration_error(y, p, groups=_fixed_cells(X[:, 1:]))
+    expected = -beta_calibration_error(y, p, cells=_fixed_cells(X[:, 1:]))
     assert_allclose(scorer(est, text, y), expected, rtol=1e-15)
 
 
@@ -275,7 +275,7 @@ def test_scorers_work_in_cross_validate():
     assert_allclose(res["test_ece"][0], -expected_calibration_error(y[test], p))
     g = est.apply(X[test])
     assert_allclose(
-        res["test_beta_own"][0], -beta_calibration_error(y[test], p, groups=g)
+        res["test_beta_own"][0], -beta_calibration_error(y[test], p, cells=g)
     )
 
 
@@ -294,7 +294,7 @@ def test_make_beta_calibration_error_scorer_same_cells_for_every_candidate():
     ):
         est = _CellCalibrator(depth=depth).fit(X[train], y[train])
         p = est.predict_proba(X[test])[:, 1]
-        assert_allclose(score, -beta_calibration_error(y[test], p, groups=groups))
+        assert_allclose(score, -beta_calibration_error(y[test], p, cells=groups))
     assert search.best_params_["depth"] in (0, 1, 3)
 
 
@@ -337,14 +337,14 @@ def test_scorers_route_sample_weight(name):
         ),
         "beta_own": lambda e, X, y, w: (
             -beta_calibration_error(
-                y, e.predict_proba(X)[:, 1], groups=e.apply(X), sample_weight=w
+                y, e.predict_proba(X)[:, 1], cells=e.apply(X), sample_weight=w
             )
         ),
         "beta_fixed": lambda e, X, y, w: (
             -beta_calibration_error(
                 y,
                 e.predict_proba(X)[:, 1],
-                groups=_fixed_cells(X[:, 1:]),
+                cells=_fixed_cells(X[:, 1:]),
                 sample_weight=w,
             )
         ),
@@ -530,7 +530,7 @@ def test_neg_beta_calibration_error_scorer_takes_calibrated_classifier():
     p = model.predict_proba(X)[:, 1]
     assert_allclose(
         neg_beta_calibration_error_scorer(model, X, y),
-        -beta_calibration_error(y, p, groups=groups),
+        -beta_calibration_error(y, p, cells=groups),
         rtol=1e-15,
     )
     plain = CalibratedClassifier(clf, calibrator=TemperatureScaler()).fit(X, y)
@@ -565,7 +565,7 @@ def test_make_beta_calibration_error_scorer_polars_frame_as_pandas():
             scores[kind, col] = scorer(bb, df, y)
     p = bb.predict_proba(frames["polars"])[:, 1]
     cells = part.transform(frames["pandas"][["topic"]])
-    expected = -beta_calibration_error(y, p, groups=cells)
+    expected = -beta_calibration_error(y, p, cells=cells)
     for got in scores.values():
         assert_allclose(got, expected, rtol=1e-15)
 

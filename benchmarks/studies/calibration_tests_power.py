@@ -65,8 +65,8 @@ def per_cell(rng, sims, alpha, n_cells, cell_size, delta):
     false_holm = false_bh = raw_false = 0
     for _ in range(sims):
         y, p, g = cells_sample(rng, n_cells, cell_size, delta)
-        res_h = calibration_test(y, p, groups=g, alpha=alpha)
-        res_b = calibration_test(y, p, groups=g, alpha=alpha, method="fdr_bh")
+        res_h = calibration_test(y, p, cells=g, alpha=alpha)
+        res_b = calibration_test(y, p, cells=g, alpha=alpha, method="fdr_bh")
         th, tb = res_h.table, res_b.table
         others = th.index != 0
         if delta > 0:

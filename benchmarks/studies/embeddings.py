@@ -138,8 +138,8 @@ def evaluate(Z, partitioner, h, y, fit_rows, test_rows, datasets):
     return {
         "cells": len(np.unique(cells)),
         "eta2": eta2(yt, cells),
-        "beta_ce": beta_calibration_error(yt, p, groups=cells),
-        "ce_dataset": beta_calibration_error(yt, p, groups=datasets[test_rows]),
+        "beta_ce": beta_calibration_error(yt, p, cells=cells),
+        "ce_dataset": beta_calibration_error(yt, p, cells=datasets[test_rows]),
         "ece": expected_calibration_error(yt, p),
     }
 

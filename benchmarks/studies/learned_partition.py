@@ -183,7 +183,7 @@ def partitions(kind, Zp, yp, hp, leaf, seed):
 
 
 def debiased(y, p, g):
-    return beta_calibration_error(y, p, groups=g, norm="l2_squared", debiased=True)
+    return beta_calibration_error(y, p, cells=g, norm="l2_squared", debiased=True)
 
 
 def tune(make, grid, X, y, cal, tune_rows, g):
@@ -239,8 +239,8 @@ def run_one(
 
     def record(name, p):
         out[name] = {
-            "beta_ce": beta_calibration_error(y[test], p, groups=g[test]),
-            "floor": beta_calibration_noise_floor(y[test], p, groups=g[test]),
+            "beta_ce": beta_calibration_error(y[test], p, cells=g[test]),
+            "floor": beta_calibration_noise_floor(y[test], p, cells=g[test]),
             "debiased_x100": 100 * debiased(y[test], p, g[test]),
             "brier": brier_score_loss(y[test], p),
         }

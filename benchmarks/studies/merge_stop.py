@@ -85,7 +85,7 @@ def one_liner(stop, seed):
 
 
 def debiased(y, p, g):
-    return beta_calibration_error(y, p, groups=g, norm="l2_squared", debiased=True)
+    return beta_calibration_error(y, p, cells=g, norm="l2_squared", debiased=True)
 
 
 def tuned(make, X, y, g, cal, tune_rows):

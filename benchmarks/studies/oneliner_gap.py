@@ -187,7 +187,7 @@ def run(data_dir, seeds, models, kinds, minilm, csv=None):
                 "method": mname,
                 **scores(yt, p, gt),
             }
-            rec["floor"] = beta_calibration_noise_floor(yt, np.clip(p, 0, 1), groups=gt)
+            rec["floor"] = beta_calibration_noise_floor(yt, np.clip(p, 0, 1), cells=gt)
             rec["distinct"] = distinct_per_group(p, gt)
             if cells is not None:
                 rec["purity"] = purity(cells, gt)

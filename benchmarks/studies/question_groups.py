@@ -83,7 +83,7 @@ def _scores(y, p, cells):
     from sklearn_betacal.metrics import beta_calibration_error
 
     ce = beta_calibration_error(
-        y, p, groups=cells, norm="l2_squared", debiased=True, n_bins=10
+        y, p, cells=cells, norm="l2_squared", debiased=True, n_bins=10
     )
     return {
         "ce2": ce,

@@ -436,8 +436,9 @@ def covariate_exponent(x):
 def separable(s, y, w):
     """True when no finite MLE exists: the weighted classes do not overlap."""
     live = w > 0
-    pos = s[live & (y > 0.5)]
-    neg = s[live & (y < 0.5)]
+    # a soft label 0 < y < 1 is a positive and a negative at once
+    pos = s[live & (y > 0.0)]
+    neg = s[live & (y < 1.0)]
     if pos.size == 0 or neg.size == 0:
         return True
     if pos.min() == pos.max() == neg.min() == neg.max():
@@ -448,14 +449,17 @@ def separable(s, y, w):
 def platt_targets(y, w=None):
     """Platt's (1999) smoothed targets ``(N+ + 1)/(N+ + 2)`` and ``1/(N- + 2)``.
 
-    ``N+`` and ``N-`` are the (weighted) counts of positives and negatives;
+    ``N+`` and ``N-`` are the (weighted) counts of positives and negatives
+    (``sum w y`` and ``sum w (1 - y)``: a soft label counts in both);
     the targets are the posterior means of a uniform prior, which keeps the
     fit finite on separable data.
     """
     w = np.ones_like(y) if w is None else w
     n_pos = float(_dot(w, y))
     n_neg = float(w.sum()) - n_pos
-    return np.where(y > 0.5, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    # linear in y: a soft label y is a positive of weight y and a negative of
+    # weight 1 - y (the same numbers as before for 0/1 labels, bit for bit)
+    return y * ((n_pos + 1.0) / (n_pos + 2.0)) + (1.0 - y) * (1.0 / (n_neg + 2.0))
 
 
 def platt_objective(s, t, w):

@@ -59,7 +59,14 @@ from ._common import (
     one_line,
     separator,
 )
-from ._fit import FORMAT_FLAGS, confidence_values, plain_numbers_only
+from ._fit import (
+    FORMAT_FLAGS,
+    confidence_values,
+    empty_responses,
+    group_lines,
+    plain_numbers_only,
+    unread_lines,
+)
 
 #: The largest --chunk-size: far beyond memory, within a C long.
 MAX_CHUNK_ROWS = 10**12
@@ -177,6 +184,8 @@ def _check_spec(spec, path):
         problem = "'features' that is not a list of column names"
     elif not names(spec.get("text_columns", [])):
         problem = "'text_columns' that is not a list of column names"
+    elif not names(spec.get("group_columns", [])):
+        problem = "'group_columns' that is not a list of column names"
     elif not isinstance(spec.get("confidence_format", "number"), str):
         problem = "a confidence format that is not a name"
     if problem is not None:
@@ -213,6 +222,8 @@ def _reading_and_calibrator(model, spec, path):
             f"match its header ({fmt!r} of column {spec.get('confidence')!r}); "
             "the file was altered: refit it with 'betacal fit'"
         )
+    # the reader's options (--scale, --table, --qualitative of fit)
+    spec["reading"] = reader._options()
     return model.steps[-1][1]
 
 
@@ -364,23 +375,59 @@ class _Scale:
             )
 
 
-def _calibrator(est, spec, args, where):
+def _per_group(values, failed):
+    """``(groups, rows lost, rows)`` of one chunk."""
+    groups, inverse = np.unique(values, return_inverse=True)
+    n_lost = np.bincount(inverse, weights=failed, minlength=len(groups))
+    n = np.bincount(inverse, minlength=len(groups))
+    return groups.tolist(), n_lost.astype(int).tolist(), n.tolist()
+
+
+def _calibrator(est, spec, args, where, unread, lost):
     """``calibrate(frame, first_row) -> (frame + new columns, n_unparsed, scale)``.
 
     ``where(first_row, n_rows)`` names the rows in an error message; ``scale``
-    is the chunk's :class:`_Scale`.
+    is the chunk's :class:`_Scale`; ``unread`` (a dict) counts the texts
+    left unread by reason (:func:`~._fit.add_unread`), ``lost`` the rows
+    they cost each group of the model's group columns.
     """
     conf = spec["confidence"]
     columns = [conf, *spec.get("features", [])]
     fmt = spec.get("confidence_format", "number")
+    lock = threading.Lock()
 
     def calibrate(frame, first_row):
+        chunk_unread = {}
         try:
             h, _ = confidence_values(
-                frame[conf], fmt, column=conf, check_scale=False, command="apply"
+                frame[conf],
+                fmt,
+                column=conf,
+                check_scale=False,
+                command="apply",
+                options=spec.get("reading"),
+                unread=chunk_unread,
             )
         except UsageError as exc:
             raise UsageError(f"{where(first_row, len(frame))}: {exc}") from None
+        failed = np.isnan(h)
+        if fmt == "verbalized":
+            failed &= ~empty_responses(frame[conf])
+        with lock:  # the chunks of a Parquet set run in threads
+            for reason, (count, examples) in chunk_unread.items():
+                entry = unread.setdefault(reason, [0, []])
+                entry[0] += count
+                entry[1] = list(dict.fromkeys(entry[1] + examples))[:3]
+            # rows lost per group of the model's group columns (every chunk
+            # counts its rows, so that "lost all" is true of the whole input)
+            for name in spec.get("group_columns", []):
+                if name in frame.columns:
+                    table = lost.setdefault(name, {})
+                    values = frame[name].astype(str).to_numpy()
+                    for g, n_lost, n in zip(*_per_group(values, failed), strict=True):
+                        entry = table.setdefault(g, [0, 0])
+                        entry[0] += n_lost
+                        entry[1] += n
         scale = _Scale(fmt).see(frame[conf], h)
         ok = ~np.isnan(h)
         p = np.full(h.shape[0], np.nan)
@@ -412,7 +459,7 @@ def _calibrator(est, spec, args, where):
     return calibrate
 
 
-def _report(counts, out, start, column):
+def _report(counts, out, start, column, unread, lost):
     seconds = time.perf_counter() - start
     note = ""
     if counts["unparsed"]:
@@ -425,6 +472,12 @@ def _report(counts, out, start, column):
         f"{seconds:.1f} s{note}",
         file=sys.stderr,
     )
+    # the texts that could not be read, by reason: never silent
+    lines = unread_lines(unread, total=counts["rows"], command="apply")
+    for name, table in lost.items():
+        lines += group_lines(table, name=name, command="apply")
+    for line in lines:
+        print(f"betacal: warning: {line}", file=sys.stderr)
 
 
 def run_apply(args):
@@ -456,8 +509,14 @@ def run_apply(args):
     )
     counts = {"rows": 0, "unparsed": 0}
     scale = _Scale(spec.get("confidence_format", "number"))
+    unread, lost = {}, {}
     calibrate_rows = _calibrator(
-        est, spec, args, lambda row, n: f"rows {row + 1}-{row + n} of {src}"
+        est,
+        spec,
+        args,
+        lambda row, n: f"rows {row + 1}-{row + n} of {src}",
+        unread,
+        lost,
     )
 
     def calibrate(frame):
@@ -495,7 +554,7 @@ def run_apply(args):
     atomic_write(out, produce)
     if progress.enabled and progress.tty:
         progress.stream.write("\n")
-    _report(counts, out, start, args.column)
+    _report(counts, out, start, args.column, unread, lost)
     return EXIT_OK
 
 
@@ -590,8 +649,9 @@ def _apply_set(args, files, start):
             f"{', '.join(map(repr, present[:12]))}{' ...' if len(present) > 12 else ''}"
         )
     _check_new_columns(args, present)
+    unread, lost = {}, {}
     calibrate = _calibrator(
-        est, spec, args, lambda row, n: f"partition {row} of {args.input}"
+        est, spec, args, lambda row, n: f"partition {row} of {args.input}", unread, lost
     )
     width = len(str(max(frame.npartitions - 1, 0)))
 
@@ -643,7 +703,14 @@ def _apply_set(args, files, start):
         "rows": sum(n for n, _, _ in done),
         "unparsed": sum(u for _, u, _ in done),
     }
-    _report(counts, f"{out}/ ({len(done)} Parquet files)", start, args.column)
+    _report(
+        counts,
+        f"{out}/ ({len(done)} Parquet files)",
+        start,
+        args.column,
+        unread,
+        lost,
+    )
     return EXIT_OK
 
 

@@ -224,18 +224,6 @@ def check_writable_folder(folder, flag):
 # labels: 0/1, bool, yes/no ... or any two labels with --pos-label
 # --------------------------------------------------------------------------
 
-#: label pairs whose "correct" word is evident, compared in lower case: read
-#: without --pos-label (any other two strings need it)
-KNOWN_LABEL_PAIRS = {
-    frozenset({"yes", "no"}): "yes",
-    frozenset({"y", "n"}): "y",
-    frozenset({"true", "false"}): "true",
-    frozenset({"t", "f"}): "t",
-    frozenset({"correct", "incorrect"}): "correct",
-    frozenset({"right", "wrong"}): "right",
-    frozenset({"pass", "fail"}): "pass",
-}
-
 
 def add_pos_label(parser):
     """The ``--pos-label`` flag of ``fit`` and ``report``."""
@@ -255,9 +243,99 @@ def add_confidence_scale(parser, verbalized_help=""):
     scale.add_argument(
         "--verbalized",
         action="store_true",
-        help="confidences are model text ('Probability: 0.8', 'likely', ...)"
-        + verbalized_help,
+        help="confidences are model text ('Probability: 0.8', 'I am 90%% sure', "
+        "'likely', ...)" + verbalized_help,
     )
+    parser.add_argument(
+        "--scale",
+        type=_scale_flag,
+        metavar="LOW,HIGH|percent",
+        help="with --verbalized: read a plain number in the text on this scale "
+        "('Confidence: 5' with --scale 1,6 is 0.8; 'percent' for 0-100); "
+        "default: numbers are probabilities in [0, 1]",
+    )
+    parser.add_argument(
+        "--table",
+        type=_words_flag,
+        metavar="FILE.json",
+        help="with --verbalized: expressions and their probabilities "
+        '({"likely": 0.7, ...}) instead of the survey table',
+    )
+    parser.add_argument(
+        "--qualitative",
+        type=_words_flag,
+        metavar="FILE.json|none",
+        help='with --verbalized: the words of an ordinal scale ({"high": 0.7, '
+        "...}) instead of the default very low ... very high; 'none' reads none",
+    )
+
+
+def _scale_flag(text):
+    """``--scale``: ``percent`` or ``LOW,HIGH`` (``1,5``, ``1,10``)."""
+    if text.strip().lower() == "percent":
+        return "percent"
+    parts = [p for p in re.split(r"[,:]|\.\.", text) if p.strip()]
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'percent' or LOW,HIGH such as 1,5 or 1,10; got {text!r}"
+        ) from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise argparse.ArgumentTypeError(
+            f"LOW,HIGH needs finite LOW < HIGH; got {text!r}"
+        )
+    return (low, high)
+
+
+def _words_flag(text):
+    """``--table``/``--qualitative``: a JSON file ``{"expression": p}``, or
+    ``none`` for no words."""
+    import json
+
+    if text.strip().lower() == "none":
+        return {}
+    try:
+        with open(text, encoding="utf-8") as fh:
+            table = json.load(fh)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(
+            f"cannot read {text!r}: {exc.strerror or exc}"
+        ) from None
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not JSON: {one_line(exc)}"
+        ) from None
+    if not isinstance(table, dict):
+        raise argparse.ArgumentTypeError(
+            f'{text!r} must hold a JSON object {{"expression": probability}}'
+        )
+    return table
+
+
+def verbalized_options(args):
+    """``{"scale", "table", "qualitative"}`` of ``--scale``/``--table``/
+    ``--qualitative`` (``None`` where not given), checked as the parser
+    checks them; they read model text, so they need ``--verbalized``."""
+    options = {
+        "scale": getattr(args, "scale", None),
+        "table": getattr(args, "table", None),
+        "qualitative": getattr(args, "qualitative", None),
+    }
+    given = [f"--{k}" for k, v in options.items() if v is not None]
+    if given and not getattr(args, "verbalized", False):
+        raise UsageError(
+            f"{', '.join(given)} tell(s) how to read model text: pass "
+            "--verbalized too (for numbers in 0-100 use --percent)"
+        )
+    if given:
+        from .._elicitation import parse_verbalized_confidence
+
+        try:
+            parse_verbalized_confidence([], **options)
+        except ValueError as exc:
+            raise UsageError(one_line(exc)) from None
+    return options
 
 
 def separator(text):
@@ -303,7 +381,8 @@ def read_labels(values, column, pos_label=None):
     """0/1 float labels ("correct") from a label column, or a one-line error.
 
     0/1 and bool are read as they are; two strings of a
-    :data:`KNOWN_LABEL_PAIRS` pair (any case) by their evident word; any
+    :data:`~sklearn_betacal._validation.EVIDENT_LABEL_PAIRS` pair (any case)
+    by their evident word (the library's one rule); any
     other two labels (``{1, 2}``, ``{"A", "B"}``) need ``pos_label``, the
     value (as text) of a correct answer.
     """
@@ -331,21 +410,35 @@ def read_labels(values, column, pos_label=None):
                     f"{one_line(exc)} Or name the label of a correct answer with "
                     "--pos-label LABEL."
                 ) from None
+        from .._validation import EVIDENT_LABEL_PAIRS
+
         text = values.astype(str).str.strip().str.lower()
         found = frozenset(text.unique().tolist())
-        for pair, word in KNOWN_LABEL_PAIRS.items():
+        for pair, word in EVIDENT_LABEL_PAIRS.items():
             if found <= pair:
                 return (text == word).to_numpy(dtype=np.float64)
         shown = sorted(values.astype(str).unique().tolist())
         if len(shown) > 2:  # --pos-label would not help: say that first
             raise UsageError(_more_than_two(name, shown))
         raise UsageError(_which_is_correct(name, shown))
+    is_number = numeric and not pd.api.types.is_bool_dtype(values.dtype)
+    if is_number:
+        from .._validation import check_binary_labels, is_soft_labels
+
+        floats = values.to_numpy(dtype=np.float64)
+        if is_soft_labels(floats):  # a judge's probability: 1 or 0 is "correct"
+            try:
+                return check_binary_labels(
+                    floats, name=name, pos_label=float(pos_label)
+                )
+            except ValueError as exc:  # also float("yes")
+                raise UsageError(f"--pos-label: {one_line(exc)}") from None
     shown = sorted(values.astype(str).unique().tolist())
     if len(shown) > 2:
         raise UsageError(_more_than_two(name, shown))
-    if numeric and not pd.api.types.is_bool_dtype(values.dtype):
+    if is_number:
         try:
-            hit = values.to_numpy(dtype=np.float64) == float(pos_label)
+            hit = floats == float(pos_label)
         except ValueError:
             hit = None
     else:

@@ -28,6 +28,7 @@ from ._common import (
     one_line,
     read_labels,
     separator,
+    verbalized_options,
 )
 from ._gate import (
     add_gate_flags,
@@ -72,7 +73,113 @@ FORMAT_FLAGS = {
 }
 
 
-def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
+#: what each reason of the verbalized parser means, for the warnings
+UNREAD_REASONS = {
+    "none": "state no confidence",
+    "ambiguous": "state two different values (never guessed)",
+    "negated-or-bound": "negate or bound it ('not 90% sure', 'at least 80%')",
+    "out-of-range": "give a number outside [0, 1] ('85' without %%: see --scale)",
+    "needs-scale": "give a point of a scale ('Confidence: 4': pass --scale 1,5)",
+    "unknown-expression": "use words not in the tables (see --table, --qualitative)",
+}
+
+
+def add_unread(unread, values, source, failed):
+    """Count the unread texts of one chunk into ``unread`` (``{reason:
+    [count, examples]}``, at most three examples a reason)."""
+    import pandas as pd
+
+    values = pd.Series(values).reset_index(drop=True)
+    source = np.asarray(source, dtype=object)
+    for i in np.flatnonzero(failed):
+        entry = unread.setdefault(str(source[i]), [0, []])
+        entry[0] += 1
+        example = one_line(values.iloc[i])[:50]
+        if len(entry[1]) < 3 and example not in entry[1]:
+            entry[1].append(example)
+
+
+def unread_lines(unread, *, total, command):
+    """The warnings of ``betacal fit/report/apply`` about unread texts: one
+    line a reason, largest first, with its count and examples."""
+    n = sum(count for count, _ in unread.values())
+    if not n:
+        return []
+    what = {"fit": "left out of the fit", "report": "left out of the report",
+            "apply": "written with an empty calibrated value"}[command]  # fmt: skip
+    lines = [f"{n} of {total} confidence text(s) could not be read and were {what}:"]
+    for reason, (count, examples) in sorted(unread.items(), key=lambda kv: -kv[1][0]):
+        meaning = UNREAD_REASONS.get(reason, reason).replace("%%", "%")
+        shown = ", ".join(repr(e) for e in examples)
+        lines.append(f"  {count} {meaning} [{reason}], e.g. {shown}")
+    return lines
+
+
+def unread_reasons(unread):
+    """``"; by reason: 12 none (e.g. '...'), ..."`` for a one-line error."""
+    if not unread:
+        return ""
+    parts = [
+        f"{count} {reason} (e.g. {examples[0]!r})"
+        for reason, (count, examples) in sorted(
+            unread.items(), key=lambda kv: -kv[1][0]
+        )
+    ]
+    return "; unread by reason: " + ", ".join(parts)
+
+
+def lost_groups(groups, lost, *, name, command):
+    """Warnings naming the groups that lost rows to unread texts (see
+    :func:`group_lines`); ``groups`` the column's values, ``lost`` a mask."""
+    import pandas as pd
+
+    if groups is None or not np.any(lost):
+        return []
+    frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "lost": lost})
+    table = frame.groupby("g", sort=True, dropna=False)["lost"].agg(["sum", "size"])
+    return group_lines(
+        {g: (int(r["sum"]), int(r["size"])) for g, r in table.iterrows()},
+        name=name,
+        command=command,
+    )
+
+
+def group_lines(table, *, name, command):
+    """``table``: ``{group: (rows lost, rows)}``. One line listing every
+    group that lost rows, and one line a group that lost all of them (it
+    is missing from the result)."""
+    hit = sorted(
+        ((g, n_lost, n) for g, (n_lost, n) in table.items() if n_lost),
+        key=lambda t: -t[1],
+    )
+    if not hit:
+        return []
+    where = {"fit": "the model", "report": "the report", "apply": "the output"}
+    listed = ", ".join(f"{g!r} {n_lost}/{n}" for g, n_lost, n in hit[:20])
+    lines = [
+        f"group column {name!r}: {len(hit)} group(s) lost rows to unread "
+        f"texts: {listed}" + (" ..." if len(hit) > 20 else "")
+    ]
+    what = "calibrated value" if command == "apply" else "row"
+    for g, n_lost, n in hit:
+        if n_lost == n:
+            lines.append(
+                f"group {g!r} of column {name!r} lost all its {n} row(s) to "
+                f"unread texts: no {what} of it in {where[command]}"
+            )
+    return lines
+
+
+def confidence_values(
+    values,
+    fmt,
+    *,
+    column,
+    check_scale=True,
+    command="fit",
+    options=None,
+    unread=None,
+):
     """Float confidences in [0, 1] (NaN where missing/unparseable) and the
     number of strings that could not be parsed.
 
@@ -84,7 +191,10 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
     mistake); ``apply`` makes that check on the whole file instead (one
     chunk may legitimately hold only small values). ``command`` (``"fit"``,
     ``"report"`` or ``"apply"``) chooses hints that name only that command's
-    flags (``fit`` and ``report`` share theirs).
+    flags (``fit`` and ``report`` share theirs). ``options``: the
+    parser's ``scale``/``table``/``qualitative`` (``--scale`` ...);
+    ``unread``: a dict that counts the texts left unread by reason (see
+    :func:`add_unread`).
     """
     import pandas as pd
 
@@ -92,15 +202,17 @@ def confidence_values(values, fmt, *, column, check_scale=True, command="fit"):
 
     values = pd.Series(values)
     check_confidence_kind(values, column)
-    from .._elicitation import read_confidence_values
+    from .._elicitation import read_confidence, read_confidence_values
 
     # the reading of ConfidenceReader (stored in the model file): the same
     # numbers in betacal and in Python
     if fmt == "verbalized":
-        h = read_confidence_values(values, fmt)
-        failed = np.isnan(h)  # of these, the empty ones are not "unparseable"
-        n_failed = int(np.count_nonzero(~empty_responses(values[failed])))
-        return h, n_failed
+        h, source = read_confidence(values, fmt, **(options or {}))
+        # of the NaN rows, the empty ones are not "unparseable"
+        failed = np.isnan(h) & ~empty_responses(values)
+        if unread is not None:
+            add_unread(unread, values, source, failed)
+        return h, int(np.count_nonzero(failed))
     numeric = read_confidence_values(values, "number")
     bad = np.isnan(numeric) & values.notna().to_numpy()
     if bad.any():
@@ -361,7 +473,7 @@ def _tune(est, X, y, args, out, progress, questions=None):
 
         def neg_ece(y_true, y_prob):
             one = np.zeros(len(y_true), dtype=np.int64)
-            return -beta_calibration_error(y_true, y_prob, groups=one, **debiased)
+            return -beta_calibration_error(y_true, y_prob, cells=one, **debiased)
 
         scorer = make_scorer(neg_ece, response_method="predict_proba")
         what = "debiased squared ECE (ECE^2, Kumar et al.)"
@@ -608,7 +720,7 @@ class _EmbeddedFold:
 
         p = self.fit(candidate).predict_proba(self.F_test)[:, -1]
         return -beta_calibration_error(
-            self.y_test, p, groups=self.groups, **self.debiased
+            self.y_test, p, cells=self.groups, **self.debiased
         )
 
 
@@ -1045,6 +1157,21 @@ def _int_at_least(low):
     return parse
 
 
+def warn_unread(frame, h, unread, args, command):
+    """Print the unread texts by reason and the groups (``--group``,
+    ``--model``) that lost rows to them, on stderr."""
+    lines = unread_lines(unread, total=len(h), command=command)
+    failed = np.isnan(h) & ~empty_responses(frame[args.confidence])
+    for flag in ("group", "model_column"):
+        name = getattr(args, flag, None)
+        if name is not None and name in frame.columns:
+            lines += lost_groups(
+                frame[name].to_numpy(), failed, name=name, command=command
+            )
+    for line in lines:
+        print(f"betacal: warning: {line}", file=sys.stderr)
+
+
 def confidence_format(args):
     return "percent" if args.percent else "verbalized" if args.verbalized else "number"
 
@@ -1087,7 +1214,15 @@ def run_fit(args):
             "numbers only, no text; drop --verbalized (and pass --percent for "
             "0-100)"
         )
-    h, n_failed = confidence_values(frame[args.confidence], fmt, column=args.confidence)
+    options = verbalized_options(args)
+    unread = {}
+    h, n_failed = confidence_values(
+        frame[args.confidence],
+        fmt,
+        column=args.confidence,
+        options=options,
+        unread=unread,
+    )
     keep = ~np.isnan(h)
     n_missing = int(np.count_nonzero(~keep)) - n_failed
     if n_missing and not args.dropna and fmt != "verbalized":
@@ -1105,8 +1240,13 @@ def run_fit(args):
     keep &= other
     n_used = int(keep.sum())
     if n_used == 0:
-        raise UsageError(f"no usable rows in {path} (all confidences missing)")
+        raise UsageError(
+            f"no usable rows in {path} (all confidences missing)"
+            + unread_reasons(unread)
+        )
     y = read_labels(frame[args.label][keep], args.label, args.pos_label)
+    if fmt == "verbalized":  # every check of the input passed: say what is lost
+        warn_unread(frame, h, unread, args, "fit")
     X = frame.loc[keep, [args.confidence, *features]].reset_index(drop=True)
     X[args.confidence] = h[keep]
     if not features:
@@ -1163,6 +1303,8 @@ def run_fit(args):
         ],
         "label": args.label,
         "pos_label": args.pos_label,
+        # apply names the groups of these columns that lose rows
+        "group_columns": [c for c in (args.group, args.model_column) if c],
         "n_rows": n_used,
     }
     dropped = len(frame) - n_used
@@ -1204,7 +1346,7 @@ def run_fit(args):
 
         from .._elicitation import ConfidenceReader
 
-        reader = ConfidenceReader(args.confidence, confidence_format=fmt)
+        reader = ConfidenceReader(args.confidence, confidence_format=fmt, **options)
         model = Pipeline(
             [
                 ("read", reader.fit(frame[[args.confidence, *features]])),

@@ -102,7 +102,7 @@ def cells_grid(
     names = list(curves)
     nrows, ncols = _grid_shape(len(names), ncols)
     common = {
-        "groups": groups,
+        "cells": groups,
         "n_bins": n_bins,
         "cell_names": cell_names,
         "random_state": random_state,
@@ -272,7 +272,7 @@ def file_figures(
         disp = BetaCalibrationDisplay._compute(
             y_true,
             y_prob,
-            groups=groups,
+            cells=groups,
             n_bins=n_bins,
             strategy=strategy,
             random_state=random_state,

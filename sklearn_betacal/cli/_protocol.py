@@ -368,15 +368,15 @@ def _run_protocol(frame, confidence, label, seed, config, on_step):
                 "calibrator": name,
                 "seed": seed,
                 "beta_ce": beta_calibration_error(
-                    y[test], p, groups=test_cells, n_bins=config.n_bins
+                    y[test], p, cells=test_cells, n_bins=config.n_bins
                 ),
                 "beta_ce_floor": beta_calibration_noise_floor(
-                    y[test], p, groups=test_cells, n_bins=config.n_bins
+                    y[test], p, cells=test_cells, n_bins=config.n_bins
                 ),
                 "beta_ce_debiased": beta_calibration_error(
                     y[test],
                     p,
-                    groups=test_cells,
+                    cells=test_cells,
                     n_bins=config.n_bins,
                     norm="l2_squared",
                     debiased=True,

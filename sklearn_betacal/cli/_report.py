@@ -30,6 +30,7 @@ from ._common import (
     one_line,
     read_labels,
     separator,
+    verbalized_options,
 )
 from ._gate import add_gate_flags, format_gate, gate_figure, report_gate
 
@@ -79,7 +80,15 @@ def _check_report_name(output, fmt):
 
 
 def _check_columns(
-    frame, confidence, label, group, dropna, *, fmt="number", pos_label=None
+    frame,
+    confidence,
+    label,
+    group,
+    dropna,
+    *,
+    fmt="number",
+    pos_label=None,
+    options=None,
 ):
     """Return ``(p, y, groups, n_dropped, n_unparsed, n_empty)`` for the metrics.
 
@@ -116,8 +125,16 @@ def _check_columns(
         )
     check_confidence_kind(frame[confidence], confidence)
     n_unparsed = n_empty = 0
+    warned = []
     if fmt != "number":
-        from ._fit import confidence_values, empty_responses, plain_numbers_only
+        from ._fit import (
+            confidence_values,
+            empty_responses,
+            lost_groups,
+            plain_numbers_only,
+            unread_lines,
+            unread_reasons,
+        )
 
         if fmt == "verbalized" and plain_numbers_only(frame[confidence]):
             raise UsageError(
@@ -125,9 +142,23 @@ def _check_columns(
                 "numbers only, no text; drop --verbalized (and pass --percent "
                 "for 0-100)"
             )
+        unread = {}
         read, n_unparsed = confidence_values(
-            frame[confidence], fmt, column=confidence, command="report"
+            frame[confidence],
+            fmt,
+            column=confidence,
+            command="report",
+            options=options,
+            unread=unread,
         )
+        if fmt == "verbalized":
+            failed = np.isnan(read) & ~empty_responses(frame[confidence])
+            lines = unread_lines(unread, total=len(read), command="report")
+            if group is not None:
+                lines += lost_groups(
+                    frame[group].to_numpy(), failed, name=group, command="report"
+                )
+            warned = lines  # printed once every check has passed
         if fmt == "verbalized":
             # before the empty responses go: a row missing both is refused
             # for its label, as fit refuses it
@@ -149,6 +180,7 @@ def _check_columns(
             raise UsageError(
                 f"no confidence could be read from column {confidence!r} "
                 f"({n_unparsed} text(s) without one, {n_empty} empty)"
+                + unread_reasons(unread)
             )
     y = read_labels(frame[label], label, pos_label)
     if not pd.api.types.is_numeric_dtype(frame[confidence].dtype):
@@ -183,6 +215,8 @@ def _check_columns(
         hint = " (or pass --dropna)" if "NaN" in str(exc) else ""
         raise UsageError(one_line(exc) + hint) from None
     groups = None if group is None else frame[group].to_numpy()
+    for line in warned:
+        print(f"betacal: warning: {line}", file=sys.stderr)
     return p, y, groups, n_dropped, n_unparsed, n_empty
 
 
@@ -196,7 +230,7 @@ def _finite_or_none(value):
     return value if math.isfinite(value) else None
 
 
-def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
+def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
     """All report numbers as a JSON-ready dict (``None`` where undefined)."""
     from sklearn.metrics import log_loss, roc_auc_score
 
@@ -212,22 +246,28 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     binning = {"n_bins": n_bins, "strategy": strategy}
     brier = brier_decomposition(y, p, **binning)
     both_classes = 0 < y.sum() < len(y)
+    hard, weight = (y, p), None
+    if np.any((y != 0.0) & (y != 1.0)):
+        # soft labels (a judge's probability): NLL and AUC of a positive of
+        # weight y and a negative of weight 1 - y, as the metrics read them
+        hard = (np.repeat([1.0, 0.0], len(y)), np.concatenate([p, p]))
+        weight = np.concatenate([y, 1.0 - y])
     metrics = {
         "ece": expected_calibration_error(y, p, **binning),
         "mce": maximum_calibration_error(y, p, **binning),
         "brier": brier.brier,
         "brier_calibration": brier.calibration,
         "brier_refinement": brier.refinement,
-        "nll": log_loss(y, p, labels=[0, 1]),
+        "nll": log_loss(*hard, labels=[0, 1], sample_weight=weight),
         # AUC needs both classes; undefined otherwise
-        "auc": roc_auc_score(y, p) if both_classes else None,
+        "auc": roc_auc_score(*hard, sample_weight=weight) if both_classes else None,
         "auac": area_under_accuracy_confidence(y, p),
     }
     extra = {}
-    if groups is not None:
-        metrics["beta_ce"] = beta_calibration_error(y, p, groups=groups, **binning)
-        metrics["n_groups"] = int(len(np.unique(groups)))
-        extra = _group_rows(p, y, groups, binning)
+    if cells is not None:
+        metrics["beta_ce"] = beta_calibration_error(y, p, cells=cells, **binning)
+        metrics["n_groups"] = int(len(np.unique(cells)))
+        extra = _group_rows(p, y, cells, binning)
     table = reliability_table(y, p, **binning)
     rows = []
     for b, row in table.iterrows():
@@ -272,10 +312,10 @@ def _group_rows(p, y, groups, binning):
     from ..metrics import calibration_test, cell_calibration_table
     from ..metrics._plot.beta_reliability import auto_min_count
 
-    table = cell_calibration_table(y, p, groups=groups, n_resamples=0, **binning)
+    table = cell_calibration_table(y, p, cells=groups, n_resamples=0, **binning)
     min_count = auto_min_count(len(y))
     table = table.sort_values("calibration_error", ascending=False, kind="stable")
-    tests = calibration_test(y, p, groups=groups, alpha=SIGNIFICANCE).table
+    tests = calibration_test(y, p, cells=groups, alpha=SIGNIFICANCE).table
     tests.index = tests.index.astype(str)
     rows = [
         {
@@ -619,6 +659,7 @@ def _run_report(args):
         args.dropna,
         fmt=fmt,
         pos_label=args.pos_label,
+        options=verbalized_options(args),
     )
     report = {
         "input": {
@@ -632,7 +673,7 @@ def _run_report(args):
             "n_empty": n_empty,
         },
         **compute_report(
-            p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
+            p, y, cells=groups, n_bins=args.n_bins, strategy=args.strategy
         ),
     }
     if args.max_error is not None:

@@ -35,17 +35,17 @@ from ._calibration_error import (
 _RESAMPLE_BLOCK = 1 << 21
 
 
-def _check_groups(groups, n_rows):
+def _check_cells(cells, n_rows):
     """Return one integer code ``0 .. S-1`` per row and ``S`` (cells)."""
-    g = squeeze_column(groups)
+    g = squeeze_column(cells)
     if g.ndim != 1 or g.shape[0] != n_rows:
         raise ValueError(
-            f"groups must hold one cell id per row, shape ({n_rows},); got shape "
+            f"cells must hold one cell id per row, shape ({n_rows},); got shape "
             f"{g.shape}."
         )
     if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
         raise ValueError(
-            f"groups contains {int(np.sum(~np.isfinite(g)))} NaN or infinite "
+            f"cells contains {int(np.sum(~np.isfinite(g)))} NaN or infinite "
             "value(s); every row needs a cell id (use -1 for 'outside every "
             "bounded leaf')."
         )
@@ -53,7 +53,7 @@ def _check_groups(groups, n_rows):
         _, codes = np.unique(g, return_inverse=True)
     except TypeError as exc:
         raise ValueError(
-            "groups must be comparable labels of one type (integers or "
+            "cells must be comparable labels of one type (integers or "
             f"strings); np.unique failed with: {exc}"
         ) from None
     codes = codes.reshape(-1)
@@ -75,7 +75,7 @@ def _cell_rows(codes, n_cells):
 @validate_params(
     {
         **_COMMON,
-        "groups": ["array-like"],
+        "cells": ["array-like"],
         "norm": [_BETA_NORMS],
         "debiased": ["boolean"],
     },
@@ -85,8 +85,9 @@ def beta_calibration_error(
     y_true,
     y_prob,
     *,
-    groups,
+    cells,
     sample_weight=None,
+    pos_label=None,
     n_bins=10,
     strategy="uniform",
     norm="l1",
@@ -105,11 +106,12 @@ def beta_calibration_error(
     ----------
     %(y_true)s
     %(y_prob)s
-    groups : array-like of shape (n_samples,)
+    cells : array-like of shape (n_samples,)
         The cell of each row: integer ids from a partitioner's ``transform``
         or ``apply`` (``-1``, "outside every bounded leaf", is a cell like
         any other here) or any other labels, e.g. topic names.
     %(sample_weight)s
+    %(metric_pos_label)s
     %(cell_binning)s
     norm : {"l1", "l2", "max", "l2_squared"}, default="l1"
         Per-cell error, as in :func:`expected_calibration_error`;
@@ -142,7 +144,7 @@ def beta_calibration_error(
     -----
     Average-case calibration can hide group-wise miscalibration: in the
     paper's Example 2.1 every confidence is 0.8 and the average accuracy is
-    0.8 (ECE 0), while the two groups have accuracy 0.65 and 0.95 (beta-CE
+    0.8 (ECE 0), while the two cells have accuracy 0.65 and 0.95 (beta-CE
     0.15). Cells with zero total weight are ignored.
 
     The plug-in estimate is biased upward by sampling noise, the more so the
@@ -168,10 +170,10 @@ def beta_calibration_error(
     >>> p = np.full(8, 0.8)                  # paper's Example 2.1, Table 1:
     >>> y = np.tile([1, 0], 4)               # each QA pair as a correct and an
     >>> w = np.array([.6, .4, .7, .3, .9, .1, 1., 0.])  # incorrect weighted row
-    >>> groups = np.repeat([1, 2], 4)
+    >>> cells = np.repeat([1, 2], 4)
     >>> round(expected_calibration_error(y, p, sample_weight=w), 4)
     0.0
-    >>> round(beta_calibration_error(y, p, groups=groups, sample_weight=w), 4)
+    >>> round(beta_calibration_error(y, p, cells=cells, sample_weight=w), 4)
     0.15
     """
     if debiased and norm != "l2_squared":
@@ -180,8 +182,10 @@ def beta_calibration_error(
             "correction removes the noise from squared gaps. Pass "
             f"norm='l2_squared' (got norm={norm!r})."
         )
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
-    codes, n_cells = _check_groups(groups, p.shape[0])
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
+    codes, n_cells = _check_cells(cells, p.shape[0])
     if norm == "l2_squared":
         weight, sum_y, sum_p = _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy)
         gap2, noise = _squared_gaps(weight, sum_y, sum_p)
@@ -253,7 +257,7 @@ def _resampled_cell_errors(y, p, w, bins, n_bins, norm, n_resamples, rng):
 @validate_params(
     {
         **_COMMON,
-        "groups": ["array-like"],
+        "cells": ["array-like"],
         "norm": [_NORMS],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "n_resamples": [Interval(Integral, 0, None, closed="left")],
@@ -265,8 +269,9 @@ def cell_calibration_table(
     y_true,
     y_prob,
     *,
-    groups,
+    cells,
     sample_weight=None,
+    pos_label=None,
     n_bins=10,
     strategy="uniform",
     norm="l1",
@@ -288,10 +293,11 @@ def cell_calibration_table(
     ----------
     %(y_true)s
     %(y_prob)s
-    groups : array-like of shape (n_samples,)
+    cells : array-like of shape (n_samples,)
         The cell of each row (integer ids from a partitioner, ``-1``
         included, or names such as topics).
     %(sample_weight)s
+    %(metric_pos_label)s
     %(cell_binning)s
     norm : {"l1", "l2", "max"}, default="l1"
         Per-cell error, as in :func:`expected_calibration_error`.
@@ -306,7 +312,7 @@ def cell_calibration_table(
     Returns
     -------
     table : pandas.DataFrame
-        Indexed by ``cell`` (the sorted distinct values of ``groups``), with
+        Indexed by ``cell`` (the sorted distinct values of ``cells``), with
         columns
 
         - ``count`` (rows with positive weight), ``weight`` (``W_s``) and
@@ -351,9 +357,9 @@ def cell_calibration_table(
     >>> from sklearn_betacal.metrics import cell_calibration_table
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)
-    >>> groups = np.repeat(["calibrated", "overconfident"], 1000)
-    >>> y = rng.uniform(size=2000) < np.where(groups == "calibrated", p, p / 2)
-    >>> table = cell_calibration_table(y, p, groups=groups, random_state=0)
+    >>> cells = np.repeat(["calibrated", "overconfident"], 1000)
+    >>> y = rng.uniform(size=2000) < np.where(cells == "calibrated", p, p / 2)
+    >>> table = cell_calibration_table(y, p, cells=cells, random_state=0)
     >>> table["gap"].round(3).tolist()  # accuracy - mean confidence
     [0.001, -0.23]
     >>> table["calibration_error"].round(3).tolist()
@@ -363,9 +369,11 @@ def cell_calibration_table(
     """
     import pandas as pd
 
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
-    codes, n_cells = _check_groups(groups, p.shape[0])
-    labels = np.unique(np.asarray(groups).reshape(p.shape[0]))
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
+    codes, n_cells = _check_cells(cells, p.shape[0])
+    labels = np.unique(np.asarray(cells).reshape(p.shape[0]))
     rng = check_random_state(random_state)
     columns = {
         name: np.full(n_cells, np.nan)
@@ -524,7 +532,7 @@ def _squared_gaps(weight, sum_y, sum_p):
 @validate_params(
     {
         **_COMMON,
-        "groups": ["array-like", None],
+        "cells": ["array-like", None],
         "norm": [StrOptions({"l1", "l2", "l2_squared"})],
     },
     prefer_skip_nested_validation=True,
@@ -533,8 +541,9 @@ def beta_calibration_noise_floor(
     y_true,
     y_prob,
     *,
-    groups=None,
+    cells=None,
     sample_weight=None,
+    pos_label=None,
     n_bins=10,
     strategy="uniform",
     norm="l1",
@@ -560,10 +569,11 @@ def beta_calibration_noise_floor(
     y_prob : array-like of shape (n_samples,)
         Confidence that the answer is correct, in ``[0, 1]``: it sets the bins
         and the accuracy a calibrated confidence would have.
-    groups : array-like of shape (n_samples,), default=None
+    cells : array-like of shape (n_samples,), default=None
         Cell id per row, as in :func:`beta_calibration_error`; ``None`` is a
         single cell (the floor of :func:`expected_calibration_error`).
     %(sample_weight)s
+    %(metric_pos_label)s
     %(cell_binning)s
     norm : {"l1", "l2", "l2_squared"}, default="l1"
         The norm of the beta-CE this floor goes with. With ``conf_sb`` the
@@ -601,16 +611,18 @@ def beta_calibration_noise_floor(
     >>> p = rng.uniform(size=300)
     >>> y = rng.uniform(size=300) < p          # perfectly calibrated
     >>> g = rng.integers(0, 10, size=300)      # 10 cells of ~30 rows
-    >>> round(beta_calibration_error(y, p, groups=g), 3)   # looks bad ...
+    >>> round(beta_calibration_error(y, p, cells=g), 3)   # looks bad ...
     0.192
-    >>> round(beta_calibration_noise_floor(y, p, groups=g), 3)  # ... is noise
+    >>> round(beta_calibration_noise_floor(y, p, cells=g), 3)  # ... is noise
     0.178
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
-    if groups is None:
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
+    if cells is None:
         codes, n_cells = np.zeros(p.shape[0], dtype=np.intp), 1
     else:
-        codes, n_cells = _check_groups(groups, p.shape[0])
+        codes, n_cells = _check_cells(cells, p.shape[0])
     weight, _, sum_p = _cell_bin_sums(y, p, w, codes, n_cells, n_bins, strategy)
     ok = weight > 0
     conf = np.divide(sum_p, weight, out=np.zeros_like(weight), where=ok)

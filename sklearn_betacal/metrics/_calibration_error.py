@@ -42,6 +42,8 @@ _INPUTS = {
     "y_true": ["array-like"],
     "y_prob": ["array-like"],
     "sample_weight": ["array-like", None],
+    # any label (checked against y_true)
+    "pos_label": "no_validation",
 }
 #: ... and of the binned metrics
 _COMMON = {**_INPUTS, "n_bins": [_N_BINS], "strategy": [_STRATEGIES]}
@@ -91,7 +93,7 @@ def _is_clean_binary(y):
     return float(np.count_nonzero(y)) == float(np.sum(y))
 
 
-def _check_inputs(y_true, y_prob, sample_weight, n_bins=None):
+def _check_inputs(y_true, y_prob, sample_weight, n_bins=None, *, pos_label=None):
     """Validate labels, confidences, weights and bins; return ``(y, p, w, W)``.
 
     A cheap pre-check (one or two reductions, no N-sized temporaries) accepts
@@ -100,6 +102,9 @@ def _check_inputs(y_true, y_prob, sample_weight, n_bins=None):
     :mod:`sklearn_betacal._validation`, which raise the library's standard
     error messages. ``w`` is ``None`` for unit weights; ``W`` is the total
     weight. ``n_bins`` (when given) is checked against the number of rows.
+    ``pos_label``: the label of a correct answer (``y_true == pos_label``);
+    ``None`` reads 0/1, bool and the evident string pairs
+    (:func:`~sklearn_betacal._validation.check_binary_labels`).
     """
     y = native(y_true)
     p = native(y_prob)
@@ -111,10 +116,10 @@ def _check_inputs(y_true, y_prob, sample_weight, n_bins=None):
         and p.dtype.kind == "f"
         and y.dtype.kind in "biuf"
     )
-    fast = fast and _is_clean_probability(p)
+    fast = fast and pos_label is None and _is_clean_probability(p)
     fast = fast and _is_clean_binary(y)
     if not fast:
-        y = check_binary_labels(y_true, name="y_true")
+        y = check_binary_labels(y_true, name="y_true", pos_label=pos_label)
         p = check_confidence(y_prob, input="probability", name="y_prob")
         if y.shape[0] != p.shape[0]:
             raise ValueError(
@@ -267,7 +272,14 @@ def _clopper_pearson(successes, trials, alpha):
     prefer_skip_nested_validation=True,
 )
 def reliability_table(
-    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform", alpha=0.05
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    pos_label=None,
+    n_bins=10,
+    strategy="uniform",
+    alpha=0.05,
 ):
     """Per-bin reliability table with counts, standard errors and exact intervals.
 
@@ -354,7 +366,9 @@ def reliability_table(
     """
     import pandas as pd
 
-    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, _ = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     lower, upper, count, weight, conf, acc, sum_y = _binned_stats(
         y, p, w, n_bins, strategy
     )
@@ -383,7 +397,14 @@ def reliability_table(
 @fill_doc
 @validate_params({**_COMMON, "norm": [_NORMS]}, prefer_skip_nested_validation=True)
 def expected_calibration_error(
-    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform", norm="l1"
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    pos_label=None,
+    n_bins=10,
+    strategy="uniform",
+    norm="l1",
 ):
     """Expected calibration error (ECE): weighted mean gap over confidence bins.
 
@@ -449,14 +470,16 @@ def expected_calibration_error(
     >>> round(expected_calibration_error(y, np.sqrt(p)), 4)  # overconfident
     0.1577
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     return _binned_error(y, p, w, total, n_bins, strategy, norm)
 
 
 @fill_doc
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
 def maximum_calibration_error(
-    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform"
+    y_true, y_prob, *, sample_weight=None, pos_label=None, n_bins=10, strategy="uniform"
 ):
     """Maximum calibration error (MCE): the largest gap over non-empty bins.
 
@@ -500,14 +523,16 @@ def maximum_calibration_error(
     >>> round(maximum_calibration_error(y, p), 4)
     0.0657
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     return _binned_error(y, p, w, total, n_bins, strategy, "max")
 
 
 @fill_doc
 @validate_params(_COMMON, prefer_skip_nested_validation=True)
 def brier_decomposition(
-    y_true, y_prob, *, sample_weight=None, n_bins=10, strategy="uniform"
+    y_true, y_prob, *, sample_weight=None, pos_label=None, n_bins=10, strategy="uniform"
 ):
     """Brier score split into a binned calibration and a refinement term.
 
@@ -561,7 +586,9 @@ def brier_decomposition(
     >>> [round(v, 4) for v in result]
     [0.205, 0.005, 0.2]
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
+    y, p, w, total = _check_inputs(
+        y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
+    )
     _, _, _, weight, conf, acc, _ = _binned_stats(y, p, w, n_bins, strategy)
     nonempty = weight > 0
     share = weight[nonempty] / total
@@ -573,9 +600,13 @@ def brier_decomposition(
         # near the float64 maximum overflowed to brier=inf; a power-of-two
         # rescale leaves every ratio exact
         w = np.ldexp(w, -unit_exponent(w))
-    brier = float(
-        brier_score_loss(
-            np.asarray(y, dtype=np.float64), p, sample_weight=w, labels=[0, 1]
-        )
-    )
+    y = np.asarray(y, dtype=np.float64)
+    if np.any((y != 0.0) & (y != 1.0)):
+        # soft labels: the expected Brier score of an outcome drawn
+        # Bernoulli(y), (p - y)**2 + y (1 - y), so that brier = calibration +
+        # refinement still holds (it is the score of the positive of weight y
+        # and the negative of weight 1 - y)
+        brier = float(np.average((p - y) ** 2 + y * (1.0 - y), weights=w))
+    else:
+        brier = float(brier_score_loss(y, p, sample_weight=w, labels=[0, 1]))
     return BrierDecomposition(brier, calibration, refinement)

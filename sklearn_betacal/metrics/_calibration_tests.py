@@ -21,7 +21,7 @@ from .._compat import Interval, StrOptions, validate_params
 from .._docstrings import fill_doc
 from .._kernels import _cumulative as _k
 from .._kernels import _smooth
-from ._beta_calibration import _check_groups
+from ._beta_calibration import _check_cells
 from ._calibration_error import _INPUTS, _check_inputs
 
 _WEIGHT_TYPES = StrOptions({"frequency", "sampling"})
@@ -45,15 +45,15 @@ class CalibrationTestResult:
         ``P(R > standardized)`` for the range ``R`` of a standard Brownian
         motion (the Kuiper distribution): small means miscalibrated.
     table : pandas.DataFrame or None
-        With ``groups``: one row per cell (see :func:`calibration_test`).
+        With ``cells``: one row per cell (see :func:`calibration_test`).
     max_standardized : float or None
-        With ``groups``: the largest per-cell ``standardized`` value.
+        With ``cells``: the largest per-cell ``standardized`` value.
     max_pvalue : float or None
-        With ``groups``: its p-value as the maximum of independent cells,
+        With ``cells``: its p-value as the maximum of independent cells,
         ``1 - (1 - P(R > max_standardized)) ** S`` over the ``S`` cells with a
         p-value (Sidak): the test that *some* cell is miscalibrated.
     method : str or None
-        With ``groups``: the multiplicity adjustment of ``pvalue_adjusted``.
+        With ``cells``: the multiplicity adjustment of ``pvalue_adjusted``.
     alpha : float
         The level of ``mde`` and of the ``significant`` column.
     """
@@ -75,7 +75,7 @@ def _sigma(p, w, total, weight_type):
 
 @fill_doc
 @validate_params(_INPUTS, prefer_skip_nested_validation=True)
-def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None):
+def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Estimated cumulative calibration error (ECCE): the Kuiper statistic.
 
     Sort the answers by confidence and accumulate the differences between
@@ -128,7 +128,7 @@ def cumulative_calibration_error(y_true, y_prob, *, sample_weight=None):
     >>> round(cumulative_calibration_error(y, np.clip(p + 0.1, 0, 1)), 4)
     0.0899
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     return _k.kuiper_range(p, y, w) / total
 
 
@@ -138,14 +138,14 @@ def _adjust(pvalues, method):
     return _k.benjamini_hochberg(pvalues)
 
 
-def _factorize_groups(groups, n_rows):
+def _factorize_cells(cells, n_rows):
     """Sorted distinct cell labels and the code ``0 .. S-1`` of every row.
 
     Integer ids spanning at most ``4 n + 4096`` values are numbered with one
     ``bincount`` (no sort of the rows); anything else goes through the
     shared check and ``np.unique``.
     """
-    g = np.asarray(groups)
+    g = np.asarray(cells)
     if g.ndim == 2 and g.shape[1] == 1:
         g = g[:, 0]
     if g.ndim == 1 and g.shape[0] == n_rows and g.dtype.kind in "iu" and n_rows:
@@ -156,14 +156,14 @@ def _factorize_groups(groups, n_rows):
             rank = np.cumsum(present) - 1
             labels = (np.flatnonzero(present) + lo).astype(g.dtype)
             return labels, rank[shifted]
-    codes, _ = _check_groups(groups, n_rows)
-    return np.unique(np.asarray(groups).reshape(n_rows)), codes
+    codes, _ = _check_cells(cells, n_rows)
+    return np.unique(np.asarray(cells).reshape(n_rows)), codes
 
 
-def _cell_table(y, p, w, order, groups, method, alpha, weight_type, crit):
+def _cell_table(y, p, w, order, cells, method, alpha, weight_type, crit):
     import pandas as pd
 
-    labels, codes = _factorize_groups(groups, p.shape[0])
+    labels, codes = _factorize_cells(cells, p.shape[0])
     n_cells = labels.shape[0]
     # zero-weight rows add nothing to any cell's path or variance; they are
     # only left out of the counts
@@ -209,7 +209,7 @@ def _cell_table(y, p, w, order, groups, method, alpha, weight_type, crit):
 @validate_params(
     {
         **_INPUTS,
-        "groups": ["array-like", None],
+        "cells": ["array-like", None],
         "method": [StrOptions({"holm", "fdr_bh"})],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "weight_type": [_WEIGHT_TYPES],
@@ -221,7 +221,8 @@ def calibration_test(
     y_prob,
     *,
     sample_weight=None,
-    groups=None,
+    pos_label=None,
+    cells=None,
     method="holm",
     alpha=0.05,
     weight_type="frequency",
@@ -234,7 +235,7 @@ def calibration_test(
     ``sigma = sqrt(sum_i w_i p_i (1 - p_i)) / W`` and ``ECCE / sigma`` is
     asymptotically the range of a standard Brownian motion on ``[0, 1]``,
     whose survival function (Kuiper's distribution, Feller 1951) is the
-    p-value. With ``groups``, every cell is tested on its own rows and the
+    p-value. With ``cells``, every cell is tested on its own rows and the
     p-values are adjusted for the number of cells.
 
     Read more in the :ref:`User Guide <calibration_tests>`.
@@ -242,7 +243,7 @@ def calibration_test(
     Parameters
     ----------
     %(metric_inputs)s
-    groups : array-like of shape (n_samples,), default=None
+    cells : array-like of shape (n_samples,), default=None
         Cell of each row (ids of a partitioner, ``-1`` included, or names).
         ``None`` tests all rows together only.
     method : {"holm", "fdr_bh"}, default="holm"
@@ -258,8 +259,8 @@ def calibration_test(
     -------
     result : CalibrationTestResult
         ``statistic`` (ECCE), ``sigma``, ``standardized`` and ``pvalue`` of
-        all rows. With ``groups`` also ``table``, indexed by ``cell`` (sorted
-        distinct values of ``groups``), with columns ``count`` (rows with
+        all rows. With ``cells`` also ``table``, indexed by ``cell`` (sorted
+        distinct values of ``cells``), with columns ``count`` (rows with
         positive weight), ``weight``, ``ecce``, ``sigma``, ``standardized``,
         ``pvalue``, ``pvalue_adjusted`` (by ``method``), ``mde`` (minimum
         detectable error: the smallest ECCE this cell's size rejects at level
@@ -302,10 +303,10 @@ def calibration_test(
     >>> import numpy as np
     >>> from sklearn_betacal.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
-    >>> groups = np.repeat(["calibrated", "overconfident"], 1000)
+    >>> cells = np.repeat(["calibrated", "overconfident"], 1000)
     >>> p = rng.uniform(size=2000)
-    >>> y = rng.uniform(size=2000) < np.where(groups == "calibrated", p, p * 0.8)
-    >>> result = calibration_test(y, p, groups=groups)
+    >>> y = rng.uniform(size=2000) < np.where(cells == "calibrated", p, p * 0.8)
+    >>> result = calibration_test(y, p, cells=cells)
     >>> round(result.pvalue, 4)
     0.0
     >>> result.table[["count", "ecce", "pvalue_adjusted", "significant"]].round(3)
@@ -314,7 +315,7 @@ def calibration_test(
     calibrated      1000  0.012            0.957        False
     overconfident   1000  0.093            0.000         True
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     order = np.argsort(p)  # the one sort, shared by the cells
     stat = _k.kuiper_range(p, y, w, order) / total
     sigma = _sigma(p, w, total, weight_type)
@@ -326,10 +327,10 @@ def calibration_test(
         "pvalue": _k.kuiper_sf(z),
         "alpha": float(alpha),
     }
-    if groups is not None:
+    if cells is not None:
         crit = _k.kuiper_isf(alpha)
         table, z_max, p_max = _cell_table(
-            y, p, w, order, groups, method, alpha, weight_type, crit
+            y, p, w, order, cells, method, alpha, weight_type, crit
         )
         result.update(
             table=table, max_standardized=z_max, max_pvalue=p_max, method=method
@@ -339,7 +340,7 @@ def calibration_test(
 
 @fill_doc
 @validate_params(_INPUTS, prefer_skip_nested_validation=True)
-def smooth_calibration_error(y_true, y_prob, *, sample_weight=None):
+def smooth_calibration_error(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Smooth ECE (smECE): kernel-smoothed calibration error, no bins.
 
     The residuals ``p - y`` are smoothed over the confidence axis with a
@@ -395,7 +396,7 @@ def smooth_calibration_error(y_true, y_prob, *, sample_weight=None):
     >>> round(smooth_calibration_error(y, p ** 0.5), 3)  # overconfident
     0.16
     """
-    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     y = y.astype(np.float64, copy=False)
     if w is not None:
         keep = w > 0
@@ -522,6 +523,7 @@ def multicalibration_error(
     *,
     features,
     sample_weight=None,
+    pos_label=None,
     categorical_features="auto",
     max_depth=3,
     n_bins=3,
@@ -603,7 +605,7 @@ def multicalibration_error(
     >>> round(multicalibration_error(y, p, features=topic.reshape(-1, 1)), 4)
     0.0546
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     cols = _check_features(features, p.shape[0], categorical_features)
     if w is not None:
         keep = w > 0

@@ -28,12 +28,11 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
-from sklearn.utils.metadata_routing import UNUSED
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import HasMethods, _BaseScorer, _num_samples, validate_params
 from .._docstrings import fill_doc
-from .._validation import check_cell_ids, split_confidence_features
+from .._validation import check_cell_ids, is_soft_labels, split_confidence_features
 from ._beta_calibration import beta_calibration_error
 from ._calibration_error import (
     _BETA_NORMS,
@@ -64,6 +63,14 @@ def _positive_class(estimator):
 def _is_positive(y_true, positive, classes):
     """``y_true == positive`` as 0/1, refusing labels the estimator lacks."""
     y = np.asarray(y_true)
+    classes_arr = np.asarray(classes)
+    if (
+        classes_arr.dtype.kind == "f"
+        and set(classes_arr.tolist()) == {0.0, 1.0}
+        and is_soft_labels(y)
+    ):
+        # soft labels (a judge's probability of "correct"): scored as they are
+        return y if positive == 1.0 else 1.0 - y
     unseen = np.setdiff1d(np.unique(y), np.asarray(classes))
     if unseen.size:
         raise ValueError(
@@ -144,9 +151,6 @@ class _BetaCalibrationErrorScorer(_PositiveClassScorer):
     (``set_score_request(sample_weight=True)``).
     """
 
-    # ``groups`` is computed by the scorer, never routed as metadata (it would
-    # clash with the ``groups`` that cross_validate routes to the splitter).
-    __metadata_request__score = {"groups": UNUSED}
     _maker = "make_beta_calibration_error_scorer"
 
     def __init__(self, partitioner, confidence_column, kwargs):
@@ -214,10 +218,10 @@ class _BetaCalibrationErrorScorer(_PositiveClassScorer):
         else:
             ids, who = self._carried_cells(X)
         y_true, y_prob = self._positive_response(method_caller, estimator, X, y_true)
-        groups = check_cell_ids(ids, y_prob.shape[0], who=who)
+        cells = check_cell_ids(ids, y_prob.shape[0], who=who)
         params = {**self._kwargs, **kwargs}
         return self._sign * beta_calibration_error(
-            y_true, y_prob, groups=groups, **params
+            y_true, y_prob, cells=cells, **params
         )
 
 
@@ -282,7 +286,7 @@ def make_beta_calibration_error_scorer(
     """Make a ``-beta_calibration_error`` scorer with a fixed (or own) partition.
 
     The scorer computes ``-beta_calibration_error(y == positive,
-    P(positive), groups=cells)``, greater is better (the positive class: the
+    P(positive), cells=cells)``, greater is better (the positive class: the
     estimator's ``pos_label``, else ``classes_[1]``). With a fitted
     ``partitioner`` every candidate of a search is scored on the same cells
     (the same beta), which makes the scores comparable across partitioner

@@ -52,7 +52,9 @@ _GRID = [Interval(Integral, 2, None, closed="left"), "array-like"]
 
 @fill_doc
 @validate_params({**_INPUTS, "grid": _GRID}, prefer_skip_nested_validation=True)
-def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
+def accuracy_confidence_curve(
+    y_true, y_prob, *, sample_weight=None, pos_label=None, grid=101
+):
     """Accuracy-confidence curve: accuracy of the answers kept at each threshold.
 
     For each threshold ``t`` of ``grid``: the (weighted) accuracy of the
@@ -91,7 +93,7 @@ def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
     >>> acc.tolist(), cov.tolist()
     ([0.75, 1.0, 0.0], [1.0, 0.5, 0.0])
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     thresholds = _check_grid(grid, p.shape[0])
     heights, kept = _accuracy_above(y, p, w, thresholds)
     return thresholds, heights, kept / total
@@ -99,7 +101,7 @@ def accuracy_confidence_curve(y_true, y_prob, *, sample_weight=None, grid=101):
 
 @fill_doc
 @validate_params(_INPUTS, prefer_skip_nested_validation=True)
-def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
+def risk_coverage_curve(y_true, y_prob, *, sample_weight=None, pos_label=None):
     """Risk-coverage curve: error rate of the answers kept, against coverage.
 
     Answering only the questions with confidence ``>= t`` keeps a share
@@ -142,7 +144,7 @@ def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
     >>> coverage.tolist(), risk.tolist()
     ([0.25, 0.5, 0.75, 1.0], [0.0, 0.0, 0.0, 0.25])
     """
-    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight)
+    y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, pos_label=pos_label)
     thresholds = np.unique(p)[::-1]
     if w is not None:  # a zero-weight row keeps nothing: not a threshold
         thresholds = np.unique(p[w > 0])[::-1]
@@ -160,7 +162,9 @@ def risk_coverage_curve(y_true, y_prob, *, sample_weight=None):
     },
     prefer_skip_nested_validation=True,
 )
-def area_under_accuracy_confidence(y_true, y_prob, *, sample_weight=None, grid=101):
+def area_under_accuracy_confidence(
+    y_true, y_prob, *, sample_weight=None, pos_label=None, grid=101
+):
     """Area under the accuracy-confidence curve (AUAC) for selective QA.
 
     For each threshold ``t`` of ``grid``, the height of the curve is the
@@ -225,6 +229,6 @@ def area_under_accuracy_confidence(y_true, y_prob, *, sample_weight=None, grid=1
     0.377
     """
     thresholds, heights, _ = accuracy_confidence_curve(
-        y_true, y_prob, sample_weight=sample_weight, grid=grid
+        y_true, y_prob, sample_weight=sample_weight, pos_label=pos_label, grid=grid
     )
     return float(np.sum(0.5 * (heights[1:] + heights[:-1]) * np.diff(thresholds)))

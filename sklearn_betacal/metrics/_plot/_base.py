@@ -110,6 +110,12 @@ class _DisplayMixin:
                 f"pos_label={pos_label!r} is not one of the estimator's classes "
                 f"{classes.tolist()}."
             )
+        if classes.dtype.kind == "f" and set(classes.tolist()) == {0.0, 1.0}:
+            from ..._validation import is_soft_labels
+
+            if is_soft_labels(y):  # a judge's probability of "correct"
+                truth = y if pos_label == 1.0 else 1.0 - y
+                return truth, proba[:, column[0]], name
         return y == pos_label, proba[:, column[0]], name
 
     @fill_doc

@@ -12,7 +12,7 @@ from ..._docstrings import fill_doc
 from ...bounds import points_per_bin_for_epsilon
 from .._beta_calibration import (
     _cell_rows,
-    _check_groups,
+    _check_cells,
     beta_calibration_error,
     cell_calibration_table,
 )
@@ -256,11 +256,11 @@ class BetaCalibrationDisplay(_DisplayMixin):
     >>> import numpy as np
     >>> from sklearn_betacal import BetaCalibrationDisplay
     >>> rng = np.random.default_rng(0)
-    >>> groups = np.repeat(["history", "science", "sport"], [600, 600, 30])
-    >>> p = rng.uniform(0.3, 1, size=groups.size)
-    >>> y = rng.uniform(size=groups.size) < np.where(groups == "science", p - 0.25, p)
+    >>> cells = np.repeat(["history", "science", "sport"], [600, 600, 30])
+    >>> p = rng.uniform(0.3, 1, size=cells.size)
+    >>> y = rng.uniform(size=cells.size) < np.where(cells == "science", p - 0.25, p)
     >>> disp = BetaCalibrationDisplay.from_predictions(
-    ...     y, p, groups=groups, min_count=100, random_state=0)
+    ...     y, p, cells=cells, min_count=100, random_state=0)
     >>> disp.cells_, disp.excluded_cells_
     (['science', 'history'], ['sport'])
     """
@@ -499,7 +499,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         y_true,
         y_prob,
         *,
-        groups,
+        cells,
         sample_weight=None,
         n_bins=10,
         strategy="uniform",
@@ -518,7 +518,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         max_cells=25,
         order=None,
     ):
-        """Per-cell display of confidences ``y_prob`` with cells ``groups``.
+        """Per-cell display of confidences ``y_prob`` with cell ids ``cells``.
 
         Parameters
         ----------
@@ -526,7 +526,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
             Correctness labels (0/1 or bool), or labels with ``pos_label``.
         y_prob : array-like of shape (n_samples,)
             Confidences in ``[0, 1]`` (raw or calibrated).
-        groups : array-like of shape (n_samples,)
+        cells : array-like of shape (n_samples,)
             The cell of each row: cell ids of a partitioner or names.
         %(sample_weight)s
         %(cell_binning)s
@@ -569,7 +569,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         disp = cls._compute(
             y_true,
             y_prob,
-            groups=groups,
+            cells=cells,
             name=name,
             **{option: arguments[option] for option in _COMPUTE_OPTIONS},
         )
@@ -582,7 +582,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         )
 
     @classmethod
-    def _compute(cls, y_true, y_prob, *, groups, name=None, **options):
+    def _compute(cls, y_true, y_prob, *, cells, name=None, **options):
         """The display's numbers, without drawing (no matplotlib needed).
 
         ``options``: the parameters of :meth:`from_predictions` that make the
@@ -603,18 +603,18 @@ class BetaCalibrationDisplay(_DisplayMixin):
         table = cell_calibration_table(
             y_true,
             y_prob,
-            groups=groups,
+            cells=cells,
             alpha=o.alpha,
             n_resamples=o.n_resamples,
             random_state=o.random_state,
             **common,
         )
-        beta_ce = beta_calibration_error(y_true, y_prob, groups=groups, **common)
+        beta_ce = beta_calibration_error(y_true, y_prob, cells=cells, **common)
         test_table = calibration_test(
             y_true,
             y_prob,
             sample_weight=o.sample_weight,
-            groups=groups,
+            cells=cells,
             method=o.test_method,
             alpha=o.alpha,
         ).table
@@ -629,7 +629,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
         y_arr, p_arr = np.asarray(y_true), np.asarray(y_prob)
         w_arr = None if o.sample_weight is None else np.asarray(o.sample_weight)
         # the table's rows are the cells in code order, as _cell_rows yields them
-        codes, n_cells = _check_groups(groups, p_arr.shape[0])
+        codes, n_cells = _check_cells(cells, p_arr.shape[0])
         drawn = table["count"].to_numpy() >= min_count
         tables = {}
         for cell, draw, rows in zip(
@@ -659,7 +659,7 @@ class BetaCalibrationDisplay(_DisplayMixin):
 
     @classmethod
     def from_estimator(
-        cls, estimator, X, y, *, groups=None, pos_label=None, name=None, **kwargs
+        cls, estimator, X, y, *, cells=None, pos_label=None, name=None, **kwargs
     ):
         """Per-cell display of a fitted calibrator on ``(X, y)``.
 
@@ -669,12 +669,12 @@ class BetaCalibrationDisplay(_DisplayMixin):
             A group-conditional calibrator (its cells come from
             ``estimator.apply(X)`` and are named by its partitioner, and its
             root-fallback cells are marked), or any calibrator or classifier
-            together with ``groups``.
+            together with ``cells``.
         X : array-like
             Input of ``estimator.predict_proba``.
         y : array-like of shape (n_samples,)
             True labels.
-        groups : array-like of shape (n_samples,), default=None
+        cells : array-like of shape (n_samples,), default=None
             The cell of each row; required when the estimator has no
             ``apply``.
         pos_label : int, float, bool or str, default=None
@@ -696,17 +696,17 @@ class BetaCalibrationDisplay(_DisplayMixin):
             estimator, X, y, pos_label=pos_label, name=name
         )
         fallback, cell_names = (), None
-        if groups is None:
+        if cells is None:
             if not hasattr(estimator, "apply"):
                 raise ValueError(
                     f"{type(estimator).__name__} has no apply method giving the "
-                    "cell of each row; pass groups= (one cell id or name per row)."
+                    "cell of each row; pass cells= (one cell id or name per row)."
                 )
-            groups = np.asarray(estimator.apply(X)).reshape(-1)
-            cells = np.unique(groups).tolist()
-            fallback = _fallback_cells(estimator, cells)
+            cells = np.asarray(estimator.apply(X)).reshape(-1)
+            ids = np.unique(cells).tolist()
+            fallback = _fallback_cells(estimator, ids)
             partitioner = getattr(estimator, "partitioner_", None)
             if partitioner is not None:
-                cell_names = cell_descriptions(partitioner, cells)
+                cell_names = cell_descriptions(partitioner, ids)
         kwargs = {"fallback_cells": fallback, "cell_names": cell_names, **kwargs}
-        return cls.from_predictions(y_true, y_prob, groups=groups, name=name, **kwargs)
+        return cls.from_predictions(y_true, y_prob, cells=cells, name=name, **kwargs)
