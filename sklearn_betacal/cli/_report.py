@@ -202,6 +202,7 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     from ..metrics import (
         area_under_accuracy_confidence,
         beta_calibration_error,
+        beta_calibration_noise_floor,
         brier_decomposition,
         expected_calibration_error,
         maximum_calibration_error,
@@ -225,9 +226,28 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     extra = {}
     if groups is not None:
         metrics["beta_ce"] = beta_calibration_error(y, p, groups=groups, **binning)
+        metrics["beta_ce_noise_floor"] = beta_calibration_noise_floor(
+            y, p, groups=groups, **binning
+        )
+        metrics["beta_ce_squared_debiased"] = beta_calibration_error(
+            y, p, groups=groups, norm="l2_squared", debiased=True, **binning
+        )
         metrics["n_groups"] = int(len(np.unique(groups)))
         extra = _group_rows(p, y, groups, binning)
-    table = reliability_table(y, p, **binning)
+    return _report_body(
+        n_rows=int(len(y)),
+        accuracy=float(np.mean(y)),
+        mean_confidence=float(np.mean(p)),
+        binning=binning,
+        metrics=metrics,
+        table=reliability_table(y, p, **binning),
+        extra=extra,
+    )
+
+
+def _report_body(*, n_rows, accuracy, mean_confidence, binning, metrics, table, extra):
+    """The report dict from its numbers (in memory, or from merged statistics:
+    :mod:`._report_set`)."""
     rows = []
     for b, row in table.iterrows():
         rows.append(
@@ -245,11 +265,11 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
             }
         )
     return {
-        "n_rows": int(len(y)),
-        "accuracy": float(np.mean(y)),
-        "mean_confidence": float(np.mean(p)),
-        "n_bins": n_bins,
-        "strategy": strategy,
+        "n_rows": n_rows,
+        "accuracy": accuracy,
+        "mean_confidence": mean_confidence,
+        "n_bins": binning["n_bins"],
+        "strategy": binning["strategy"],
         "metrics": {
             k: (v if v is None or isinstance(v, int) else float(v))
             for k, v in metrics.items()
@@ -269,12 +289,21 @@ def _group_rows(p, y, groups, binning):
     ``SIGNIFICANCE``); ``significant_groups`` lists the rejected groups.
     """
     from ..metrics import calibration_test, cell_calibration_table
-    from ..metrics._plot.beta_reliability import auto_min_count
 
     table = cell_calibration_table(y, p, groups=groups, n_resamples=0, **binning)
-    min_count = auto_min_count(len(y))
-    table = table.sort_values("calibration_error", ascending=False, kind="stable")
     tests = calibration_test(y, p, groups=groups, alpha=SIGNIFICANCE).table
+    return _group_rows_from(table, tests, len(y))
+
+
+def _group_rows_from(table, tests, n_rows):
+    """The ``groups`` part of the report from the per-group table of
+    :func:`~sklearn_betacal.metrics.cell_calibration_table` and the test
+    table of :func:`~sklearn_betacal.metrics.calibration_test`."""
+    from ..metrics._plot.beta_reliability import auto_min_count
+
+    min_count = auto_min_count(n_rows)
+    table = table.sort_values("calibration_error", ascending=False, kind="stable")
+    tests = tests.copy()
     tests.index = tests.index.astype(str)
     rows = [
         {
@@ -305,6 +334,8 @@ _METRIC_LABELS = [
     ("ece", "ECE (expected calibration error)"),
     ("mce", "MCE (maximum calibration error)"),
     ("beta_ce", "beta-CE (CE(h; beta), per-group ECE averaged)"),
+    ("beta_ce_noise_floor", "  its noise floor (a calibrated confidence's)"),
+    ("beta_ce_squared_debiased", "  squared beta-CE, debiased (Kumar et al.)"),
     ("brier", "Brier score"),
     ("brier_calibration", "  calibration term"),
     ("brier_refinement", "  refinement term"),

@@ -174,6 +174,22 @@ def _binned_stats(y, p, w, n_bins, strategy):
     return lower, upper, count, weight, conf, acc, sum_y
 
 
+def _brier_terms(weight, sum_p, sum_y, total):
+    """Calibration and refinement terms of the Brier score from bin sums.
+
+    ``sum_b (W_b/W) (conf_b - acc_b)**2`` and ``sum_b (W_b/W) acc_b (1 -
+    acc_b)`` over the non-empty bins; shared by :func:`brier_decomposition`
+    and the report's mergeable statistics.
+    """
+    nonempty = weight > 0
+    share = weight[nonempty] / total
+    conf = sum_p[nonempty] / weight[nonempty]
+    acc = sum_y[nonempty] / weight[nonempty]
+    calibration = float(np.sum(share * (conf - acc) ** 2))
+    refinement = float(np.sum(share * acc * (1.0 - acc)))
+    return calibration, refinement
+
+
 #: A Clopper-Pearson bound ``t`` from ``betaincinv`` is kept when
 #: ``betainc(a, b, t)`` is within this of its level ``alpha / 2``.
 CP_LEVEL_TOL = 1e-9
@@ -562,12 +578,9 @@ def brier_decomposition(
     [0.205, 0.005, 0.2]
     """
     y, p, w, total = _check_inputs(y_true, y_prob, sample_weight, n_bins)
-    _, _, _, weight, conf, acc, _ = _binned_stats(y, p, w, n_bins, strategy)
-    nonempty = weight > 0
-    share = weight[nonempty] / total
-    conf, acc = conf[nonempty], acc[nonempty]
-    calibration = float(np.sum(share * (conf - acc) ** 2))
-    refinement = float(np.sum(share * acc * (1.0 - acc)))
+    idx, _, _ = _bin_index_and_edges(p, w, n_bins, strategy)
+    _, weight, sum_p, sum_y = _k.bin_sums(idx, n_bins, p, y, w)
+    calibration, refinement = _brier_terms(weight, sum_p, sum_y, total)
     if w is not None:
         # scikit-learn's weighted mean multiplies before it divides, so weights
         # near the float64 maximum overflowed to brier=inf; a power-of-two

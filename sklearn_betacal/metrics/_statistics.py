@@ -1,0 +1,528 @@
+# SPDX-License-Identifier: MIT
+"""Mergeable sufficient statistics of the calibration report.
+
+:class:`CalibrationStatistics` holds, for every (group, equal-width bin),
+the sums that every number of ``betacal report`` is a function of, plus
+two *ordered* summaries for the numbers that need the rows sorted by
+confidence (the per-group ECCE of :func:`calibration_test` and the AUC).
+Statistics of disjoint chunks of rows are combined with :meth:`merge`,
+exactly: the binned sums are sums, the counts are integers, and the
+ordered summaries form a monoid (see :func:`_merge_paths`). So a data set
+of any size is reported on by computing the statistics of each partition
+and merging them -- :func:`sklearn_betacal.dask.calibration_statistics`
+does that with dask, the partitions sorted by confidence -- and the memory
+is a function of groups x bins, not of rows.
+
+The numbers are computed from the statistics by the very kernels the
+in-memory metrics use (``calibration_error_from_sums``,
+``cell_calibration_errors``, ``_clopper_pearson``, ``_squared_gaps``,
+``_binomial_mad``, ``kuiper_sf``, ``holm`` ...): one implementation of each
+formula. Only the order of floating-point additions differs from the
+in-memory path (agreement to about 1e-12 relative; counts are exact).
+
+Ordered summaries. For the rows of one group sorted by confidence, with
+``c_k`` the running sum of ``y - p`` and tied confidences one point of the
+path, a segment of consecutive rows is summarized by ``(S, hi, lo, first,
+last)``: its total ``S``, the largest and smallest running sum at the tie
+ends strictly inside it (relative to its start), and its first and last
+confidence. Two adjacent segments ``A`` then ``B`` give ``S = S_A + S_B``,
+``hi = max(hi_A, S_A + hi_B, S_A if last_A != first_B)``; the Kuiper range
+of the whole is ``max(0, hi, S) - min(0, lo, S)``, exactly the
+:func:`~sklearn_betacal._kernels._cumulative.kuiper_range` of the rows. The
+AUC's Mann-Whitney count ``2U`` (a tie counts one half) merges the same
+way, with the counts of the boundary runs of equal confidences.
+"""
+
+import numpy as np
+
+from .._kernels import _calibration as _k
+from .._kernels import _cumulative as _kc
+
+#: keys of the per-(group, bin) sums
+_BIN_SUMS = ("count", "n_pos", "sum_p", "sum_r2")
+
+
+def _empty_paths(n):
+    return {
+        "S": np.zeros(n),
+        "hi": np.full(n, -np.inf),
+        "lo": np.full(n, np.inf),
+        "first": np.full(n, np.nan),
+        "last": np.full(n, np.nan),
+    }
+
+
+def _merge_paths(a, b):
+    """Ordered summaries of segment ``a`` followed by segment ``b`` (per group)."""
+    a_occ = ~np.isnan(a["first"])
+    b_occ = ~np.isnan(b["first"])
+    both = a_occ & b_occ
+    with np.errstate(invalid="ignore"):
+        end = np.where(a["last"] != b["first"], a["S"], np.nan)
+    hi = np.fmax(np.fmax(a["hi"], a["S"] + b["hi"]), end)
+    lo = np.fmin(np.fmin(a["lo"], a["S"] + b["lo"]), end)
+    return {
+        "S": a["S"] + b["S"],
+        "hi": np.where(both, hi, np.where(a_occ, a["hi"], b["hi"])),
+        "lo": np.where(both, lo, np.where(a_occ, a["lo"], b["lo"])),
+        "first": np.where(a_occ, a["first"], b["first"]),
+        "last": np.where(b_occ, b["last"], a["last"]),
+    }
+
+
+def _chunk_paths(p, r, codes, n_groups):
+    """Ordered summaries of one chunk sorted by confidence, per group."""
+    order = np.argsort(codes, kind="stable")  # groups contiguous, p kept sorted
+    ps, c = p[order], codes[order]
+    cum = np.cumsum(r[order])
+    rows = np.bincount(codes, minlength=n_groups)
+    stop = np.cumsum(rows)
+    start = stop - rows
+    occ = rows > 0
+    base = np.zeros(n_groups)
+    inner = start > 0
+    base[inner] = cum[start[inner] - 1]
+    out = _empty_paths(n_groups)
+    out["S"][occ] = cum[stop[occ] - 1] - base[occ]
+    out["first"][occ] = ps[start[occ]]
+    out["last"][occ] = ps[stop[occ] - 1]
+    ends = np.zeros(ps.shape[0], dtype=bool)
+    np.not_equal(ps[1:], ps[:-1], out=ends[:-1])
+    ends[stop[occ] - 1] = False  # a group's last row: decided by the merge
+    np.maximum.at(out["hi"], c[ends], cum[ends])
+    np.minimum.at(out["lo"], c[ends], cum[ends])
+    out["hi"] -= base
+    out["lo"] -= base
+    return out
+
+
+def _chunk_auc(p, y):
+    """Mann-Whitney summary of one chunk sorted by confidence (all rows)."""
+    starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
+    run_pos = np.add.reduceat(y.astype(np.int64), starts)
+    run_n = np.diff(np.append(starts, p.shape[0]))
+    run_neg = run_n - run_pos
+    neg_before = np.cumsum(run_neg) - run_neg
+    u2 = int(np.sum(run_pos * (2 * neg_before + run_neg)))
+    return {
+        "pos": int(run_pos.sum()),
+        "neg": int(run_neg.sum()),
+        "u2": u2,
+        "first": float(p[starts[0]]),
+        "last": float(p[starts[-1]]),
+        "first_run": (int(run_pos[0]), int(run_neg[0])),
+        "last_run": (int(run_pos[-1]), int(run_neg[-1])),
+    }
+
+
+def _merge_auc(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    tie = a["last"] == b["first"]
+    u2 = a["u2"] + b["u2"] + 2 * a["neg"] * b["pos"]
+    first_run, last_run = a["first_run"], b["last_run"]
+    if tie:
+        (a_pos, a_neg), (b_pos, b_neg) = a["last_run"], b["first_run"]
+        u2 += a_pos * b_neg - a_neg * b_pos
+        if a["first"] == a["last"]:  # a is one run, continued in b
+            first_run = tuple(
+                i + j for i, j in zip(a["first_run"], b["first_run"], strict=True)
+            )
+        if b["first"] == b["last"]:
+            last_run = tuple(
+                i + j for i, j in zip(a["last_run"], b["last_run"], strict=True)
+            )
+    return {
+        "pos": a["pos"] + b["pos"],
+        "neg": a["neg"] + b["neg"],
+        "u2": u2,
+        "first": a["first"],
+        "last": b["last"],
+        "first_run": first_run,
+        "last_run": last_run,
+    }
+
+
+class CalibrationStatistics:
+    """Sufficient statistics of a calibration report, mergeable and exact.
+
+    Parameters
+    ----------
+    n_bins : int, default=10
+        Equal-width bins of the binned numbers (bin ``min(floor(p M), M-1)``).
+    grid : int, default=101
+        Thresholds of the accuracy-confidence curve (AUAC).
+    grouped : bool, default=False
+        Whether rows carry a group (cell) label.
+
+    Attributes
+    ----------
+    labels : ndarray
+        The sorted distinct group labels seen (``[0]`` when not grouped).
+    sums : dict of ndarray of shape (n_groups, n_bins)
+        ``count`` (rows, int64), ``n_pos`` (correct rows, int64), ``sum_p``
+        and ``sum_r2`` (sums of ``p`` and ``(y - p)**2``).
+    ordered : bool
+        Whether the chunks were given in order of confidence (each sorted,
+        and each one's confidences at or above the previous one's), so that
+        the ECCE and the AUC are available.
+
+    Notes
+    -----
+    Memory: ``O(n_groups * n_bins + grid)``, independent of the rows.
+    Unweighted rows only (the report has no weights).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.metrics._statistics import CalibrationStatistics
+    >>> rng = np.random.default_rng(0)
+    >>> p = np.sort(rng.uniform(size=1000))
+    >>> y = rng.uniform(size=1000) < p
+    >>> a = CalibrationStatistics().update(y[:600], p[:600])
+    >>> b = CalibrationStatistics().update(y[600:], p[600:])
+    >>> whole = CalibrationStatistics().update(y, p)
+    >>> bool(np.isclose(a.merge(b).ece(), whole.ece(), rtol=1e-12, atol=0))
+    True
+    """
+
+    def __init__(self, n_bins=10, *, grid=101, grouped=False):
+        self.n_bins = int(n_bins)
+        self.grid = int(grid)
+        self.grouped = bool(grouped)
+        self.labels = np.array([0]) if not grouped else np.array([])
+        self.sums = {
+            k: np.zeros((self.labels.shape[0], self.n_bins), dtype=dt)
+            for k, dt in zip(_BIN_SUMS, (np.int64, np.int64, float, float), strict=True)
+        }
+        self.sum_log_loss = 0.0
+        self.kept_count = np.zeros(self.grid, dtype=np.int64)
+        self.kept_pos = np.zeros(self.grid, dtype=np.int64)
+        self.null_var = np.zeros(self.labels.shape[0])
+        self.paths = _empty_paths(self.labels.shape[0])
+        self.auc_run = None
+        self.ordered = True
+
+    # ------------------------------------------------------------ building
+    @property
+    def n_rows(self):
+        return int(self.sums["count"].sum())
+
+    def _thresholds(self):
+        return np.linspace(0.0, 1.0, self.grid)
+
+    def update(self, y, p, groups=None):
+        """Add a chunk of validated rows: ``y`` 0/1, ``p`` float64 in [0, 1].
+
+        Returns ``self``. The ordered summaries stay valid while chunks come
+        in order of confidence (the rows of each chunk sorted); otherwise
+        :attr:`ordered` turns ``False`` and only the ECCE and AUC are lost.
+        """
+        chunk = self._chunk(np.asarray(y), np.asarray(p, dtype=np.float64), groups)
+        merged = self.merge(chunk)
+        self.__dict__.update(merged.__dict__)
+        return self
+
+    def _chunk(self, y, p, groups):
+        from ._calibration_tests import _factorize_groups
+
+        out = CalibrationStatistics(self.n_bins, grid=self.grid, grouped=False)
+        out.grouped = self.grouped
+        n = p.shape[0]
+        if self.grouped:
+            if groups is None:
+                raise ValueError("these statistics are grouped: pass groups")
+            labels, codes = _factorize_groups(groups, n)
+            codes = np.asarray(codes, dtype=np.intp)
+        else:
+            labels, codes = np.array([0]), np.zeros(n, dtype=np.intp)
+        n_groups = labels.shape[0]
+        out.labels = labels
+        if n == 0:
+            out.__init__(self.n_bins, grid=self.grid, grouped=self.grouped)
+            return out
+        yf = y.astype(np.float64)
+        r = yf - p
+        idx = codes * self.n_bins + _k.uniform_bin_index(p, self.n_bins)
+        size = n_groups * self.n_bins
+        shape = (n_groups, self.n_bins)
+        out.sums = {
+            "count": np.bincount(idx, minlength=size).reshape(shape),
+            "n_pos": np.bincount(idx[y.astype(bool)], minlength=size).reshape(shape),
+            "sum_p": np.bincount(idx, weights=p, minlength=size).reshape(shape),
+            "sum_r2": np.bincount(idx, weights=r * r, minlength=size).reshape(shape),
+        }
+        out.sums["count"] = out.sums["count"].astype(np.int64)
+        out.sums["n_pos"] = out.sums["n_pos"].astype(np.int64)
+        # log loss as scikit-learn's log_loss: both columns clipped to eps
+        eps = np.finfo(np.float64).eps
+        out.sum_log_loss = float(
+            -np.sum(np.log(np.clip(np.where(yf > 0, p, 1.0 - p), eps, 1.0 - eps)))
+        )
+        # thresholds t_k <= p keep the row (p >= t_k)
+        above = np.searchsorted(self._thresholds(), p, side="right")
+        kept = np.bincount(above, minlength=self.grid + 1)
+        kept_pos = np.bincount(above[y.astype(bool)], minlength=self.grid + 1)
+        out.kept_count = np.cumsum(kept[::-1])[::-1][1:].astype(np.int64)
+        out.kept_pos = np.cumsum(kept_pos[::-1])[::-1][1:].astype(np.int64)
+        out.null_var = np.bincount(
+            codes,
+            weights=_kc.null_variance_terms(p, None, "frequency"),
+            minlength=n_groups,
+        )
+        out.ordered = bool(np.all(p[1:] >= p[:-1]))
+        if out.ordered:
+            out.paths = _chunk_paths(p, r, codes, n_groups)
+            out.auc_run = _chunk_auc(p, yf)
+        else:
+            out.paths = _empty_paths(n_groups)
+        return out
+
+    def _aligned(self, labels):
+        """The per-group arrays re-indexed to ``labels`` (a superset)."""
+        if np.array_equal(labels, self.labels):
+            return self.sums, self.null_var, self.paths
+        pos = np.searchsorted(labels, self.labels)
+        sums = {}
+        for k, v in self.sums.items():
+            sums[k] = np.zeros((labels.shape[0], self.n_bins), dtype=v.dtype)
+            sums[k][pos] = v
+        null_var = np.zeros(labels.shape[0])
+        null_var[pos] = self.null_var
+        paths = _empty_paths(labels.shape[0])
+        for k, v in self.paths.items():
+            paths[k][pos] = v
+        return sums, null_var, paths
+
+    def merge(self, other):
+        """Statistics of these rows followed by ``other``'s (a new object).
+
+        Exact for every sum and count; the ordered summaries stay valid when
+        ``other``'s confidences are all at or above these.
+        """
+        if (self.n_bins, self.grid, self.grouped) != (
+            other.n_bins,
+            other.grid,
+            other.grouped,
+        ):
+            raise ValueError(
+                "cannot merge statistics of different binning, grid or grouping"
+            )
+        if other.n_rows == 0:
+            return self._copy()
+        if self.n_rows == 0:
+            return other._copy()
+        labels = np.union1d(self.labels, other.labels) if self.grouped else self.labels
+        sums_a, var_a, paths_a = self._aligned(labels)
+        sums_b, var_b, paths_b = other._aligned(labels)
+        out = CalibrationStatistics(self.n_bins, grid=self.grid, grouped=self.grouped)
+        out.labels = labels
+        out.sums = {k: sums_a[k] + sums_b[k] for k in _BIN_SUMS}
+        out.sum_log_loss = self.sum_log_loss + other.sum_log_loss
+        out.kept_count = self.kept_count + other.kept_count
+        out.kept_pos = self.kept_pos + other.kept_pos
+        out.null_var = var_a + var_b
+        in_order = (
+            self.ordered
+            and other.ordered
+            and self.auc_run["last"] <= other.auc_run["first"]
+        )
+        out.ordered = bool(in_order)
+        if out.ordered:
+            out.paths = _merge_paths(paths_a, paths_b)
+            out.auc_run = _merge_auc(self.auc_run, other.auc_run)
+        return out
+
+    def _copy(self):
+        out = CalibrationStatistics(self.n_bins, grid=self.grid, grouped=self.grouped)
+        out.__dict__.update(
+            {
+                k: (v.copy() if isinstance(v, np.ndarray) else v)
+                for k, v in self.__dict__.items()
+            }
+        )
+        out.sums = {k: v.copy() for k, v in self.sums.items()}
+        out.paths = {k: v.copy() for k, v in self.paths.items()}
+        return out
+
+    # ------------------------------------------------------------ numbers
+    def _check_ordered(self, what):
+        if not self.ordered:
+            raise ValueError(
+                f"{what} needs the rows in order of confidence: give the chunks "
+                "sorted by confidence, each at or above the previous one"
+            )
+
+    def bin_totals(self):
+        """Per bin (all groups): ``count, n_pos, sum_p, sum_r2``."""
+        return {k: v.sum(axis=0) for k, v in self.sums.items()}
+
+    def reliability_table(self, alpha=0.05):
+        """:func:`~sklearn_betacal.metrics.reliability_table` of all rows."""
+        import pandas as pd
+
+        from ._calibration_error import _clopper_pearson
+
+        t = self.bin_totals()
+        weight = t["count"].astype(np.float64)
+        sum_y = t["n_pos"].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            conf = t["sum_p"] / weight
+            acc = sum_y / weight
+            std_error = np.sqrt(acc * (1.0 - acc) / weight)
+        ci_lower, ci_upper = _clopper_pearson(sum_y, weight, alpha)
+        edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        return pd.DataFrame(
+            {
+                "bin_lower": edges[:-1],
+                "bin_upper": edges[1:],
+                "count": t["count"],
+                "weight": weight,
+                "mean_confidence": conf,
+                "accuracy": acc,
+                "gap": acc - conf,
+                "std_error": std_error,
+                "ci_lower": ci_lower,
+                "ci_upper": ci_upper,
+                "empty": weight <= 0,
+            },
+            index=pd.RangeIndex(self.n_bins, name="bin"),
+        )
+
+    def _gaps(self):
+        """Per (group, bin): signed gap ``sum (y - p)`` and weight."""
+        weight = self.sums["count"].astype(np.float64)
+        return self.sums["n_pos"] - self.sums["sum_p"], weight
+
+    def calibration_error(self, norm="l1"):
+        """The ECE of all rows (``norm="max"``: the MCE)."""
+        t = self.bin_totals()
+        gap = t["n_pos"] - t["sum_p"]
+        weight = t["count"].astype(np.float64)
+        return _k.calibration_error_from_sums(gap, weight, float(self.n_rows), norm)
+
+    ece = calibration_error
+
+    def brier_decomposition(self):
+        """:func:`~sklearn_betacal.metrics.brier_decomposition` of all rows."""
+        from ._calibration_error import BrierDecomposition, _brier_terms
+
+        t = self.bin_totals()
+        weight = t["count"].astype(np.float64)
+        total = float(self.n_rows)
+        calibration, refinement = _brier_terms(weight, t["sum_p"], t["n_pos"], total)
+        brier = float(np.sum(t["sum_r2"]) / total)
+        return BrierDecomposition(brier, calibration, refinement)
+
+    def log_loss(self):
+        """:func:`sklearn.metrics.log_loss` (confidences clipped to eps)."""
+        return self.sum_log_loss / self.n_rows
+
+    def roc_auc(self):
+        """:func:`sklearn.metrics.roc_auc_score`; ``None`` with one class."""
+        self._check_ordered("the AUC")
+        run = self.auc_run
+        if run is None or run["pos"] == 0 or run["neg"] == 0:
+            return None
+        return run["u2"] / (2.0 * run["pos"] * run["neg"])
+
+    def accuracy_confidence_curve(self):
+        """``(thresholds, accuracy, coverage)`` of the default grid."""
+        kept = self.kept_count.astype(np.float64)
+        heights = np.zeros(self.grid)
+        np.divide(self.kept_pos.astype(np.float64), kept, out=heights, where=kept > 0)
+        return self._thresholds(), heights, kept / self.n_rows
+
+    def auac(self):
+        """:func:`~sklearn_betacal.metrics.area_under_accuracy_confidence`."""
+        from ._selective import _area
+
+        thresholds, heights, _ = self.accuracy_confidence_curve()
+        return _area(thresholds, heights)
+
+    def beta_calibration_error(self, norm="l1", debiased=False):
+        """:func:`~sklearn_betacal.metrics.beta_calibration_error` of the groups."""
+        from ._beta_calibration import _squared_gaps
+
+        gap, weight = self._gaps()
+        total = float(self.n_rows)
+        if norm == "l2_squared":
+            gap2, noise = _squared_gaps(weight, self.sums["n_pos"], self.sums["sum_p"])
+            return float(np.sum(gap2 - noise if debiased else gap2) / total)
+        if weight.shape[0] == 1:
+            return self.calibration_error(norm)
+        errors = _k.cell_calibration_errors(gap, weight, norm)
+        share = weight.sum(axis=1) / total
+        keep = share > 0
+        return float(np.sum(share[keep] * errors[keep]))
+
+    def noise_floor(self, norm="l1"):
+        """:func:`~sklearn_betacal.metrics.beta_calibration_noise_floor`."""
+        from ._beta_calibration import _binomial_mad
+
+        weight = self.sums["count"].astype(np.float64).reshape(-1)
+        ok = weight > 0
+        sum_p = self.sums["sum_p"].reshape(-1)
+        conf = np.divide(sum_p, weight, out=np.zeros_like(weight), where=ok)
+        total = float(self.n_rows)
+        if norm == "l1":
+            return float(np.sum(_binomial_mad(weight, conf)) / total)
+        floor = float(np.sum(conf * (1 - conf)) / total)
+        return floor if norm == "l2_squared" else float(np.sqrt(floor))
+
+    def group_table(self, alpha=0.05):
+        """:func:`~sklearn_betacal.metrics.cell_calibration_table` without
+        resampling (``n_resamples=0``): count, accuracy, CE ... per group."""
+        import pandas as pd
+
+        from ._calibration_error import _clopper_pearson
+
+        gap, weight = self._gaps()
+        count = self.sums["count"].sum(axis=1)
+        w = count.astype(np.float64)
+        sum_y = self.sums["n_pos"].sum(axis=1).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            conf = self.sums["sum_p"].sum(axis=1) / w
+            acc = sum_y / w
+        errors = _k.cell_calibration_errors(gap, weight, "l1")
+        ci_lower, ci_upper = _clopper_pearson(sum_y, w, alpha)
+        nan = np.full(w.shape[0], np.nan)
+        return pd.DataFrame(
+            {
+                "count": count,
+                "weight": w,
+                "share": w / self.n_rows,
+                "mean_confidence": conf,
+                "accuracy": acc,
+                "gap": acc - conf,
+                "ci_lower": ci_lower,
+                "ci_upper": ci_upper,
+                "calibration_error": errors,
+                "ce_lower": nan,
+                "ce_upper": nan,
+                "noise_level": nan,
+            },
+            index=pd.Index(self.labels, name="cell"),
+        )
+
+    def calibration_test(self, method="holm", alpha=0.05):
+        """The per-group table of :func:`~sklearn_betacal.metrics.calibration_test`."""
+        from ._calibration_tests import _group_test_table
+
+        self._check_ordered("the ECCE")
+        p = self.paths
+        hi = np.fmax(np.fmax(p["hi"], p["S"]), 0.0)
+        lo = np.fmin(np.fmin(p["lo"], p["S"]), 0.0)
+        count = self.sums["count"].sum(axis=1)
+        return _group_test_table(
+            self.labels,
+            hi - lo,
+            count,
+            count.astype(np.float64),
+            self.null_var,
+            method,
+            alpha,
+            _kc.kuiper_isf(alpha),
+        )[0]
