@@ -475,7 +475,9 @@ def add_report(subparsers):
         type=Path,
         metavar="FILE",
         help="CSV/TSV (optionally compressed) or "
-        "Parquet file; omit for the bundled TriviaQA data",
+        "Parquet file, or a set of Parquet files (a quoted glob pattern "
+        "'dir/*.parquet' or a folder: reported out of core with dask); omit "
+        "for the bundled TriviaQA data",
     )
     parser.add_argument(
         "--confidence",
@@ -535,6 +537,9 @@ def add_report(subparsers):
         help="replace an existing --output file, or write into a non-empty "
         "--plot folder (never the input file)",
     )
+    from ._report_set import add_set_options
+
+    add_set_options(parser)
     parser.set_defaults(func=_run_report)
 
 
@@ -610,6 +615,10 @@ def _write_plots(folder, report, text, p, y, groups, args):
 def _run_report(args):
     if args.n_bins < 1:
         raise UsageError(f"--n-bins must be a positive integer; got {args.n_bins}")
+    from ._report_set import run_report_set
+
+    if run_report_set(args):  # a Parquet set or --against: merged statistics
+        return EXIT_OK
     if args.file is None:
         confidence = args.confidence or "verbal_confidence"
         label = args.label or "correct_judge"

@@ -9,9 +9,23 @@ over the partitions of a data set by
 number (to rounding), so the Markdown, JSON and figures are the same.
 """
 
+import logging
+import os
+import sys
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
 import numpy as np
 
-from ._report import SIGNIFICANCE, _group_rows_from, _report_body
+from .._io import TableReadError, atomic_report_folder, atomic_write, read_table
+from ._common import UsageError, check_output, one_line
+from ._report import (
+    SIGNIFICANCE,
+    _finite_or_none,
+    _fmt,
+    _group_rows_from,
+    _report_body,
+)
 
 
 def report_from_statistics(stats, *, strategy="uniform"):
@@ -55,3 +69,451 @@ def report_from_statistics(stats, *, strategy="uniform"):
         table=stats.reliability_table(),
         extra=extra,
     )
+
+
+# --------------------------------------------------------------------------
+# the command line: a Parquet set (or --against), through dask.distributed
+# --------------------------------------------------------------------------
+
+#: rows a bin needs in both periods for the drift test
+DRIFT_MIN_COUNT = 30
+
+
+def add_set_options(parser):
+    """The options of ``betacal report`` for Parquet sets and drift."""
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="OLD",
+        help="also test, per group, whether calibration changed from OLD (a "
+        "file or a Parquet set of an earlier period, same columns) to FILE, "
+        "and name the groups that drifted (Holm-adjusted)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with a Parquet set: the dask.distributed scheduler to run on "
+        "(default: a local cluster on this machine)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="with a Parquet set: threads of the local cluster (default: the "
+        "number of CPUs)",
+    )
+
+
+def _files_of(path):
+    """The Parquet files of a set (pattern or folder), or None for one file."""
+    from ._apply import _input_set
+
+    return _input_set(str(path))
+
+
+@contextmanager
+def _cluster(args):
+    """A ``distributed.Client``: to ``--scheduler``, or on a LocalCluster."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UsageError(
+            "a report on a set of Parquet files needs the dask extra: pip "
+            "install 'sklearn-betacal[dask]' (or report on one file)"
+        ) from None
+    for name in ("distributed", "distributed.shuffle"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if args.scheduler:
+        try:
+            client = Client(args.scheduler, timeout="20s")
+        except OSError as exc:
+            raise UsageError(
+                f"--scheduler {args.scheduler}: could not connect ({one_line(exc)})"
+            ) from None
+        with client:
+            yield client
+        return
+    threads = args.workers or os.cpu_count() or 1
+    if threads < 1:
+        raise UsageError(f"--workers must be a positive integer; got {threads}")
+    with (
+        LocalCluster(
+            n_workers=1,
+            threads_per_worker=threads,
+            processes=False,
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def _cli_readers(args, confidence, label):
+    """Per-partition readers of the label and confidence columns with the
+    in-memory report's messages."""
+    from .._validation import check_confidence, check_unit_interval
+    from ._common import read_labels
+
+    def labels(values):
+        return read_labels(values, label, args.pos_label)
+
+    def confidences(values):
+        try:
+            p = check_confidence(
+                values.to_numpy(),
+                input="logit",
+                name=f"confidence column {confidence!r}",
+            )
+            check_unit_interval(
+                p,
+                f"confidence column {confidence!r}",
+                "the report needs probabilities: map scores or logits to "
+                "[0, 1] first (e.g. with a fitted calibrator)",
+            )
+        except ValueError as exc:
+            hint = " (or pass --dropna)" if "NaN" in str(exc) else ""
+            raise UsageError(one_line(exc) + hint) from None
+        return p
+
+    return labels, confidences
+
+
+def _set_statistics(args, path, files, used):
+    """``(stats, n_dropped)`` of a Parquet set, computed on the cluster."""
+    import dask.dataframe as dd
+    import pyarrow.parquet as pq
+
+    from ..dask import calibration_statistics
+
+    confidence, label = args.confidence, args.label
+    try:
+        frame = dd.read_parquet([str(f) for f in files], columns=None)
+        present = list(frame.columns)
+    except (ValueError, TypeError, OSError, KeyError) as exc:
+        raise UsageError(f"could not read {path} as Parquet: {one_line(exc)}") from None
+    missing = [c for c in used if c not in present]
+    if missing:
+        raise UsageError(
+            f"column {missing[0]!r} not found in {path}; its columns are "
+            f"{', '.join(map(repr, present[:12]))}{' ...' if len(present) > 12 else ''}"
+        )
+    frame = frame[used]
+    kind = frame.dtypes[confidence]
+    if getattr(kind, "kind", "O") not in "iuf":
+        raise UsageError(
+            f"confidence column {confidence!r} of {path} holds {kind}, not numbers; "
+            "a Parquet set is read as numbers in [0, 1] (--percent and "
+            "--verbalized need one file)"
+        )
+    n_dropped = 0
+    if args.dropna:
+        n_total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        frame = frame.dropna()
+    labels, confidences = _cli_readers(args, confidence, label)
+    try:
+        stats = calibration_statistics(
+            frame,
+            y_true=label,
+            y_prob=confidence,
+            groups=args.group,
+            n_bins=args.n_bins,
+            read_labels=labels,
+            read_confidence=confidences,
+        )
+    except KeyError as exc:
+        raise UsageError(
+            f"reading {path}: a file of the set lacks a column that the first "
+            f"file has ({exc.args[0] if exc.args else exc}); give files with "
+            "the same columns"
+        ) from None
+    except (ValueError, TypeError, OSError) as exc:
+        raise UsageError(f"reading {path}: {one_line(exc)}") from None
+    if stats.n_rows == 0:
+        raise UsageError(f"no rows to report on ({path} is empty)")
+    if args.dropna:
+        n_dropped = n_total - stats.n_rows
+    return stats, n_dropped
+
+
+def _file_statistics(args, path, frame=None):
+    """``(stats, n_dropped, n_unparsed, n_empty)`` of one file in memory,
+    read and checked as the in-memory report reads it."""
+    from ..dask import calibration_statistics
+    from ._report import _check_columns
+
+    used = list(
+        dict.fromkeys(c for c in (args.confidence, args.label, args.group) if c)
+    )
+    if frame is None:
+        try:
+            frame = read_table(path, used, sep=args.sep)
+        except TableReadError as exc:
+            raise UsageError(str(exc)) from None
+    fmt = "percent" if args.percent else "verbalized" if args.verbalized else "number"
+    p, y, groups, n_dropped, n_unparsed, n_empty = _check_columns(
+        frame,
+        args.confidence,
+        args.label,
+        args.group,
+        args.dropna,
+        fmt=fmt,
+        pos_label=args.pos_label,
+    )
+    stats = calibration_statistics(
+        y_true=y, y_prob=p, groups=groups, n_bins=args.n_bins
+    )
+    return stats, n_dropped, n_unparsed, n_empty
+
+
+def drift_section(stats_new, stats_old, against):
+    """The JSON-ready ``drift`` part of the report."""
+    from ..metrics._statistics import drift_test
+
+    table = drift_test(
+        stats_new, stats_old, alpha=SIGNIFICANCE, min_count=DRIFT_MIN_COUNT
+    )
+    grouped = stats_new.grouped
+    rows = []
+    for group, row in table.iterrows():
+        rows.append(
+            {
+                "group": str(group) if grouped else "all rows",
+                "count_new": int(row["count_new"]),
+                "count_old": int(row["count_old"]),
+                "gap_new": _finite_or_none(row["gap_new"]),
+                "gap_old": _finite_or_none(row["gap_old"]),
+                "ce_new": _finite_or_none(row["ce_new"]),
+                "ce_old": _finite_or_none(row["ce_old"]),
+                "bins_compared": int(row["bins_compared"]),
+                "statistic": _finite_or_none(row["statistic"]),
+                "pvalue": _finite_or_none(row["pvalue"]),
+                "pvalue_adjusted": _finite_or_none(row["pvalue_adjusted"]),
+                "drifted": bool(row["drifted"]),
+            }
+        )
+    rows.sort(key=lambda r: (r["pvalue_adjusted"] is None, r["pvalue_adjusted"] or 0))
+    return {
+        "against": str(against),
+        "alpha": SIGNIFICANCE,
+        "method": "holm",
+        "min_count": DRIFT_MIN_COUNT,
+        "groups": rows,
+        "drifted_groups": [r["group"] for r in rows if r["drifted"]],
+    }
+
+
+def format_drift(drift):
+    """The drift part of the Markdown report."""
+    lines = [
+        "",
+        f"## Drift against {drift['against']}",
+        "",
+        "| group | rows | rows before | gap | gap before | CE | CE before "
+        "| bins | Holm p |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in drift["groups"]:
+        note = " **drifted**" if r["drifted"] else ""
+        lines.append(
+            f"| {r['group']}{note} | {r['count_new']} | {r['count_old']} "
+            f"| {_fmt(r['gap_new'])} | {_fmt(r['gap_old'])} | {_fmt(r['ce_new'])} "
+            f"| {_fmt(r['ce_old'])} | {r['bins_compared']} "
+            f"| {_fmt(r['pvalue_adjusted'])} |"
+        )
+    found = drift["drifted_groups"]
+    shown = ", ".join(found[:10]) + (", ..." if len(found) > 10 else "")
+    lines += [
+        "",
+        "gap = accuracy - mean confidence. Test: per bin holding at least "
+        f"{drift['min_count']} rows in both periods, the two mean residuals "
+        "(accuracy - confidence) compared by a z statistic; a group's sum of "
+        "squared z against chi-squared, Holm-adjusted over the groups.",
+        f"Calibration changed (Holm-adjusted p < {drift['alpha']:g}): "
+        + (f"{len(found)} group(s): {shown}." if found else "none."),
+        "",
+    ]
+    return lines
+
+
+def statistics_figures(out_dir, stats, *, name):
+    """The figures of ``report --plot`` drawn from merged statistics:
+    ``{file name: caption}`` (the same files as :func:`._panels.file_figures`;
+    the per-group figure has no bootstrap intervals or simulated noise
+    levels, which need the rows)."""
+    from ..metrics._plot.accuracy_confidence import AccuracyConfidenceDisplay
+    from ..metrics._plot.beta_reliability import (
+        BetaCalibrationDisplay,
+        _data_min_count,
+    )
+    from ..metrics._plot.reliability import ReliabilityDisplay
+    from ._panels import _figure, cells_figure, save_png
+
+    written = {}
+    fig, axes = _figure(2, 1, 5, 5.6, sharex=True, height_ratios=[3, 1])
+    ReliabilityDisplay(
+        stats.reliability_table(), ece=stats.calibration_error(), name=name
+    ).plot(ax=axes[0, 0], hist_ax=axes[1, 0])
+    save_png(fig, out_dir / "reliability.png")
+    written["reliability.png"] = "reliability diagram, all rows"
+    fig, axes = _figure(1, 2, 10, 4.2)
+    thresholds, accuracy, coverage = stats.accuracy_confidence_curve()
+    AccuracyConfidenceDisplay(
+        thresholds,
+        accuracy,
+        coverage,
+        coverage[::-1],
+        1.0 - accuracy[::-1],
+        auac=stats.auac(),
+        name=name,
+    ).plot(ax=axes[0])
+    fig.suptitle("selective answering", fontsize="small")
+    save_png(fig, out_dir / "selective.png")
+    written["selective.png"] = "accuracy-confidence curve"
+    if stats.grouped:
+        table = stats.group_table()
+        min_count = _data_min_count(table["count"].to_numpy())
+        tables = {
+            cell: stats.reliability_table(group=cell)
+            for cell, count in zip(table.index, table["count"], strict=True)
+            if count >= min_count
+        }
+        disp = BetaCalibrationDisplay(
+            table,
+            reliability_tables=tables,
+            min_count=min_count,
+            beta_ce=stats.beta_calibration_error(),
+            name=name,
+            test_table=stats.calibration_test(alpha=SIGNIFICANCE),
+        )
+        save_png(cells_figure(disp), out_dir / "groups.png")
+        written["groups.png"] = "calibration error per group, worst first"
+    return written
+
+
+def run_report_set(args):
+    """``betacal report`` on a Parquet set, or with ``--against``; ``False``
+    when neither applies (the in-memory report runs)."""
+    if args.file is None and args.against is None:
+        return False
+    files = None if args.file is None else _files_of(args.file)
+    if files is None and args.against is None:
+        if args.scheduler or args.workers:
+            raise UsageError(
+                "--scheduler and --workers apply to a set of Parquet files "
+                "(a quoted glob pattern or a folder)"
+            )
+        return False
+    from ._report import (
+        _REPORT_SUFFIXES,
+        _bundled_frame,
+        _check_plot_dir,
+        _check_report_name,
+        format_json,
+        format_markdown,
+    )
+
+    old_files = None if args.against is None else _files_of(args.against)
+    if args.strategy != "uniform":
+        raise UsageError(
+            "--strategy quantile needs the rows of one file in memory; a "
+            "Parquet set and --against use equal-width bins (--strategy uniform)"
+        )
+    if (files is not None or old_files is not None) and (
+        args.percent or args.verbalized
+    ):
+        raise UsageError(
+            "--percent and --verbalized read one file in memory; a Parquet set "
+            "holds confidences as numbers in [0, 1]"
+        )
+    if args.file is None:  # the bundled data against OLD
+        args.confidence = args.confidence or "verbal_confidence"
+        args.label = args.label or "correct_judge"
+    if not args.confidence or not args.label:
+        raise UsageError(
+            "with an input file, name its columns: --confidence COL --label COL"
+        )
+    output = None
+    if args.output is not None:
+        output = check_output(args.output, args.file, args.force)
+        _check_report_name(output, args.format)
+    plot_dir = None
+    if args.plot is not None:
+        plot_dir = _check_plot_dir(args.plot, args.force, args.file)
+    used = list(
+        dict.fromkeys(c for c in (args.confidence, args.label, args.group) if c)
+    )
+    n_unparsed = n_empty = 0
+    needs_cluster = files is not None or old_files is not None
+    with _cluster(args) if needs_cluster else nullcontext():
+        if files is not None:
+            stats, n_dropped = _set_statistics(args, args.file, files, used)
+            source = f"{args.file} ({len(files)} Parquet files, out of core)"
+        else:
+            frame = _bundled_frame() if args.file is None else None
+            stats, n_dropped, n_unparsed, n_empty = _file_statistics(
+                args, args.file, frame
+            )
+            source = (
+                str(args.file) if args.file is not None else "bundled TriviaQA data"
+            )
+        drift = None
+        if args.against is not None:
+            if old_files is not None:
+                old, _ = _set_statistics(args, args.against, old_files, used)
+            else:
+                old = _file_statistics(args, args.against)[0]
+            if old.grouped != stats.grouped:  # pragma: no cover - same args
+                raise UsageError("--against: the two periods differ in grouping")
+            drift = drift_section(stats, old, args.against)
+    report = {
+        "input": {
+            "source": source,
+            "confidence": args.confidence,
+            "label": args.label,
+            "group": args.group,
+            "confidence_format": (
+                "percent"
+                if args.percent
+                else "verbalized"
+                if args.verbalized
+                else "number"
+            ),
+            "n_dropped": n_dropped,
+            "n_unparsed": n_unparsed,
+            "n_empty": n_empty,
+        },
+        **report_from_statistics(stats),
+    }
+    if drift is not None:
+        report["drift"] = drift
+    fmt = args.format
+    if fmt is None:
+        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
+        fmt = said or "markdown"
+    markdown = format_markdown(report)
+    if drift is not None:
+        markdown += "\n".join(format_drift(drift))
+    text = format_json(report) if fmt == "json" else markdown
+    if output is not None:
+        try:
+            atomic_write(output, text)
+        except OSError as exc:
+            raise UsageError(f"could not write --output {output}: {exc}") from None
+    sys.stdout.write(text)
+    if output is not None:
+        print(f"betacal: wrote {output}", file=sys.stderr)
+    if plot_dir is not None:
+        try:
+            with atomic_report_folder(plot_dir, protect=args.file) as tmp:
+                figures = statistics_figures(tmp, stats, name=args.confidence)
+                images = ["", "## Figures", ""]
+                for name, caption in figures.items():
+                    images += [f"### {caption}", "", f"![{caption}]({name})", ""]
+                atomic_write(tmp / "report.md", markdown + "\n".join(images))
+        except OSError as exc:
+            raise UsageError(f"could not write to --plot {plot_dir}: {exc}") from None
+        print(
+            f"betacal: wrote report.md and {len(figures)} figures to {plot_dir}",
+            file=sys.stderr,
+        )
+    return True

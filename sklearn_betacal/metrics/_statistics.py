@@ -359,13 +359,20 @@ class CalibrationStatistics:
         """Per bin (all groups): ``count, n_pos, sum_p, sum_r2``."""
         return {k: v.sum(axis=0) for k, v in self.sums.items()}
 
-    def reliability_table(self, alpha=0.05):
-        """:func:`~sklearn_betacal.metrics.reliability_table` of all rows."""
+    def reliability_table(self, alpha=0.05, *, group=None):
+        """:func:`~sklearn_betacal.metrics.reliability_table` of all rows (or
+        of the rows of one ``group``)."""
         import pandas as pd
 
         from ._calibration_error import _clopper_pearson
 
-        t = self.bin_totals()
+        if group is None:
+            t = self.bin_totals()
+        else:
+            pos = np.flatnonzero(self.labels == group)
+            if pos.shape[0] != 1:
+                raise ValueError(f"no group {group!r} in these statistics")
+            t = {k: v[pos[0]] for k, v in self.sums.items()}
         weight = t["count"].astype(np.float64)
         sum_y = t["n_pos"].astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -526,3 +533,115 @@ class CalibrationStatistics:
             alpha,
             _kc.kuiper_isf(alpha),
         )[0]
+
+
+def drift_test(new, old, *, alpha=0.05, method="holm", min_count=30):
+    """Per group, whether calibration changed between two sets of rows.
+
+    The calibration of a group in a bin is its mean residual ``y - p``
+    (accuracy minus confidence). For each group and each bin holding at
+    least ``min_count`` rows in both periods, the two periods' mean
+    residuals are compared by a two-sample z statistic with each period's
+    own residual variance (from the sums of ``y - p`` and ``(y - p)**2``),
+    ``z_b = (m_new - m_old) / sqrt(s2_new / n_new + s2_old / n_old)``; the
+    group's statistic ``T = sum_b z_b**2`` is referred to chi-squared with
+    one degree of freedom per compared bin (the bins are independent). The
+    groups' p-values are adjusted by ``method`` (Holm: the probability of
+    naming any group that did not drift is at most ``alpha``).
+
+    The null is "the same mean residual in every compared bin": a change of
+    the confidences within a bin moves the mean residual only where the
+    calibration curve is not flat inside it (finer bins make that smaller).
+    The statistic is asymptotic; ``min_count`` keeps each z close to normal
+    (the size at ``min_count=30`` is checked by simulation).
+
+    Parameters
+    ----------
+    new, old : CalibrationStatistics
+        The two periods, with the same ``n_bins`` and grouping.
+    alpha : float, default=0.05
+        Level of the ``drifted`` column.
+    method : {"holm", "fdr_bh"}, default="holm"
+        Adjustment over the groups.
+    min_count : int, default=30
+        Rows a bin needs in each period to be compared.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        Indexed by group (the union of both periods'), with ``count_new``,
+        ``count_old``, ``gap_new``, ``gap_old`` (accuracy minus mean
+        confidence), ``ce_new``, ``ce_old`` (the group's binned CE),
+        ``bins_compared``, ``statistic``, ``pvalue``, ``pvalue_adjusted`` and
+        ``drifted``.
+    """
+    import pandas as pd
+    from scipy.stats import chi2
+
+    from ._calibration_tests import _adjust
+
+    if (new.n_bins, new.grouped) != (old.n_bins, old.grouped):
+        raise ValueError(
+            "the two periods' statistics differ in bins or grouping; compute "
+            "both with the same n_bins and both with (or without) groups"
+        )
+    labels = np.union1d(new.labels, old.labels) if new.grouped else new.labels
+    (sums_new, _, _), (sums_old, _, _) = new._aligned(labels), old._aligned(labels)
+
+    def moments(sums):
+        n = sums["count"].astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (sums["n_pos"] - sums["sum_p"]) / n
+            var = (sums["sum_r2"] - n * mean**2) / (n - 1.0)
+        return n, mean, np.maximum(var, 0.0)
+
+    n1, m1, v1 = moments(sums_new)
+    n0, m0, v0 = moments(sums_old)
+    used = (n1 >= min_count) & (n0 >= min_count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se2 = v1 / n1 + v0 / n0
+        z2 = np.where(used & (se2 > 0), (m1 - m0) ** 2 / se2, 0.0)
+    # both periods without spread in a bin (all answers of one outcome at
+    # one confidence): a change of its mean residual is certain
+    certain = used & (se2 <= 0) & (m1 != m0)
+    df = used.sum(axis=1)
+    stat = z2.sum(axis=1)
+    pvalue = np.full(labels.shape[0], np.nan)
+    tested = df > 0
+    pvalue[tested] = chi2.sf(stat[tested], df[tested])
+    pvalue[certain.any(axis=1)] = 0.0
+    adjusted = _adjust(pvalue, method)
+
+    def per_group(stats):
+        g, _ = stats._gaps()
+        count = stats.sums["count"].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gap = g.sum(axis=1) / count
+        return (
+            count,
+            gap,
+            _k.cell_calibration_errors(g, stats.sums["count"].astype(np.float64), "l1"),
+        )
+
+    aligned_new = new._copy()
+    aligned_new.sums, aligned_new.labels = sums_new, labels
+    aligned_old = old._copy()
+    aligned_old.sums, aligned_old.labels = sums_old, labels
+    c1, gap1, ce1 = per_group(aligned_new)
+    c0, gap0, ce0 = per_group(aligned_old)
+    return pd.DataFrame(
+        {
+            "count_new": c1,
+            "count_old": c0,
+            "gap_new": gap1,
+            "gap_old": gap0,
+            "ce_new": ce1,
+            "ce_old": ce0,
+            "bins_compared": df,
+            "statistic": np.where(tested, stat, np.nan),
+            "pvalue": pvalue,
+            "pvalue_adjusted": adjusted,
+            "drifted": adjusted < alpha,
+        },
+        index=pd.Index(labels, name="group"),
+    )
