@@ -537,9 +537,6 @@ def add_report(subparsers):
         help="replace an existing --output file, or write into a non-empty "
         "--plot folder (never the input file)",
     )
-    from ._report_set import add_set_options
-
-    add_set_options(parser)
     parser.set_defaults(func=_run_report)
 
 
@@ -615,10 +612,6 @@ def _write_plots(folder, report, text, p, y, groups, args):
 def _run_report(args):
     if args.n_bins < 1:
         raise UsageError(f"--n-bins must be a positive integer; got {args.n_bins}")
-    from ._report_set import run_report_set
-
-    if run_report_set(args):  # a Parquet set or --against: merged statistics
-        return EXIT_OK
     if args.file is None:
         confidence = args.confidence or "verbal_confidence"
         label = args.label or "correct_judge"

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import TableReadError, atomic_report_folder, atomic_write, read_table
-from ._common import UsageError, check_output, one_line
+from ._common import EXIT_OK, UsageError, check_output, one_line
 from ._report import (
     SIGNIFICANCE,
     _finite_or_none,
@@ -77,6 +77,27 @@ def report_from_statistics(stats, *, strategy="uniform"):
 
 #: rows a bin needs in both periods for the drift test
 DRIFT_MIN_COUNT = 30
+
+
+def add_report(subparsers):
+    """``betacal report`` (:func:`._report.add_report`) with the options of a
+    Parquet set and of drift; a run on a set or with ``--against`` goes
+    through merged statistics, any other through the in-memory report."""
+    from ._report import _run_report
+    from ._report import add_report as add_in_memory
+
+    add_in_memory(subparsers)
+    parser = subparsers.choices["report"]
+    add_set_options(parser)
+
+    def run(args):
+        if args.n_bins < 1:
+            raise UsageError(f"--n-bins must be a positive integer; got {args.n_bins}")
+        if run_report_set(args):
+            return EXIT_OK
+        return _run_report(args)
+
+    parser.set_defaults(func=run)
 
 
 def add_set_options(parser):
@@ -178,17 +199,17 @@ def _cli_readers(args, confidence, label):
     return labels, confidences
 
 
-def _set_statistics(args, path, files, used):
-    """``(stats, n_dropped)`` of a Parquet set, computed on the cluster."""
+def _open_set(args, path, files, used):
+    """``(frame, n_rows)``: the set as a lazy dask DataFrame of the used
+    columns, checked (names, confidence type) before any cluster starts."""
     import dask.dataframe as dd
     import pyarrow.parquet as pq
 
-    from ..dask import calibration_statistics
-
-    confidence, label = args.confidence, args.label
+    confidence = args.confidence
     try:
-        frame = dd.read_parquet([str(f) for f in files], columns=None)
+        frame = dd.read_parquet([str(f) for f in files])
         present = list(frame.columns)
+        n_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
     except (ValueError, TypeError, OSError, KeyError) as exc:
         raise UsageError(f"could not read {path} as Parquet: {one_line(exc)}") from None
     missing = [c for c in used if c not in present]
@@ -205,16 +226,22 @@ def _set_statistics(args, path, files, used):
             "a Parquet set is read as numbers in [0, 1] (--percent and "
             "--verbalized need one file)"
         )
-    n_dropped = 0
     if args.dropna:
-        n_total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         frame = frame.dropna()
-    labels, confidences = _cli_readers(args, confidence, label)
+    return frame, n_rows
+
+
+def _set_statistics(args, path, opened):
+    """``(stats, n_dropped)`` of an opened Parquet set, on the cluster."""
+    from .._outofcore import calibration_statistics
+
+    frame, n_total = opened
+    labels, confidences = _cli_readers(args, args.confidence, args.label)
     try:
         stats = calibration_statistics(
             frame,
-            y_true=label,
-            y_prob=confidence,
+            y_true=args.label,
+            y_prob=args.confidence,
             groups=args.group,
             n_bins=args.n_bins,
             read_labels=labels,
@@ -230,15 +257,13 @@ def _set_statistics(args, path, files, used):
         raise UsageError(f"reading {path}: {one_line(exc)}") from None
     if stats.n_rows == 0:
         raise UsageError(f"no rows to report on ({path} is empty)")
-    if args.dropna:
-        n_dropped = n_total - stats.n_rows
-    return stats, n_dropped
+    return stats, n_total - stats.n_rows
 
 
 def _file_statistics(args, path, frame=None):
     """``(stats, n_dropped, n_unparsed, n_empty)`` of one file in memory,
     read and checked as the in-memory report reads it."""
-    from ..dask import calibration_statistics
+    from .._outofcore import calibration_statistics
     from ._report import _check_columns
 
     used = list(
@@ -443,10 +468,14 @@ def run_report_set(args):
         dict.fromkeys(c for c in (args.confidence, args.label, args.group) if c)
     )
     n_unparsed = n_empty = 0
+    opened = None if files is None else _open_set(args, args.file, files, used)
+    old_opened = (
+        None if old_files is None else _open_set(args, args.against, old_files, used)
+    )
     needs_cluster = files is not None or old_files is not None
     with _cluster(args) if needs_cluster else nullcontext():
         if files is not None:
-            stats, n_dropped = _set_statistics(args, args.file, files, used)
+            stats, n_dropped = _set_statistics(args, args.file, opened)
             source = f"{args.file} ({len(files)} Parquet files, out of core)"
         else:
             frame = _bundled_frame() if args.file is None else None
@@ -459,7 +488,7 @@ def run_report_set(args):
         drift = None
         if args.against is not None:
             if old_files is not None:
-                old, _ = _set_statistics(args, args.against, old_files, used)
+                old, _ = _set_statistics(args, args.against, old_opened)
             else:
                 old = _file_statistics(args, args.against)[0]
             if old.grouped != stats.grouped:  # pragma: no cover - same args
