@@ -72,7 +72,9 @@ def _merge_paths(a, b):
 
 def _chunk_paths(p, r, codes, n_groups):
     """Ordered summaries of one chunk sorted by confidence, per group."""
-    order = np.argsort(codes, kind="stable")  # groups contiguous, p kept sorted
+    # groups contiguous, p kept sorted (a radix sort for up to 65,536 groups)
+    small = codes.astype(np.uint16) if n_groups <= 1 << 16 else codes
+    order = np.argsort(small, kind="stable")
     ps, c = p[order], codes[order]
     cum = np.cumsum(r[order])
     rows = np.bincount(codes, minlength=n_groups)
@@ -244,13 +246,14 @@ class CalibrationStatistics:
             out.__init__(self.n_bins, grid=self.grid, grouped=self.grouped)
             return out
         yf = y.astype(np.float64)
+        yb = yf > 0
         r = yf - p
         idx = codes * self.n_bins + _k.uniform_bin_index(p, self.n_bins)
         size = n_groups * self.n_bins
         shape = (n_groups, self.n_bins)
         out.sums = {
             "count": np.bincount(idx, minlength=size).reshape(shape),
-            "n_pos": np.bincount(idx[y.astype(bool)], minlength=size).reshape(shape),
+            "n_pos": np.bincount(idx[yb], minlength=size).reshape(shape),
             "sum_p": np.bincount(idx, weights=p, minlength=size).reshape(shape),
             "sum_r2": np.bincount(idx, weights=r * r, minlength=size).reshape(shape),
         }
@@ -259,12 +262,12 @@ class CalibrationStatistics:
         # log loss as scikit-learn's log_loss: both columns clipped to eps
         eps = np.finfo(np.float64).eps
         out.sum_log_loss = float(
-            -np.sum(np.log(np.clip(np.where(yf > 0, p, 1.0 - p), eps, 1.0 - eps)))
+            -np.sum(np.log(np.clip(np.where(yb, p, 1.0 - p), eps, 1.0 - eps)))
         )
         # thresholds t_k <= p keep the row (p >= t_k)
         above = np.searchsorted(self._thresholds(), p, side="right")
         kept = np.bincount(above, minlength=self.grid + 1)
-        kept_pos = np.bincount(above[y.astype(bool)], minlength=self.grid + 1)
+        kept_pos = np.bincount(above[yb], minlength=self.grid + 1)
         out.kept_count = np.cumsum(kept[::-1])[::-1][1:].astype(np.int64)
         out.kept_pos = np.cumsum(kept_pos[::-1])[::-1][1:].astype(np.int64)
         out.null_var = np.bincount(
