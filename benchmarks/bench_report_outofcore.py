@@ -101,7 +101,7 @@ def run_sizes(args):
             n_workers=1,
             threads_per_worker=args.workers,
             processes=False,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         Client(cluster),
     ):
@@ -109,22 +109,25 @@ def run_sizes(args):
             folder = args.dir / f"n{n}"
             t0 = time.perf_counter()
             files = generate(folder, n, int(float(args.file_rows)))
-            print(f"n={n}: generated {len(files)} files in "
-                  f"{time.perf_counter() - t0:.1f}s", flush=True)
+            print(
+                f"n={n}: generated {len(files)} files in "
+                f"{time.perf_counter() - t0:.1f}s",
+                flush=True,
+            )
             names = [str(f) for f in files]
             cols = ["confidence", "correct", "group"]
 
-            def read_sum():
+            def read_sum(names=names, cols=cols):
                 return dd.read_parquet(names, columns=cols).sum().compute()
 
-            def report():
+            def report(names=names, cols=cols):
                 frame = dd.read_parquet(names, columns=cols)
                 stats = calibration_statistics(
-                    frame, y_true="correct", y_prob="confidence", groups="group"
+                    frame, y_true="correct", y_prob="confidence", cells="group"
                 )
                 return report_from_statistics(stats)
 
-            def in_memory():
+            def in_memory(names=names, cols=cols):
                 frame = pd.read_parquet(names, columns=cols)
                 return compute_report(
                     frame["confidence"].to_numpy(),
@@ -146,9 +149,11 @@ def run_sizes(args):
                         results[name] = fn()
                         times[name].append(time.perf_counter() - t)
                     peaks[name] = max(peaks[name], rss.peak - base)
-                    print(f"  {name}: {times[name][-1]:.2f}s, peak +{rss.peak - base:.0f} "
-                          f"MB (rss {rss.peak:.0f} MB); load {load_average()}",
-                          flush=True)
+                    print(
+                        f"  {name}: {times[name][-1]:.2f}s, peak +{rss.peak - base:.0f} "
+                        f"MB (rss {rss.peak:.0f} MB); load {load_average()}",
+                        flush=True,
+                    )
             if "in memory" in results:
                 a, b = results["in memory"]["metrics"], results["report"]["metrics"]
                 worst = max(
@@ -194,32 +199,35 @@ def run_sizes(args):
 
 
 def _period(rng, n, shift=0.0):
-    from sklearn_betacal.metrics._statistics import CalibrationStatistics
+    from sklearn_betacal.metrics import CalibrationStatistics
 
     p = rng.uniform(size=n)
     g = rng.choice(np.array(["a", "b", "c", "d"]), size=n)
     y = rng.uniform(size=n) < np.clip(np.where(g == "b", p + shift, p), 0, 1)
-    return CalibrationStatistics(10, grouped=True).update(y, p, g)
+    return CalibrationStatistics(10, cells=True).update(y, p, g)
 
 
 def run_drift(args):
-    from sklearn_betacal.metrics._statistics import drift_test
+    from sklearn_betacal.metrics import calibration_drift_test
 
     rng = np.random.default_rng(0)
     rows = []
     for n in (4000, 40000):
         null = [
-            drift_test(_period(rng, n), _period(rng, n))["drifted"].any()
+            calibration_drift_test(_period(rng, n), _period(rng, n))["drifted"].any()
             for _ in range(args.n_sim)
         ]
         rows.append([n, "0 (no drift)", f"{np.mean(null):.3f}", "any group named"])
         for shift in (0.01, 0.02, 0.04, 0.08):
             hits = [
-                drift_test(_period(rng, n, shift), _period(rng, n))["drifted"]["b"]
+                calibration_drift_test(_period(rng, n, shift), _period(rng, n))[
+                    "drifted"
+                ]["b"]
                 for _ in range(args.n_sim // 2)
             ]
-            rows.append([n, f"{shift:+.2f} in group b", f"{np.mean(hits):.3f}",
-                         "group b named"])
+            rows.append(
+                [n, f"{shift:+.2f} in group b", f"{np.mean(hits):.3f}", "group b named"]
+            )
     return markdown_table(["rows per period", "shift", "rate", "event"], rows)
 
 

@@ -3,7 +3,7 @@
 
 :func:`calibration_statistics` (public in :mod:`sklearn_betacal.dask`):
 sort by confidence with dask, one
-:class:`~sklearn_betacal.metrics._statistics.CalibrationStatistics` per
+:class:`~sklearn_betacal.metrics.CalibrationStatistics` per
 partition, merged in order by a balanced tree of dask tasks. Imported by
 :mod:`sklearn_betacal.dask` and the command line; imports dask on first use.
 """
@@ -15,32 +15,32 @@ def _is_dask(X):
     return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
-def _columns_of(data, y_true, y_prob, groups):
+def _columns_of(data, y_true, y_prob, cells):
     """``(frame, confidence, label, group)``: one table of the three columns.
 
     ``data`` is a (dask, pandas or polars) DataFrame with ``y_prob``,
-    ``y_true`` and ``groups`` naming its columns; or ``None`` with the three
+    ``y_true`` and ``cells`` naming its columns; or ``None`` with the three
     given as arrays or Series (dask or in memory) of one length.
     """
     if data is not None:
         if not all(isinstance(c, str) for c in (y_true, y_prob)):
             raise TypeError(
                 "with a DataFrame, name its columns: y_true='label column', "
-                "y_prob='confidence column' (and groups='group column')"
+                "y_prob='confidence column' (and cells='group column')"
             )
         if type(data).__module__.split(".")[0] == "polars":
             data = data.to_pandas()
-        missing = [c for c in (y_prob, y_true, groups) if c and c not in data.columns]
+        missing = [c for c in (y_prob, y_true, cells) if c and c not in data.columns]
         if missing:
             raise ValueError(
                 f"column {missing[0]!r} not found; the columns are "
                 f"{', '.join(map(repr, list(data.columns)[:12]))}"
             )
-        used = [y_prob, y_true] + ([groups] if groups is not None else [])
-        return data[used], y_prob, y_true, groups
+        used = [y_prob, y_true] + ([cells] if cells is not None else [])
+        return data[used], y_prob, y_true, cells
     names = {"confidence": y_prob, "label": y_true}
-    if groups is not None:
-        names["group"] = groups
+    if cells is not None:
+        names["group"] = cells
     if any(_is_dask(v) for v in names.values()):
         import dask.array as da
         import dask.dataframe as dd
@@ -51,7 +51,7 @@ def _columns_of(data, y_true, y_prob, groups):
                 v = dd.from_dask_array(v.reshape(-1), columns=name)
             elif not _is_dask(v):
                 raise TypeError(
-                    "give y_true, y_prob and groups all as dask collections "
+                    "give y_true, y_prob and cells all as dask collections "
                     "(or all in memory)"
                 )
             series.append(v.rename(name) if hasattr(v, "rename") else v)
@@ -60,15 +60,15 @@ def _columns_of(data, y_true, y_prob, groups):
     import pandas as pd
 
     frame = pd.DataFrame({k: np.asarray(v).reshape(-1) for k, v in names.items()})
-    return frame, "confidence", "label", ("group" if groups is not None else None)
+    return frame, "confidence", "label", ("group" if cells is not None else None)
 
 
 def _part_statistics(part, confidence, label, group, n_bins, readers, index):
     """Statistics of one partition (sorted by confidence), validated."""
+    from .metrics import CalibrationStatistics
     from .metrics._calibration_error import _check_inputs
-    from .metrics._statistics import CalibrationStatistics
 
-    stats = CalibrationStatistics(n_bins, grouped=group is not None)
+    stats = CalibrationStatistics(n_bins, cells=group is not None)
     if len(part) == 0:
         return stats
     try:
@@ -111,7 +111,7 @@ def calibration_statistics(
     *,
     y_true,
     y_prob,
-    groups=None,
+    cells=None,
     n_bins=10,
     read_labels=None,
     read_confidence=None,
@@ -122,7 +122,7 @@ def calibration_statistics(
     The rows are sorted by confidence with dask (``sort_values``: a shuffle
     that spills to disk under ``dask.distributed``), every partition is
     summarized by a
-    :class:`~sklearn_betacal.metrics._statistics.CalibrationStatistics`
+    :class:`~sklearn_betacal.metrics.CalibrationStatistics`
     (sums per group x equal-width bin, and the ordered summaries of the ECCE
     and the AUC) and the summaries are merged in order by a balanced tree of
     dask tasks. Memory per task is one partition plus ``O(groups x bins)``;
@@ -133,14 +133,14 @@ def calibration_statistics(
     Parameters
     ----------
     data : dask, pandas or polars DataFrame, default=None
-        The table; ``y_true``, ``y_prob`` and ``groups`` then name columns.
+        The table; ``y_true``, ``y_prob`` and ``cells`` then name columns.
         ``None``: they are arrays or Series (dask, or NumPy/pandas).
     y_true : str or array-like
         Correctness labels, 0/1 or bool (or the column holding them).
     y_prob : str or array-like
         Confidences in ``[0, 1]``.
-    groups : str or array-like, default=None
-        Group (cell) of each row.
+    cells : str or array-like, default=None
+        Group (cell) of each row: a topic, a partitioner's cell id ...
     n_bins : int, default=10
         Equal-width bins.
     read_labels : callable, default=None
@@ -170,7 +170,7 @@ def calibration_statistics(
     >>> round(stats.calibration_error(), 4)
     0.0309
     """
-    frame, confidence, label, group = _columns_of(data, y_true, y_prob, groups)
+    frame, confidence, label, group = _columns_of(data, y_true, y_prob, cells)
     readers = (read_labels, read_confidence)
     if not _is_dask(frame):  # in memory: the same statistics, one chunk
         part = frame.sort_values(confidence, kind="stable")

@@ -59,7 +59,6 @@ from sklearn.utils.validation import check_is_fitted
 from ._outofcore import _is_dask, calibration_statistics
 
 __all__ = [
-    "calibration_drift",
     "calibration_report",
     "calibration_statistics",
     "predict",
@@ -242,19 +241,19 @@ def _apply_frame(estimator, method, X):
 
 # ------------------------------------------------- the report, out of core
 def calibration_report(
-    data=None, *, y_true, y_prob, groups=None, n_bins=10, read_labels=None
+    data=None, *, y_true, y_prob, cells=None, n_bins=10, read_labels=None
 ):
     """Every number of ``betacal report``, computed out of core.
 
     The same dict as the in-memory report (reliability table with exact
     Clopper-Pearson intervals, ECE, MCE, Brier score and its split, NLL,
-    AUC, AUAC and, with ``groups``, beta-CE with its noise floor and
+    AUC, AUAC and, with ``cells``, beta-CE with its noise floor and
     debiased squared form, and per group the CE, the ECCE and its
     Holm-adjusted Kuiper test) from :func:`calibration_statistics`.
 
     Parameters
     ----------
-    data, y_true, y_prob, groups, n_bins, read_labels
+    data, y_true, y_prob, cells, n_bins, read_labels
         As in :func:`calibration_statistics`.
 
     Returns
@@ -280,30 +279,8 @@ def calibration_report(
         data,
         y_true=y_true,
         y_prob=y_prob,
-        groups=groups,
+        cells=cells,
         n_bins=n_bins,
         read_labels=read_labels,
     )
     return report_from_statistics(stats)
-
-
-def calibration_drift(new, old, *, alpha=0.05, method="holm", min_count=30):
-    """Which groups' calibration changed between two periods.
-
-    Parameters
-    ----------
-    new, old : CalibrationStatistics
-        Statistics of the two periods (:func:`calibration_statistics`), with
-        the same bins.
-    alpha, method, min_count
-        See :func:`~sklearn_betacal.metrics._statistics.drift_test`.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        One row per group; ``drifted`` marks the groups whose calibration
-        changed beyond noise at family-wise level ``alpha`` (Holm).
-    """
-    from .metrics._statistics import drift_test
-
-    return drift_test(new, old, alpha=alpha, method=method, min_count=min_count)

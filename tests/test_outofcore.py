@@ -12,8 +12,12 @@ from sklearn.metrics import roc_auc_score
 
 from sklearn_betacal.cli import main
 from sklearn_betacal.cli._report import compute_report
-from sklearn_betacal.metrics import calibration_test, cumulative_calibration_error
-from sklearn_betacal.metrics._statistics import CalibrationStatistics, drift_test
+from sklearn_betacal.metrics import (
+    CalibrationStatistics,
+    calibration_drift_test,
+    calibration_test,
+    cumulative_calibration_error,
+)
 
 bdask = pytest.importorskip("sklearn_betacal.dask")
 
@@ -68,7 +72,7 @@ def test_merged_statistics_give_the_in_memory_report(n_chunks):
     order = np.argsort(p, kind="stable")
     # chunks of the sorted rows: tie runs of equal confidences cross chunks
     parts = [
-        CalibrationStatistics(10, grouped=True).update(y[c], p[c], g[c])
+        CalibrationStatistics(10, cells=True).update(y[c], p[c], g[c])
         for c in np.array_split(order, n_chunks)
     ]
     stats = parts[0]
@@ -82,7 +86,7 @@ def test_merge_is_associative_and_ordered_pieces_are_checked():
     p, y, g = _data(2000, seed=1)
     order = np.argsort(p, kind="stable")
     chunks = [
-        CalibrationStatistics(5, grouped=True).update(y[c], p[c], g[c])
+        CalibrationStatistics(5, cells=True).update(y[c], p[c], g[c])
         for c in np.array_split(order, 4)
     ]
     left = chunks[0].merge(chunks[1]).merge(chunks[2]).merge(chunks[3])
@@ -100,7 +104,7 @@ def test_merge_is_associative_and_ordered_pieces_are_checked():
     with pytest.raises(ValueError, match="in order of confidence"):
         swapped.roc_auc()
     with pytest.raises(ValueError, match="in order of confidence"):
-        CalibrationStatistics(grouped=True).update(y, p, g).calibration_test()
+        CalibrationStatistics(cells=True).update(y, p, g).calibration_test()
 
 
 def test_ordered_summaries_match_the_kernels_on_ties():
@@ -120,7 +124,7 @@ def test_ordered_summaries_match_the_kernels_on_ties():
 
 def test_statistics_memory_does_not_grow_with_rows():
     rng = np.random.default_rng(0)
-    stats = CalibrationStatistics(10, grouped=True)
+    stats = CalibrationStatistics(10, cells=True)
     sizes = []
     for k in range(3):
         p = np.sort(rng.uniform(k / 3, (k + 1) / 3, size=20000))
@@ -138,15 +142,15 @@ def test_statistics_memory_does_not_grow_with_rows():
 def _inputs(kind, p, y, g):
     frame = pd.DataFrame({"conf": p, "ok": y, "topic": g})
     if kind == "numpy":
-        return {"y_true": y, "y_prob": p, "groups": g}
+        return {"y_true": y, "y_prob": p, "cells": g}
     if kind == "pandas":
-        return {"data": frame, "y_true": "ok", "y_prob": "conf", "groups": "topic"}
+        return {"data": frame, "y_true": "ok", "y_prob": "conf", "cells": "topic"}
     pl = pytest.importorskip("polars")
     return {
         "data": pl.from_pandas(frame),
         "y_true": "ok",
         "y_prob": "conf",
-        "groups": "topic",
+        "cells": "topic",
     }
 
 
@@ -163,7 +167,7 @@ def client():
     distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
-            n_workers=1, processes=False, threads_per_worker=1, dashboard_address=None
+            n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as c,
     ):
@@ -177,7 +181,7 @@ def test_calibration_report_on_a_parquet_set(tmp_path, client):
     for i, rows in enumerate(np.array_split(np.arange(len(p)), 5)):
         frame.iloc[rows].to_parquet(tmp_path / f"part{i}.parquet")
     data = dd.read_parquet(str(tmp_path / "*.parquet"))
-    got = bdask.calibration_report(data, y_true="ok", y_prob="conf", groups="topic")
+    got = bdask.calibration_report(data, y_true="ok", y_prob="conf", cells="topic")
     expected = compute_report(p, y.astype(float), groups=g.astype(str))
     assert_same_report(expected, got)
     # dask Arrays, unevenly chunked, without groups
@@ -202,19 +206,19 @@ def _period(rng, n, shift=0.0, group="b"):
     p = rng.uniform(size=n)
     g = rng.choice(["a", "b", "c", "d"], size=n)
     y = rng.uniform(size=n) < np.clip(np.where(g == group, p + shift, p), 0, 1)
-    return CalibrationStatistics(10, grouped=True).update(y, p, g)
+    return CalibrationStatistics(10, cells=True).update(y, p, g)
 
 
 def test_drift_names_the_shifted_group_only():
     rng = np.random.default_rng(0)
     old = _period(rng, 20000)
     new = _period(rng, 20000, shift=-0.08)
-    table = drift_test(new, old)
+    table = calibration_drift_test(new, old)
     assert table.index[table["drifted"]].tolist() == ["b"]
     assert table.loc["b", "gap_new"] < table.loc["b", "gap_old"] - 0.05
     assert (table["bins_compared"] == 10).all()
     # the test statistic does not depend on which period is "new"
-    back = drift_test(old, new)
+    back = calibration_drift_test(old, new)
     assert back["pvalue"].to_numpy() == pytest.approx(table["pvalue"].to_numpy())
 
 
@@ -224,9 +228,11 @@ def test_drift_size_and_power():
     rising with the planted shift (recorded in benchmarks/results)."""
     rng = np.random.default_rng(11)
     n_sim = 200
-    null = [drift_test(_period(rng, 4000), _period(rng, 4000))["drifted"].any()]
+    null = [
+        calibration_drift_test(_period(rng, 4000), _period(rng, 4000))["drifted"].any()
+    ]
     null += [
-        drift_test(_period(rng, 4000), _period(rng, 4000))["drifted"].any()
+        calibration_drift_test(_period(rng, 4000), _period(rng, 4000))["drifted"].any()
         for _ in range(n_sim - 1)
     ]
     # binomial 99.9% upper limit of 200 draws at rate 0.05 is 0.1
@@ -234,7 +240,9 @@ def test_drift_size_and_power():
     power = []
     for shift in (0.04, 0.12):
         hits = [
-            drift_test(_period(rng, 4000, shift), _period(rng, 4000))["drifted"]["b"]
+            calibration_drift_test(_period(rng, 4000, shift), _period(rng, 4000))[
+                "drifted"
+            ]["b"]
             for _ in range(50)
         ]
         power.append(np.mean(hits))

@@ -162,7 +162,7 @@ def _cluster(args):
             n_workers=1,
             threads_per_worker=threads,
             processes=False,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         Client(cluster) as client,
     ):
@@ -242,7 +242,7 @@ def _set_statistics(args, path, opened):
             frame,
             y_true=args.label,
             y_prob=args.confidence,
-            groups=args.group,
+            cells=args.group,
             n_bins=args.n_bins,
             read_labels=labels,
             read_confidence=confidences,
@@ -284,17 +284,15 @@ def _file_statistics(args, path, frame=None):
         fmt=fmt,
         pos_label=args.pos_label,
     )
-    stats = calibration_statistics(
-        y_true=y, y_prob=p, groups=groups, n_bins=args.n_bins
-    )
+    stats = calibration_statistics(y_true=y, y_prob=p, cells=groups, n_bins=args.n_bins)
     return stats, n_dropped, n_unparsed, n_empty
 
 
 def drift_section(stats_new, stats_old, against):
     """The JSON-ready ``drift`` part of the report."""
-    from ..metrics._statistics import drift_test
+    from ..metrics import calibration_drift_test
 
-    table = drift_test(
+    table = calibration_drift_test(
         stats_new, stats_old, alpha=SIGNIFICANCE, min_count=DRIFT_MIN_COUNT
     )
     grouped = stats_new.grouped

@@ -156,8 +156,9 @@ class CalibrationStatistics:
         Equal-width bins of the binned numbers (bin ``min(floor(p M), M-1)``).
     grid : int, default=101
         Thresholds of the accuracy-confidence curve (AUAC).
-    grouped : bool, default=False
-        Whether rows carry a group (cell) label.
+    cells : bool, default=False
+        Whether rows carry a group (cell) label: a topic, a partitioner's
+        cell id ...
 
     Attributes
     ----------
@@ -179,7 +180,7 @@ class CalibrationStatistics:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_betacal.metrics._statistics import CalibrationStatistics
+    >>> from sklearn_betacal.metrics import CalibrationStatistics
     >>> rng = np.random.default_rng(0)
     >>> p = np.sort(rng.uniform(size=1000))
     >>> y = rng.uniform(size=1000) < p
@@ -190,11 +191,11 @@ class CalibrationStatistics:
     True
     """
 
-    def __init__(self, n_bins=10, *, grid=101, grouped=False):
+    def __init__(self, n_bins=10, *, grid=101, cells=False):
         self.n_bins = int(n_bins)
         self.grid = int(grid)
-        self.grouped = bool(grouped)
-        self.labels = np.array([0]) if not grouped else np.array([])
+        self.grouped = bool(cells)
+        self.labels = np.array([0]) if not cells else np.array([])
         self.sums = {
             k: np.zeros((self.labels.shape[0], self.n_bins), dtype=dt)
             for k, dt in zip(_BIN_SUMS, (np.int64, np.int64, float, float), strict=True)
@@ -215,35 +216,37 @@ class CalibrationStatistics:
     def _thresholds(self):
         return np.linspace(0.0, 1.0, self.grid)
 
-    def update(self, y, p, groups=None):
-        """Add a chunk of validated rows: ``y`` 0/1, ``p`` float64 in [0, 1].
+    def update(self, y_true, y_prob, cells=None):
+        """Add a chunk of validated rows: ``y_true`` 0/1, ``y_prob`` in [0, 1].
 
         Returns ``self``. The ordered summaries stay valid while chunks come
         in order of confidence (the rows of each chunk sorted); otherwise
         :attr:`ordered` turns ``False`` and only the ECCE and AUC are lost.
         """
-        chunk = self._chunk(np.asarray(y), np.asarray(p, dtype=np.float64), groups)
+        chunk = self._chunk(
+            np.asarray(y_true), np.asarray(y_prob, dtype=np.float64), cells
+        )
         merged = self.merge(chunk)
         self.__dict__.update(merged.__dict__)
         return self
 
-    def _chunk(self, y, p, groups):
+    def _chunk(self, y, p, cells):
         from ._calibration_tests import _factorize_groups
 
-        out = CalibrationStatistics(self.n_bins, grid=self.grid, grouped=False)
+        out = CalibrationStatistics(self.n_bins, grid=self.grid)
         out.grouped = self.grouped
         n = p.shape[0]
         if self.grouped:
-            if groups is None:
-                raise ValueError("these statistics are grouped: pass groups")
-            labels, codes = _factorize_groups(groups, n)
+            if cells is None:
+                raise ValueError("these statistics have cells: pass cells")
+            labels, codes = _factorize_groups(cells, n)
             codes = np.asarray(codes, dtype=np.intp)
         else:
             labels, codes = np.array([0]), np.zeros(n, dtype=np.intp)
         n_groups = labels.shape[0]
         out.labels = labels
         if n == 0:
-            out.__init__(self.n_bins, grid=self.grid, grouped=self.grouped)
+            out.__init__(self.n_bins, grid=self.grid, cells=self.grouped)
             return out
         yf = y.astype(np.float64)
         yb = yf > 0
@@ -320,7 +323,7 @@ class CalibrationStatistics:
         labels = np.union1d(self.labels, other.labels) if self.grouped else self.labels
         sums_a, var_a, paths_a = self._aligned(labels)
         sums_b, var_b, paths_b = other._aligned(labels)
-        out = CalibrationStatistics(self.n_bins, grid=self.grid, grouped=self.grouped)
+        out = CalibrationStatistics(self.n_bins, grid=self.grid, cells=self.grouped)
         out.labels = labels
         out.sums = {k: sums_a[k] + sums_b[k] for k in _BIN_SUMS}
         out.sum_log_loss = self.sum_log_loss + other.sum_log_loss
@@ -339,7 +342,7 @@ class CalibrationStatistics:
         return out
 
     def _copy(self):
-        out = CalibrationStatistics(self.n_bins, grid=self.grid, grouped=self.grouped)
+        out = CalibrationStatistics(self.n_bins, grid=self.grid, cells=self.grouped)
         out.__dict__.update(
             {
                 k: (v.copy() if isinstance(v, np.ndarray) else v)
@@ -538,7 +541,7 @@ class CalibrationStatistics:
         )[0]
 
 
-def drift_test(new, old, *, alpha=0.05, method="holm", min_count=30):
+def calibration_drift_test(new, old, *, alpha=0.05, method="holm", min_count=30):
     """Per group, whether calibration changed between two sets of rows.
 
     The calibration of a group in a bin is its mean residual ``y - p``
