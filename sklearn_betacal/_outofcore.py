@@ -63,12 +63,16 @@ def _columns_of(data, y_true, y_prob, cells):
     return frame, "confidence", "label", ("group" if cells is not None else None)
 
 
-def _part_statistics(part, confidence, label, group, n_bins, readers, index):
-    """Statistics of one partition (sorted by confidence), validated."""
+def _part_statistics(
+    part, confidence, label, group, n_bins, readers, index, max_values=None
+):
+    """Statistics of one partition, validated."""
     from .metrics import CalibrationStatistics
     from .metrics._calibration_error import _check_inputs
 
-    stats = CalibrationStatistics(n_bins, cells=group is not None)
+    stats = CalibrationStatistics(
+        n_bins, cells=group is not None, max_values=max_values
+    )
     if len(part) == 0:
         return stats
     try:
@@ -115,17 +119,21 @@ def calibration_statistics(
     n_bins=10,
     read_labels=None,
     read_confidence=None,
+    max_values=1 << 20,
     compute=True,
 ):
     """Mergeable statistics of a calibration report, partition by partition.
 
-    The rows are sorted by confidence with dask (``sort_values``: a shuffle
-    that spills to disk under ``dask.distributed``), every partition is
-    summarized by a
+    Every partition is summarized by a
     :class:`~sklearn_betacal.metrics.CalibrationStatistics`
-    (sums per group x equal-width bin, and the ordered summaries of the ECCE
-    and the AUC) and the summaries are merged in order by a balanced tree of
-    dask tasks. Memory per task is one partition plus ``O(groups x bins)``;
+    (sums per group x equal-width bin, and what the ECCE and the AUC need)
+    and the summaries are merged by a balanced tree of dask tasks. The ECCE
+    and the AUC need the rows in order of confidence: with few distinct
+    confidences (``max_values``) a table of sums per distinct (confidence,
+    cell) gives them in one pass; otherwise the rows are first sorted by
+    confidence with dask (``sort_values``: a shuffle that spills to disk
+    under ``dask.distributed``) and the partitions' ordered summaries are
+    merged in order. Memory per task is one partition plus ``O(groups x bins)``;
     nothing of size ``n`` is ever gathered. Runs on the active dask
     scheduler: a ``distributed.Client`` (a ``LocalCluster`` or any cluster)
     when one is active.
@@ -149,8 +157,16 @@ def calibration_statistics(
     read_confidence : callable, default=None
         Maps a partition's confidence Series to floats in ``[0, 1]`` (with
         its own checks and messages); ``None``: they must be such floats.
+    max_values : int or None, default=2**20
+        With at most this many distinct (confidence, cell) pairs -- LLM
+        confidences, verbalized or a calibrator's outputs, take few values
+        -- the data is read once, in any order, and the ECCE and the AUC come
+        from the value table (``CalibrationStatistics(max_values=...)``);
+        otherwise (continuous scores, found from the first partition) the
+        rows are sorted. ``None``: always sort.
     compute : bool, default=True
-        ``False`` returns the dask ``Delayed`` of the statistics.
+        ``False`` returns the dask ``Delayed`` of the statistics of the
+        sorted rows (the value table's pass, when it applies, is computed).
 
     Returns
     -------
@@ -177,13 +193,22 @@ def calibration_statistics(
         return _part_statistics(part, confidence, label, group, n_bins, readers, 0)
     import dask
 
-    ordered = frame.sort_values(confidence)
-    parts = ordered.to_delayed()
-    stats = [
-        dask.delayed(_part_statistics)(
-            part, confidence, label, group, n_bins, readers, i
-        )
-        for i, part in enumerate(parts)
-    ]
-    merged = _ordered_merge(stats, dask.delayed(_merge_two))
-    return merged.compute() if compute else merged
+    def merged(parts, max_values=None):
+        stats = [
+            dask.delayed(_part_statistics)(
+                part, confidence, label, group, n_bins, readers, i, max_values
+            )
+            for i, part in enumerate(parts)
+        ]
+        return _ordered_merge(stats, dask.delayed(_merge_two))
+
+    if max_values:
+        # few distinct confidences: one pass, no sort (the value table); the
+        # first partition tells whether it can hold them
+        parts = frame.to_delayed()
+        if merged(parts[:1], max_values).compute().values is not None:
+            stats = merged(parts, max_values).compute()
+            if stats.values is not None:
+                return stats
+    stats = merged(frame.sort_values(confidence).to_delayed())
+    return stats.compute() if compute else stats

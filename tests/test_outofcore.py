@@ -122,6 +122,28 @@ def test_ordered_summaries_match_the_kernels_on_ties():
     assert single.roc_auc() is None  # one class
 
 
+def test_value_table_gives_the_ordered_numbers_in_any_order():
+    from sklearn_betacal.cli._report_set import report_from_statistics
+
+    p, y, g = _data(seed=6)  # 101 distinct confidences
+    expected = compute_report(p, y.astype(float), groups=g)
+    rows = np.random.default_rng(0).permutation(len(p))
+    stats = CalibrationStatistics(cells=True, max_values=1000)
+    for c in np.array_split(rows, 9):
+        stats.update(y[c], p[c], g[c])
+    assert not stats.ordered and stats.values is not None
+    assert stats.values["p"].shape[0] <= 4 * 101
+    assert_same_report(expected, report_from_statistics(stats))
+    # more distinct pairs than max_values: the table is dropped, and the
+    # numbers that need the order are refused rather than wrong
+    small = CalibrationStatistics(cells=True, max_values=50)
+    for c in np.array_split(rows, 3):
+        small.update(y[c], p[c], g[c])
+    assert small.values is None
+    with pytest.raises(ValueError, match="max_values"):
+        small.calibration_test()
+
+
 def test_statistics_memory_does_not_grow_with_rows():
     rng = np.random.default_rng(0)
     stats = CalibrationStatistics(10, cells=True)
@@ -175,6 +197,8 @@ def client():
 
 
 def test_calibration_report_on_a_parquet_set(tmp_path, client):
+    from sklearn_betacal.cli._report_set import report_from_statistics
+
     dd = pytest.importorskip("dask.dataframe")
     p, y, g = _data(seed=4)
     frame = pd.DataFrame({"conf": p, "ok": y, "topic": g.astype(str)})
@@ -183,7 +207,12 @@ def test_calibration_report_on_a_parquet_set(tmp_path, client):
     data = dd.read_parquet(str(tmp_path / "*.parquet"))
     got = bdask.calibration_report(data, y_true="ok", y_prob="conf", cells="topic")
     expected = compute_report(p, y.astype(float), groups=g.astype(str))
-    assert_same_report(expected, got)
+    assert_same_report(expected, got)  # one pass: the value table
+    stats = bdask.calibration_statistics(
+        data, y_true="ok", y_prob="conf", cells="topic", max_values=None
+    )
+    assert stats.ordered  # sorted by dask, merged in order
+    assert_same_report(expected, report_from_statistics(stats))
     # dask Arrays, unevenly chunked, without groups
     da = pytest.importorskip("dask.array")
     got = bdask.calibration_report(

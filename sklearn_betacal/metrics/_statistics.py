@@ -98,11 +98,18 @@ def _chunk_paths(p, r, codes, n_groups):
     return out
 
 
-def _chunk_auc(p, y):
-    """Mann-Whitney summary of one chunk sorted by confidence (all rows)."""
+def _chunk_auc(p, y, n=None):
+    """Mann-Whitney summary of one chunk sorted by confidence (all rows).
+
+    ``y`` holds each row's label, or with ``n`` the correct answers of
+    ``n[i]`` rows at confidence ``p[i]`` (a value table).
+    """
     starts = np.flatnonzero(np.concatenate([[True], p[1:] != p[:-1]]))
     run_pos = np.add.reduceat(y.astype(np.int64), starts)
-    run_n = np.diff(np.append(starts, p.shape[0]))
+    if n is None:
+        run_n = np.diff(np.append(starts, p.shape[0]))
+    else:
+        run_n = np.add.reduceat(n.astype(np.int64), starts)
     run_neg = run_n - run_pos
     neg_before = np.cumsum(run_neg) - run_neg
     u2 = int(np.sum(run_pos * (2 * neg_before + run_neg)))
@@ -147,6 +154,28 @@ def _merge_auc(a, b):
     }
 
 
+_VALUE_KEYS = ("code", "p", "r", "pos", "n")
+
+
+def _aggregate_values(code, p, r, pos, n, max_values):
+    """Rows (or partial sums) summed per distinct (confidence, cell), sorted
+    by confidence; ``None`` when there are more than ``max_values``."""
+    order = np.lexsort((code, p))
+    code, p = code[order], p[order]
+    new = np.ones(p.shape[0], dtype=bool)
+    new[1:] = (p[1:] != p[:-1]) | (code[1:] != code[:-1])
+    starts = np.flatnonzero(new)
+    if starts.shape[0] > max_values:
+        return None
+    return {
+        "code": code[starts],
+        "p": p[starts],
+        "r": np.add.reduceat(r[order], starts),
+        "pos": np.add.reduceat(pos[order], starts),
+        "n": np.add.reduceat(n[order], starts),
+    }
+
+
 class CalibrationStatistics:
     """Sufficient statistics of a calibration report, mergeable and exact.
 
@@ -172,10 +201,18 @@ class CalibrationStatistics:
         and each one's confidences at or above the previous one's), so that
         the ECCE and the AUC are available.
 
+    max_values : int, default=None
+        Also keep a *value table*: the residual sum and the counts of every
+        distinct (confidence, cell), as long as there are at most this many
+        (then it is dropped). It gives the ECCE and the AUC exactly without
+        any order of the chunks: LLM confidences (verbalized, or a
+        calibrator's outputs) take few distinct values, so a data set is
+        reported on in one pass over its partitions, in any order.
+
     Notes
     -----
-    Memory: ``O(n_groups * n_bins + grid)``, independent of the rows.
-    Unweighted rows only (the report has no weights).
+    Memory: ``O(n_groups * n_bins + grid)`` (plus ``O(max_values)``),
+    independent of the rows. Unweighted rows only (the report has none).
 
     Examples
     --------
@@ -191,8 +228,9 @@ class CalibrationStatistics:
     True
     """
 
-    def __init__(self, n_bins=10, *, grid=101, cells=False):
+    def __init__(self, n_bins=10, *, grid=101, cells=False, max_values=None):
         self.n_bins = int(n_bins)
+        self.max_values = max_values
         self.grid = int(grid)
         self.grouped = bool(cells)
         self.labels = np.array([0]) if not cells else np.array([])
@@ -207,6 +245,17 @@ class CalibrationStatistics:
         self.paths = _empty_paths(self.labels.shape[0])
         self.auc_run = None
         self.ordered = True
+        self.values = (
+            None
+            if max_values is None
+            else _aggregate_values(
+                *(
+                    np.empty(0, dtype=d)
+                    for d in (np.intp, float, float, np.int64, np.int64)
+                ),
+                max_values,
+            )
+        )
 
     # ------------------------------------------------------------ building
     @property
@@ -233,7 +282,9 @@ class CalibrationStatistics:
     def _chunk(self, y, p, cells):
         from ._calibration_tests import _factorize_groups
 
-        out = CalibrationStatistics(self.n_bins, grid=self.grid)
+        out = CalibrationStatistics(
+            self.n_bins, grid=self.grid, max_values=self.max_values
+        )
         out.grouped = self.grouped
         n = p.shape[0]
         if self.grouped:
@@ -246,7 +297,12 @@ class CalibrationStatistics:
         n_groups = labels.shape[0]
         out.labels = labels
         if n == 0:
-            out.__init__(self.n_bins, grid=self.grid, cells=self.grouped)
+            out.__init__(
+                self.n_bins,
+                grid=self.grid,
+                cells=self.grouped,
+                max_values=self.max_values,
+            )
             return out
         yf = y.astype(np.float64)
         yb = yf > 0
@@ -278,6 +334,11 @@ class CalibrationStatistics:
             weights=_kc.null_variance_terms(p, None, "frequency"),
             minlength=n_groups,
         )
+        if self.max_values is not None:
+            ones = np.ones(n, dtype=np.int64)
+            out.values = _aggregate_values(
+                codes, p, r, yb.astype(np.int64), ones, self.max_values
+            )
         out.ordered = bool(np.all(p[1:] >= p[:-1]))
         if out.ordered:
             out.paths = _chunk_paths(p, r, codes, n_groups)
@@ -285,6 +346,36 @@ class CalibrationStatistics:
         else:
             out.paths = _empty_paths(n_groups)
         return out
+
+    def _merged_values(self, other, labels):
+        if self.values is None or other.values is None:
+            return None
+        parts = []
+        for v, own in ((self.values, self.labels), (other.values, other.labels)):
+            code = (
+                np.searchsorted(labels, own)[v["code"]] if self.grouped else v["code"]
+            )
+            parts.append({**v, "code": code})
+        return _aggregate_values(
+            *(np.concatenate([a[k], b[k]]) for k in _VALUE_KEYS for a, b in [parts]),
+            self.max_values,
+        )
+
+    def _ordered_summaries(self, what):
+        """``(paths, auc_run)``: from the ordered chunks, else the value table."""
+        if self.ordered:
+            return self.paths, self.auc_run
+        if self.values is not None:
+            v = self.values
+            n_groups = self.labels.shape[0]
+            paths = _chunk_paths(v["p"], v["r"], v["code"], n_groups)
+            auc = _chunk_auc(v["p"], v["pos"], v["n"]) if v["p"].shape[0] else None
+            return paths, auc
+        raise ValueError(
+            f"{what} needs the rows in order of confidence: give the chunks "
+            "sorted by confidence, each at or above the previous one (or keep "
+            "a value table: max_values)"
+        )
 
     def _aligned(self, labels):
         """The per-group arrays re-indexed to ``labels`` (a superset)."""
@@ -308,13 +399,15 @@ class CalibrationStatistics:
         Exact for every sum and count; the ordered summaries stay valid when
         ``other``'s confidences are all at or above these.
         """
-        if (self.n_bins, self.grid, self.grouped) != (
+        if (self.n_bins, self.grid, self.grouped, self.max_values) != (
             other.n_bins,
             other.grid,
             other.grouped,
+            other.max_values,
         ):
             raise ValueError(
-                "cannot merge statistics of different binning, grid or grouping"
+                "cannot merge statistics of different binning, grid, grouping "
+                "or max_values"
             )
         if other.n_rows == 0:
             return self._copy()
@@ -323,8 +416,11 @@ class CalibrationStatistics:
         labels = np.union1d(self.labels, other.labels) if self.grouped else self.labels
         sums_a, var_a, paths_a = self._aligned(labels)
         sums_b, var_b, paths_b = other._aligned(labels)
-        out = CalibrationStatistics(self.n_bins, grid=self.grid, cells=self.grouped)
+        out = CalibrationStatistics(
+            self.n_bins, grid=self.grid, cells=self.grouped, max_values=self.max_values
+        )
         out.labels = labels
+        out.values = self._merged_values(other, labels)
         out.sums = {k: sums_a[k] + sums_b[k] for k in _BIN_SUMS}
         out.sum_log_loss = self.sum_log_loss + other.sum_log_loss
         out.kept_count = self.kept_count + other.kept_count
@@ -339,10 +435,14 @@ class CalibrationStatistics:
         if out.ordered:
             out.paths = _merge_paths(paths_a, paths_b)
             out.auc_run = _merge_auc(self.auc_run, other.auc_run)
+        else:
+            out.paths = _empty_paths(labels.shape[0])
         return out
 
     def _copy(self):
-        out = CalibrationStatistics(self.n_bins, grid=self.grid, cells=self.grouped)
+        out = CalibrationStatistics(
+            self.n_bins, grid=self.grid, cells=self.grouped, max_values=self.max_values
+        )
         out.__dict__.update(
             {
                 k: (v.copy() if isinstance(v, np.ndarray) else v)
@@ -351,16 +451,11 @@ class CalibrationStatistics:
         )
         out.sums = {k: v.copy() for k, v in self.sums.items()}
         out.paths = {k: v.copy() for k, v in self.paths.items()}
+        if self.values is not None:
+            out.values = {k: v.copy() for k, v in self.values.items()}
         return out
 
     # ------------------------------------------------------------ numbers
-    def _check_ordered(self, what):
-        if not self.ordered:
-            raise ValueError(
-                f"{what} needs the rows in order of confidence: give the chunks "
-                "sorted by confidence, each at or above the previous one"
-            )
-
     def bin_totals(self):
         """Per bin (all groups): ``count, n_pos, sum_p, sum_r2``."""
         return {k: v.sum(axis=0) for k, v in self.sums.items()}
@@ -435,8 +530,7 @@ class CalibrationStatistics:
 
     def roc_auc(self):
         """:func:`sklearn.metrics.roc_auc_score`; ``None`` with one class."""
-        self._check_ordered("the AUC")
-        run = self.auc_run
+        _, run = self._ordered_summaries("the AUC")
         if run is None or run["pos"] == 0 or run["neg"] == 0:
             return None
         return run["u2"] / (2.0 * run["pos"] * run["neg"])
@@ -524,8 +618,7 @@ class CalibrationStatistics:
         """The per-group table of :func:`~sklearn_betacal.metrics.calibration_test`."""
         from ._calibration_tests import _group_test_table
 
-        self._check_ordered("the ECCE")
-        p = self.paths
+        p, _ = self._ordered_summaries("the ECCE")
         hi = np.fmax(np.fmax(p["hi"], p["S"]), 0.0)
         lo = np.fmin(np.fmin(p["lo"], p["S"]), 0.0)
         count = self.sums["count"].sum(axis=1)
