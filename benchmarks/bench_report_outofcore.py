@@ -8,9 +8,11 @@ rows into ``--dir``. In one process, on one ``distributed.LocalCluster``
 
 - ``read+sum``: the same three columns read by ``dask.dataframe`` and summed
   (the I/O floor of any report);
-- ``report``: :func:`sklearn_betacal.dask.calibration_statistics` (sort by
-  confidence, per-partition statistics, ordered merge) and the report from
-  them (every number of ``betacal report --group``);
+- ``report``: :func:`sklearn_betacal.dask.calibration_statistics` and the
+  report from them (every number of ``betacal report --group``). With
+  ``--kind verbal`` (confidences stated to 0.01, as LLMs state them) one
+  pass with the value table; with ``--kind continuous`` dask sorts the rows
+  by confidence first;
 - ``in memory`` (up to ``--in-memory-max`` rows): the files read into pandas
   and the in-memory report (``compute_report``).
 
@@ -64,7 +66,7 @@ class PeakRSS:
         self.peak = max(self.peak, _rss_mb())
 
 
-def generate(folder, n, file_rows, seed=0):
+def generate(folder, n, file_rows, seed=0, kind="verbal"):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -74,6 +76,8 @@ def generate(folder, n, file_rows, seed=0):
     for i, start in enumerate(range(0, n, file_rows)):
         m = min(file_rows, n - start)
         p = rng.beta(2.0, 1.0, size=m)
+        if kind == "verbal":  # stated confidences: 0.00, 0.01, ..., 1.00
+            p = np.round(p, 2)
         g = rng.integers(0, N_GROUPS, size=m, dtype=np.int32)
         y = rng.uniform(size=m) < np.where(g < 50, 0.8 * p, p)
         path = folder / f"part.{i:05d}.parquet"
@@ -106,9 +110,9 @@ def run_sizes(args):
         Client(cluster),
     ):
         for n in [int(float(s)) for s in args.sizes]:
-            folder = args.dir / f"n{n}"
+            folder = args.dir / f"{args.kind}{n}"
             t0 = time.perf_counter()
-            files = generate(folder, n, int(float(args.file_rows)))
+            files = generate(folder, n, int(float(args.file_rows)), kind=args.kind)
             print(
                 f"n={n}: generated {len(files)} files in "
                 f"{time.perf_counter() - t0:.1f}s",
@@ -164,6 +168,7 @@ def run_sizes(args):
                 print(f"  largest relative difference of the metrics: {worst:.1e}")
             floor = min(times["read+sum"])
             row = [
+                args.kind,
                 f"{n:.0e}",
                 len(files),
                 f"{floor:.2f}",
@@ -182,6 +187,7 @@ def run_sizes(args):
                 shutil.rmtree(folder)
     lines = markdown_table(
         [
+            "confidences",
             "rows",
             "files",
             "read+sum s",
@@ -240,6 +246,13 @@ def main():
     parser.add_argument("--in-memory-max", default="2e7")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_report_outofcore"))
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--kind",
+        choices=["verbal", "continuous"],
+        default="verbal",
+        help="confidences rounded to 0.01 (101 values: one pass, no sort) or "
+        "continuous (sorted by dask first)",
+    )
     parser.add_argument("--drift", action="store_true")
     parser.add_argument("--n-sim", type=int, default=400)
     parser.add_argument("--output", type=Path)

@@ -365,3 +365,21 @@ def test_in_memory_report_prints_the_noise_floor_and_debiased_form():
         y, p, groups=g, norm="l2_squared", debiased=True
     )
     assert calibration_test(y, p, groups=g).table.shape[0] == m["n_groups"]
+
+
+def test_grid_count_equals_searchsorted():
+    from sklearn_betacal.metrics._statistics import _count_at_or_below
+
+    rng = np.random.default_rng(0)
+    for m in (2, 3, 101, 1001):
+        grid = np.linspace(0.0, 1.0, m)
+        p = np.concatenate(
+            [
+                rng.uniform(size=20000),
+                grid,
+                np.nextafter(grid, 2.0).clip(0, 1),
+                np.nextafter(grid, -1.0).clip(0, 1),
+            ]
+        )
+        expected = np.searchsorted(grid, p, side="right")
+        np.testing.assert_array_equal(_count_at_or_below(grid, p), expected)

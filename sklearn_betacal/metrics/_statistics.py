@@ -176,6 +176,49 @@ def _aggregate_values(code, p, r, pos, n, max_values):
     }
 
 
+def _count_at_or_below(grid, p):
+    """``np.searchsorted(grid, p, side="right")`` for an equally spaced
+    ``grid`` from 0 to 1, in O(n) without the binary search: the guess
+    ``floor(p (m - 1)) + 1`` is off by at most one and corrected against
+    the grid's own values, so the result is exactly searchsorted's."""
+    m = grid.shape[0]
+    j = (p * (m - 1)).astype(np.intp) + 1
+    np.clip(j, 1, m, out=j)
+    j -= grid[j - 1] > p  # the guess counted one too many
+    j[j < m] += grid[j[j < m]] <= p[j < m]  # ... or one too few
+    return j
+
+
+def _row_values(codes, p, r, yb, n_groups, max_values):
+    """:func:`_aggregate_values` of single rows in O(n): the confidences are
+    factorized by hashing (no sort of the rows), and the sums per (value,
+    cell) are bincounts of ``rank(value) * n_groups + cell``."""
+    import pandas as pd
+
+    inv, uniques = pd.factorize(p, sort=False)
+    if uniques.shape[0] > max_values:
+        return None
+    rank = np.empty(uniques.shape[0], dtype=np.int64)
+    rank[np.argsort(uniques)] = np.arange(uniques.shape[0])
+    key = rank[inv] * n_groups + codes
+    size = uniques.shape[0] * n_groups
+    if size > 4 * p.shape[0] + 4096:  # sparse pairs: the general path
+        return _aggregate_values(
+            codes, p, r, yb.astype(np.int64), np.ones(p.shape[0], np.int64), max_values
+        )
+    n = np.bincount(key, minlength=size)
+    used = np.flatnonzero(n)
+    if used.shape[0] > max_values:
+        return None
+    return {
+        "code": (used % n_groups).astype(np.intp),
+        "p": np.sort(uniques)[used // n_groups],
+        "r": np.bincount(key, weights=r, minlength=size)[used],
+        "pos": np.bincount(key[yb], minlength=size)[used].astype(np.int64),
+        "n": n[used].astype(np.int64),
+    }
+
+
 class CalibrationStatistics:
     """Sufficient statistics of a calibration report, mergeable and exact.
 
@@ -324,7 +367,7 @@ class CalibrationStatistics:
             -np.sum(np.log(np.clip(np.where(yb, p, 1.0 - p), eps, 1.0 - eps)))
         )
         # thresholds t_k <= p keep the row (p >= t_k)
-        above = np.searchsorted(self._thresholds(), p, side="right")
+        above = _count_at_or_below(self._thresholds(), p)
         kept = np.bincount(above, minlength=self.grid + 1)
         kept_pos = np.bincount(above[yb], minlength=self.grid + 1)
         out.kept_count = np.cumsum(kept[::-1])[::-1][1:].astype(np.int64)
@@ -335,10 +378,7 @@ class CalibrationStatistics:
             minlength=n_groups,
         )
         if self.max_values is not None:
-            ones = np.ones(n, dtype=np.int64)
-            out.values = _aggregate_values(
-                codes, p, r, yb.astype(np.int64), ones, self.max_values
-            )
+            out.values = _row_values(codes, p, r, yb, n_groups, self.max_values)
         out.ordered = bool(np.all(p[1:] >= p[:-1]))
         if out.ordered:
             out.paths = _chunk_paths(p, r, codes, n_groups)
