@@ -383,3 +383,20 @@ def test_grid_count_equals_searchsorted():
         )
         expected = np.searchsorted(grid, p, side="right")
         np.testing.assert_array_equal(_count_at_or_below(grid, p), expected)
+
+
+def test_docs_example_runs_as_written(capsys):
+    """docs/out_of_core.rst's Python example, as printed there."""
+    from pathlib import Path
+
+    pytest.importorskip("distributed")
+    text = (Path(__file__).parents[1] / "docs" / "out_of_core.rst").read_text()
+    start = text.index(".. code-block:: python", text.index("From Python"))
+    lines = []
+    for line in text[start:].split("\n\n", 1)[1].splitlines():
+        if line and not line.startswith("   "):
+            break
+        lines.append(line[3:])
+    exec(compile("\n".join(lines), "out_of_core.rst", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == ["['math']", "['math']"]

@@ -154,10 +154,10 @@ def _merge_auc(a, b):
     }
 
 
-_VALUE_KEYS = ("code", "p", "r", "pos", "n")
+_VALUE_KEYS = ("code", "p", "pos", "n")
 
 
-def _aggregate_values(code, p, r, pos, n, max_values):
+def _aggregate_values(code, p, pos, n, max_values):
     """Rows (or partial sums) summed per distinct (confidence, cell), sorted
     by confidence; ``None`` when there are more than ``max_values``."""
     order = np.lexsort((code, p))
@@ -170,7 +170,6 @@ def _aggregate_values(code, p, r, pos, n, max_values):
     return {
         "code": code[starts],
         "p": p[starts],
-        "r": np.add.reduceat(r[order], starts),
         "pos": np.add.reduceat(pos[order], starts),
         "n": np.add.reduceat(n[order], starts),
     }
@@ -182,14 +181,76 @@ def _count_at_or_below(grid, p):
     ``floor(p (m - 1)) + 1`` is off by at most one and corrected against
     the grid's own values, so the result is exactly searchsorted's."""
     m = grid.shape[0]
-    j = (p * (m - 1)).astype(np.intp) + 1
-    np.clip(j, 1, m, out=j)
-    j -= grid[j - 1] > p  # the guess counted one too many
-    j[j < m] += grid[j[j < m]] <= p[j < m]  # ... or one too few
+    padded = np.append(grid, np.inf)
+    j = (p * (m - 1)).astype(np.intp)
+    np.clip(j, 0, m - 1, out=j)
+    j += 1
+    j -= padded[j - 1] > p  # the guess counted one too many
+    j += padded[j] <= p  # ... or one too few
     return j
 
 
-def _row_values(codes, p, r, yb, n_groups, max_values):
+def _sums(n_bins, grid, codes, n_groups, p, yb, n=None, pos=None):
+    """Every sum of the statistics: of rows (``yb`` their labels), or of a
+    value table (``n[i]`` rows, ``pos[i]`` of them correct, at ``p[i]``).
+
+    One implementation for both: a value table is rows with weights.
+    """
+    idx = codes * n_bins + _k.uniform_bin_index(p, n_bins)
+    size = n_groups * n_bins
+    shape = (n_groups, n_bins)
+    eps = np.finfo(np.float64).eps
+    # thresholds t_k <= p keep the row (p >= t_k)
+    above = _count_at_or_below(grid, p)
+    if n is None:
+        r = yb - p
+        count = np.bincount(idx, minlength=size)
+        n_pos = np.bincount(idx[yb], minlength=size)
+        sum_p = np.bincount(idx, weights=p, minlength=size)
+        sum_r2 = np.bincount(idx, weights=r * r, minlength=size)
+        # log loss as scikit-learn's log_loss: both columns clipped to eps
+        log_loss = -np.sum(np.log(np.clip(np.where(yb, p, 1.0 - p), eps, 1.0 - eps)))
+        kept = np.bincount(above, minlength=grid.shape[0] + 1)
+        kept_pos = np.bincount(above[yb], minlength=grid.shape[0] + 1)
+        null_var = np.bincount(
+            codes,
+            weights=_kc.null_variance_terms(p, None, "frequency"),
+            minlength=n_groups,
+        )
+    else:
+        nf, posf = n.astype(np.float64), pos.astype(np.float64)
+        neg = nf - posf
+        count = np.bincount(idx, weights=nf, minlength=size)
+        n_pos = np.bincount(idx, weights=posf, minlength=size)
+        sum_p = np.bincount(idx, weights=nf * p, minlength=size)
+        r2 = posf * (1.0 - p) ** 2 + neg * p**2
+        sum_r2 = np.bincount(idx, weights=r2, minlength=size)
+        log_loss = -(
+            posf @ np.log(np.clip(p, eps, 1.0 - eps))
+            + neg @ np.log(np.clip(1.0 - p, eps, 1.0 - eps))
+        )
+        kept = np.bincount(above, weights=nf, minlength=grid.shape[0] + 1)
+        kept_pos = np.bincount(above, weights=posf, minlength=grid.shape[0] + 1)
+        null_var = np.bincount(codes, weights=nf * p * (1.0 - p), minlength=n_groups)
+    return {
+        "sums": {
+            "count": count.astype(np.int64).reshape(shape),
+            "n_pos": n_pos.astype(np.int64).reshape(shape),
+            "sum_p": sum_p.reshape(shape),
+            "sum_r2": sum_r2.reshape(shape),
+        },
+        "sum_log_loss": float(log_loss),
+        "kept_count": np.cumsum(kept[::-1])[::-1][1:].astype(np.int64),
+        "kept_pos": np.cumsum(kept_pos[::-1])[::-1][1:].astype(np.int64),
+        "null_var": null_var,
+    }
+
+
+#: the attributes :func:`_sums` fills (settled from the value table on use)
+_SUM_FIELDS = ("sums", "sum_log_loss", "kept_count", "kept_pos", "null_var")
+
+
+def _row_values(codes, p, yb, n_groups, max_values):
     """:func:`_aggregate_values` of single rows in O(n): the confidences are
     factorized by hashing (no sort of the rows), and the sums per (value,
     cell) are bincounts of ``rank(value) * n_groups + cell``."""
@@ -204,7 +265,7 @@ def _row_values(codes, p, r, yb, n_groups, max_values):
     size = uniques.shape[0] * n_groups
     if size > 4 * p.shape[0] + 4096:  # sparse pairs: the general path
         return _aggregate_values(
-            codes, p, r, yb.astype(np.int64), np.ones(p.shape[0], np.int64), max_values
+            codes, p, yb.astype(np.int64), np.ones(p.shape[0], np.int64), max_values
         )
     n = np.bincount(key, minlength=size)
     used = np.flatnonzero(n)
@@ -213,10 +274,24 @@ def _row_values(codes, p, r, yb, n_groups, max_values):
     return {
         "code": (used % n_groups).astype(np.intp),
         "p": np.sort(uniques)[used // n_groups],
-        "r": np.bincount(key, weights=r, minlength=size)[used],
         "pos": np.bincount(key[yb], minlength=size)[used].astype(np.int64),
         "n": n[used].astype(np.int64),
     }
+
+
+def _sum_field(name):
+    """An attribute filled by :func:`_sums`, computed from the value table
+    the first time it is read after rows went into the table."""
+
+    def get(self):
+        if self._pending:
+            self._settle()
+        return self._store[name]
+
+    def put(self, value):
+        self._store[name] = value
+
+    return property(get, put)
 
 
 class CalibrationStatistics:
@@ -271,7 +346,15 @@ class CalibrationStatistics:
     True
     """
 
+    sums = _sum_field("sums")
+    sum_log_loss = _sum_field("sum_log_loss")
+    kept_count = _sum_field("kept_count")
+    kept_pos = _sum_field("kept_pos")
+    null_var = _sum_field("null_var")
+
     def __init__(self, n_bins=10, *, grid=101, cells=False, max_values=None):
+        self._store = {}
+        self._pending = False
         self.n_bins = int(n_bins)
         self.max_values = max_values
         self.grid = int(grid)
@@ -294,7 +377,7 @@ class CalibrationStatistics:
             else _aggregate_values(
                 *(
                     np.empty(0, dtype=d)
-                    for d in (np.intp, float, float, np.int64, np.int64)
+                    for d in (np.intp, float, np.int64, np.int64)
                 ),
                 max_values,
             )
@@ -303,7 +386,26 @@ class CalibrationStatistics:
     # ------------------------------------------------------------ building
     @property
     def n_rows(self):
+        if self._pending:
+            return int(self.values["n"].sum())
         return int(self.sums["count"].sum())
+
+    def _settle(self):
+        """The sums from the value table (rows summed per distinct value)."""
+        self._pending = False
+        v = self.values
+        self._store.update(
+            _sums(
+                self.n_bins,
+                self._thresholds(),
+                v["code"],
+                self.labels.shape[0],
+                v["p"],
+                None,
+                v["n"],
+                v["pos"],
+            )
+        )
 
     def _thresholds(self):
         return np.linspace(0.0, 1.0, self.grid)
@@ -349,39 +451,19 @@ class CalibrationStatistics:
             return out
         yf = y.astype(np.float64)
         yb = yf > 0
-        r = yf - p
-        idx = codes * self.n_bins + _k.uniform_bin_index(p, self.n_bins)
-        size = n_groups * self.n_bins
-        shape = (n_groups, self.n_bins)
-        out.sums = {
-            "count": np.bincount(idx, minlength=size).reshape(shape),
-            "n_pos": np.bincount(idx[yb], minlength=size).reshape(shape),
-            "sum_p": np.bincount(idx, weights=p, minlength=size).reshape(shape),
-            "sum_r2": np.bincount(idx, weights=r * r, minlength=size).reshape(shape),
-        }
-        out.sums["count"] = out.sums["count"].astype(np.int64)
-        out.sums["n_pos"] = out.sums["n_pos"].astype(np.int64)
-        # log loss as scikit-learn's log_loss: both columns clipped to eps
-        eps = np.finfo(np.float64).eps
-        out.sum_log_loss = float(
-            -np.sum(np.log(np.clip(np.where(yb, p, 1.0 - p), eps, 1.0 - eps)))
-        )
-        # thresholds t_k <= p keep the row (p >= t_k)
-        above = _count_at_or_below(self._thresholds(), p)
-        kept = np.bincount(above, minlength=self.grid + 1)
-        kept_pos = np.bincount(above[yb], minlength=self.grid + 1)
-        out.kept_count = np.cumsum(kept[::-1])[::-1][1:].astype(np.int64)
-        out.kept_pos = np.cumsum(kept_pos[::-1])[::-1][1:].astype(np.int64)
-        out.null_var = np.bincount(
-            codes,
-            weights=_kc.null_variance_terms(p, None, "frequency"),
-            minlength=n_groups,
-        )
+        values = None
         if self.max_values is not None:
-            out.values = _row_values(codes, p, r, yb, n_groups, self.max_values)
+            values = _row_values(codes, p, yb, n_groups, self.max_values)
+        out.values = values
+        if values is not None:  # the sums follow from the table when used
+            out._pending = True
+        else:
+            computed = _sums(self.n_bins, self._thresholds(), codes, n_groups, p, yb)
+            for name, value in computed.items():
+                setattr(out, name, value)
         out.ordered = bool(np.all(p[1:] >= p[:-1]))
         if out.ordered:
-            out.paths = _chunk_paths(p, r, codes, n_groups)
+            out.paths = _chunk_paths(p, yf - p, codes, n_groups)
             out.auc_run = _chunk_auc(p, yf)
         else:
             out.paths = _empty_paths(n_groups)
@@ -408,7 +490,9 @@ class CalibrationStatistics:
         if self.values is not None:
             v = self.values
             n_groups = self.labels.shape[0]
-            paths = _chunk_paths(v["p"], v["r"], v["code"], n_groups)
+            paths = _chunk_paths(
+                v["p"], v["pos"] - v["n"] * v["p"], v["code"], n_groups
+            )
             auc = _chunk_auc(v["p"], v["pos"], v["n"]) if v["p"].shape[0] else None
             return paths, auc
         raise ValueError(
@@ -417,8 +501,17 @@ class CalibrationStatistics:
             "a value table: max_values)"
         )
 
-    def _aligned(self, labels):
-        """The per-group arrays re-indexed to ``labels`` (a superset)."""
+    def _aligned(self, labels, *, sums=True):
+        """The per-group arrays re-indexed to ``labels`` (a superset);
+        ``sums=False``: the ordered summaries only (``None`` for the rest)."""
+        if not sums:
+            if np.array_equal(labels, self.labels):
+                return None, None, self.paths
+            pos = np.searchsorted(labels, self.labels)
+            paths = _empty_paths(labels.shape[0])
+            for k, v in self.paths.items():
+                paths[k][pos] = v
+            return None, None, paths
         if np.array_equal(labels, self.labels):
             return self.sums, self.null_var, self.paths
         pos = np.searchsorted(labels, self.labels)
@@ -454,18 +547,22 @@ class CalibrationStatistics:
         if self.n_rows == 0:
             return other._copy()
         labels = np.union1d(self.labels, other.labels) if self.grouped else self.labels
-        sums_a, var_a, paths_a = self._aligned(labels)
-        sums_b, var_b, paths_b = other._aligned(labels)
+        values = self._merged_values(other, labels)
+        sums_a, var_a, paths_a = self._aligned(labels, sums=values is None)
+        sums_b, var_b, paths_b = other._aligned(labels, sums=values is None)
         out = CalibrationStatistics(
             self.n_bins, grid=self.grid, cells=self.grouped, max_values=self.max_values
         )
         out.labels = labels
-        out.values = self._merged_values(other, labels)
-        out.sums = {k: sums_a[k] + sums_b[k] for k in _BIN_SUMS}
-        out.sum_log_loss = self.sum_log_loss + other.sum_log_loss
-        out.kept_count = self.kept_count + other.kept_count
-        out.kept_pos = self.kept_pos + other.kept_pos
-        out.null_var = var_a + var_b
+        out.values = values
+        if out.values is not None:  # the sums follow from the table
+            out._pending = True
+        else:
+            out.sums = {k: sums_a[k] + sums_b[k] for k in _BIN_SUMS}
+            out.sum_log_loss = self.sum_log_loss + other.sum_log_loss
+            out.kept_count = self.kept_count + other.kept_count
+            out.kept_pos = self.kept_pos + other.kept_pos
+            out.null_var = var_a + var_b
         in_order = (
             self.ordered
             and other.ordered
@@ -489,7 +586,12 @@ class CalibrationStatistics:
                 for k, v in self.__dict__.items()
             }
         )
-        out.sums = {k: v.copy() for k, v in self.sums.items()}
+        out._store = {
+            k: (v.copy() if isinstance(v, np.ndarray) else v)
+            for k, v in self._store.items()
+        }
+        if "sums" in out._store:
+            out._store["sums"] = {k: v.copy() for k, v in self._store["sums"].items()}
         out.paths = {k: v.copy() for k, v in self.paths.items()}
         if self.values is not None:
             out.values = {k: v.copy() for k, v in self.values.items()}
