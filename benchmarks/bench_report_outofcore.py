@@ -161,11 +161,22 @@ def run_sizes(args):
             if "in memory" in results:
                 a, b = results["in memory"]["metrics"], results["report"]["metrics"]
                 worst = max(
-                    abs(a[k] - b[k]) / abs(a[k])
+                    (abs(a[k] - b[k]) / abs(a[k]), k)
                     for k in a
                     if isinstance(a[k], float) and a[k]
                 )
-                print(f"  largest relative difference of the metrics: {worst:.1e}")
+                by_name = {r["group"]: r for r in results["report"]["groups"]}
+                worst_group = max(
+                    (abs(r[k] - by_name[r["group"]][k]) / abs(r[k]), k)
+                    for r in results["in memory"]["groups"]
+                    for k in r
+                    if isinstance(r[k], float) and r[k]
+                )
+                print(
+                    "  largest relative difference: metrics "
+                    f"{worst[0]:.1e} ({worst[1]}), groups {worst_group[0]:.1e} "
+                    f"({worst_group[1]})"
+                )
             floor = min(times["read+sum"])
             row = [
                 args.kind,

@@ -206,8 +206,11 @@ def calibration_statistics(
         # few distinct confidences: one pass, no sort (the value table); the
         # first partition tells whether it can hold them
         parts = frame.to_delayed()
-        if merged(parts[:1], max_values).compute().values is not None:
-            stats = merged(parts, max_values).compute()
+        first = merged(parts[:1], max_values).compute()
+        if first.values is not None:
+            stats = first
+            if len(parts) > 1:
+                stats = first.merge(merged(parts[1:], max_values).compute())
             if stats.values is not None:
                 return stats
     stats = merged(frame.sort_values(confidence).to_delayed())
