@@ -162,8 +162,9 @@ def calibration_statistics(
         confidences, verbalized or a calibrator's outputs, take few values
         -- the data is read once, in any order, and the ECCE and the AUC come
         from the value table (``CalibrationStatistics(max_values=...)``);
-        otherwise (continuous scores, found from the first partition) the
-        rows are sorted. ``None``: always sort.
+        otherwise (continuous scores: the first partition holds more than
+        ``max_values`` pairs, or distinct confidences for more than a
+        quarter of its rows) the rows are sorted. ``None``: always sort.
     compute : bool, default=True
         ``False`` returns the dask ``Delayed`` of the statistics of the
         sorted rows (the value table's pass, when it applies, is computed).
@@ -207,7 +208,12 @@ def calibration_statistics(
         # first partition tells whether it can hold them
         parts = frame.to_delayed()
         first = merged(parts[:1], max_values).compute()
-        if first.values is not None:
+        # continuous scores (distinct values near the rows) go to the sort
+        # at once: their table would be as large as the partition
+        few = first.values is not None and (
+            4 * np.unique(first.values["p"]).shape[0] <= first.n_rows
+        )
+        if few:
             stats = first
             if len(parts) > 1:
                 stats = first.merge(merged(parts[1:], max_values).compute())

@@ -349,7 +349,8 @@ def format_drift(drift):
         "",
         "gap = accuracy - mean confidence. Test: per bin holding at least "
         f"{drift['min_count']} rows in both periods, the two mean residuals "
-        "(accuracy - confidence) compared by a z statistic; a group's sum of "
+        "(accuracy - confidence) compared by a z statistic (variance pooled "
+        "over the periods); a group's sum of "
         "squared z against chi-squared, Holm-adjusted over the groups.",
         f"Calibration changed (Holm-adjusted p < {drift['alpha']:g}): "
         + (f"{len(found)} group(s): {shown}." if found else "none."),
