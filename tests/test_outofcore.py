@@ -400,3 +400,18 @@ def test_docs_example_runs_as_written(capsys):
     exec(compile("\n".join(lines), "out_of_core.rst", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert out[1:] == ["['math']", "['math']"]
+
+
+def test_cli_against_a_single_file_and_its_refusals(tmp_path, capsys):
+    _, new = _write_set(tmp_path, "new", shift=True)
+    _, old = _write_set(tmp_path, "old", seed=1)
+    argv = ["report", str(new), "-c", "conf", "-l", "ok", "-g", "topic"]
+    status, out, err = _run([*argv, "--against", str(old)], capsys)
+    assert status == 0, err
+    assert "## Drift against" in out
+    assert "| math **drifted** |" in out
+    status, out, err = _run([*argv, "--against", str(old), "-o", str(old)], capsys)
+    assert status == 2 and out == "" and len(err.splitlines()) == 1
+    assert old.stat().st_size > 0
+    status, out, err = _run([*argv, "--workers", "2"], capsys)
+    assert status == 2 and "--workers apply to a set" in err

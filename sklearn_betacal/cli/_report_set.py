@@ -154,9 +154,9 @@ def _cluster(args):
         with client:
             yield client
         return
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be a positive integer; got {args.workers}")
     threads = args.workers or os.cpu_count() or 1
-    if threads < 1:
-        raise UsageError(f"--workers must be a positive integer; got {threads}")
     with (
         LocalCluster(
             n_workers=1,
@@ -459,6 +459,8 @@ def run_report_set(args):
     output = None
     if args.output is not None:
         output = check_output(args.output, args.file, args.force)
+        if args.against is not None:  # never the earlier period's file either
+            check_output(args.output, args.against, args.force)
         _check_report_name(output, args.format)
     plot_dir = None
     if args.plot is not None:
