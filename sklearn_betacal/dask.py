@@ -19,6 +19,12 @@ dask-ml raises). Needs the ``dask`` extra (``pip install
 'sklearn-betacal[dask]'``); ``import sklearn_betacal`` never imports dask,
 and neither does importing this module: dask is imported on first use.
 
+The calibration report of a dask collection, out of core:
+:func:`calibration_statistics` (mergeable sufficient statistics computed
+partition by partition, see :class:`~sklearn_betacal.metrics.CalibrationStatistics`)
+and :func:`calibration_report` (every number of ``betacal report`` from
+them); memory is a function of groups x bins, not of rows.
+
 Outputs
 -------
 - dask Array input (1-D or 2-D): ``predict_proba`` and ``transform`` give
