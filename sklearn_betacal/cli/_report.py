@@ -609,6 +609,30 @@ def _write_plots(folder, report, text, p, y, groups, args):
     return len(figures)
 
 
+def emit_report(args, report, output, markdown_tail=""):
+    """Print the report (and write it to ``output``) in ``--format`` (else
+    the one ``output``'s name says, else Markdown); return its Markdown.
+
+    ``markdown_tail``: lines that follow the Markdown report (the drift
+    section of ``--against``).
+    """
+    fmt = args.format
+    if fmt is None:  # from the --output name (_check_report_name)
+        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
+        fmt = said or "markdown"
+    markdown = format_markdown(report) + markdown_tail
+    text = format_json(report) if fmt == "json" else markdown
+    if output is not None:
+        try:
+            atomic_write(output, text)
+        except OSError as exc:
+            raise UsageError(f"could not write --output {output}: {exc}") from None
+    sys.stdout.write(text)
+    if output is not None:
+        print(f"betacal: wrote {output}", file=sys.stderr)
+    return markdown
+
+
 def _run_report(args):
     if args.n_bins < 1:
         raise UsageError(f"--n-bins must be a positive integer; got {args.n_bins}")
@@ -662,21 +686,8 @@ def _run_report(args):
             p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
         ),
     }
-    fmt = args.format
-    if fmt is None:  # from the --output name (_check_report_name)
-        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
-        fmt = said or "markdown"
-    text = format_json(report) if fmt == "json" else format_markdown(report)
-    if output is not None:
-        try:
-            atomic_write(output, text)
-        except OSError as exc:
-            raise UsageError(f"could not write --output {output}: {exc}") from None
-    sys.stdout.write(text)
-    if output is not None:
-        print(f"betacal: wrote {output}", file=sys.stderr)
+    markdown = emit_report(args, report, output)
     if plot_dir is not None:
-        markdown = text if fmt == "markdown" else format_markdown(report)
         n = _write_plots(plot_dir, report, markdown, p, y, groups, args)
         print(
             f"betacal: wrote report.md and {n} figures to {plot_dir}", file=sys.stderr

@@ -428,12 +428,10 @@ def run_report_set(args):
             )
         return False
     from ._report import (
-        _REPORT_SUFFIXES,
         _bundled_frame,
         _check_plot_dir,
         _check_report_name,
-        format_json,
-        format_markdown,
+        emit_report,
     )
 
     old_files = None if args.against is None else _files_of(args.against)
@@ -516,22 +514,8 @@ def run_report_set(args):
     }
     if drift is not None:
         report["drift"] = drift
-    fmt = args.format
-    if fmt is None:
-        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
-        fmt = said or "markdown"
-    markdown = format_markdown(report)
-    if drift is not None:
-        markdown += "\n".join(format_drift(drift))
-    text = format_json(report) if fmt == "json" else markdown
-    if output is not None:
-        try:
-            atomic_write(output, text)
-        except OSError as exc:
-            raise UsageError(f"could not write --output {output}: {exc}") from None
-    sys.stdout.write(text)
-    if output is not None:
-        print(f"betacal: wrote {output}", file=sys.stderr)
+    tail = "" if drift is None else "\n".join(format_drift(drift))
+    markdown = emit_report(args, report, output, tail)
     if plot_dir is not None:
         try:
             with atomic_report_folder(plot_dir, protect=args.file) as tmp:

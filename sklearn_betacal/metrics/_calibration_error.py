@@ -368,16 +368,23 @@ def reliability_table(
     3      207            0.703     0.662
     4      212            0.895     0.925
     """
-    import pandas as pd
 
     y, p, w, _ = _check_inputs(y_true, y_prob, sample_weight, n_bins)
     lower, upper, count, weight, conf, acc, sum_y = _binned_stats(
         y, p, w, n_bins, strategy
     )
+    return _reliability_frame(lower, upper, count, weight, conf, acc, sum_y, alpha)
+
+
+def _reliability_frame(lower, upper, count, weight, conf, acc, sum_y, alpha):
+    """The :func:`reliability_table` from its per-bin sums (also used by
+    the report's mergeable statistics)."""
+    import pandas as pd
+
     with np.errstate(invalid="ignore", divide="ignore"):
         std_error = np.sqrt(acc * (1.0 - acc) / weight)
     ci_lower, ci_upper = _clopper_pearson(sum_y, weight, alpha)
-    table = pd.DataFrame(
+    return pd.DataFrame(
         {
             "bin_lower": lower,
             "bin_upper": upper,
@@ -391,9 +398,8 @@ def reliability_table(
             "ci_upper": ci_upper,
             "empty": weight <= 0,
         },
-        index=pd.RangeIndex(n_bins, name="bin"),
+        index=pd.RangeIndex(conf.shape[0], name="bin"),
     )
-    return table
 
 
 @fill_doc

@@ -602,9 +602,7 @@ class CalibrationStatistics:
     def reliability_table(self, alpha=0.05, *, group=None):
         """:func:`~sklearn_betacal.metrics.reliability_table` of all rows (or
         of the rows of one ``group``)."""
-        import pandas as pd
-
-        from ._calibration_error import _clopper_pearson
+        from ._calibration_error import _reliability_frame
 
         if group is None:
             t = self.bin_totals()
@@ -618,24 +616,9 @@ class CalibrationStatistics:
         with np.errstate(invalid="ignore", divide="ignore"):
             conf = t["sum_p"] / weight
             acc = sum_y / weight
-            std_error = np.sqrt(acc * (1.0 - acc) / weight)
-        ci_lower, ci_upper = _clopper_pearson(sum_y, weight, alpha)
         edges = np.linspace(0.0, 1.0, self.n_bins + 1)
-        return pd.DataFrame(
-            {
-                "bin_lower": edges[:-1],
-                "bin_upper": edges[1:],
-                "count": t["count"],
-                "weight": weight,
-                "mean_confidence": conf,
-                "accuracy": acc,
-                "gap": acc - conf,
-                "std_error": std_error,
-                "ci_lower": ci_lower,
-                "ci_upper": ci_upper,
-                "empty": weight <= 0,
-            },
-            index=pd.RangeIndex(self.n_bins, name="bin"),
+        return _reliability_frame(
+            edges[:-1], edges[1:], t["count"], weight, conf, acc, sum_y, alpha
         )
 
     def _gaps(self):
