@@ -191,7 +191,9 @@ def calibration_statistics(
     readers = (read_labels, read_confidence)
     if not _is_dask(frame):  # in memory: the same statistics, one chunk
         part = frame.sort_values(confidence, kind="stable")
-        return _part_statistics(part, confidence, label, group, n_bins, readers, 0)
+        return _part_statistics(
+            part, confidence, label, group, n_bins, readers, 0, max_values
+        )
     import dask
 
     def merged(parts, max_values=None):

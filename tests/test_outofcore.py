@@ -42,7 +42,10 @@ def assert_same_report(expected, got, path=""):
     A p-value ``p`` is the tail of the statistic ``z``: a relative error
     ``e`` of ``z`` is one of about ``z**2 e = -2 log(p) e`` in ``p``, so
     p-values are compared at ``1e-12 * max(1, -2 log p)`` (the condition
-    number of the tail, not a looser check of the statistic).
+    number of the tail, not a looser check of the statistic). A ``gap``
+    (accuracy minus mean confidence, both in [0, 1]) is a difference: it is
+    compared to 1e-12 of its operands (absolute), as a gap near 0 has no
+    relative precision in either path.
     """
     if isinstance(expected, dict):
         assert expected.keys() == got.keys(), (path, expected.keys() ^ got.keys())
@@ -54,10 +57,12 @@ def assert_same_report(expected, got, path=""):
             assert_same_report(a, b, f"{path}[{i}]")
     elif isinstance(expected, float):
         assert isinstance(got, float), (path, got)
-        rtol = 1e-12
+        rtol, atol = 1e-12, 0.0
         if "pvalue" in path and 0 < expected < 1:
             rtol *= max(1.0, -2.0 * math.log(expected))
-        assert got == pytest.approx(expected, rel=rtol, abs=0), path
+        if path.endswith("/gap"):
+            atol = 1e-12
+        assert got == pytest.approx(expected, rel=rtol, abs=atol), path
     else:
         assert type(expected) is type(got) and expected == got, (path, expected, got)
 
@@ -80,6 +85,26 @@ def test_merged_statistics_give_the_in_memory_report(n_chunks):
         stats = stats.merge(part)
     assert stats.ordered
     assert_same_report(expected, report_from_statistics(stats))
+
+
+@pytest.mark.parametrize("n_bins", [10, 7])
+@pytest.mark.parametrize("grouped", [True, False])
+def test_equal_mass_bins_from_the_value_table(n_bins, grouped):
+    from sklearn_betacal.cli._report_set import report_from_statistics
+
+    p, y, g = _data(seed=3)
+    cells = g if grouped else None
+    expected = compute_report(
+        p, y.astype(float), groups=cells, n_bins=n_bins, strategy="quantile"
+    )
+    stats = CalibrationStatistics(n_bins, cells=grouped, max_values=10**6)
+    rows = np.random.default_rng(3).permutation(len(p))
+    for c in np.array_split(rows, 5):
+        stats.update(y[c], p[c], None if cells is None else g[c])
+    got = report_from_statistics(stats, strategy="quantile")
+    assert_same_report(expected, got)
+    with pytest.raises(ValueError, match="value table"):
+        CalibrationStatistics(n_bins, cells=grouped).update(y, p, cells).equal_mass()
 
 
 def test_merge_is_associative_and_ordered_pieces_are_checked():
@@ -280,13 +305,13 @@ def test_drift_size_and_power():
 
 
 # ---------------------------------------------------------------- the CLI
-def _write_set(tmp_path, name, seed=0, shift=False):
+def _write_set(tmp_path, name, seed=0, shift=False, decimals=3):
     rng = np.random.default_rng(seed)
     folder = tmp_path / name
     folder.mkdir()
     frames = []
     for i in range(3):
-        p = np.round(rng.uniform(size=3000), 3)
+        p = np.round(rng.uniform(size=3000), decimals)
         g = rng.choice(["art", "math", "news"], size=3000)
         y = rng.uniform(size=3000) < np.where((g == "math") & shift, 0.8 * p, p)
         frame = pd.DataFrame({"conf": p, "ok": y, "topic": g})
@@ -322,11 +347,29 @@ def test_cli_report_on_a_set_equals_the_file_report(tmp_path, capsys):
     assert_same_report(expected, got)
 
 
+def test_cli_equal_mass_bins_on_a_set_of_stated_confidences(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    folder, whole = _write_set(tmp_path, "new", shift=True, decimals=2)
+    common = ["-c", "conf", "-l", "ok", "-g", "topic", "--format", "json"]
+    common += ["--strategy", "quantile", "--n-bins", "8"]
+    status, out, _ = _run(["report", str(whole), *common], capsys)
+    assert status == 0
+    expected = json.loads(out)
+    status, out, err = _run(["report", str(folder), *common, "--workers", "1"], capsys)
+    assert status == 0, err
+    got = json.loads(out)
+    for report in (expected, got):
+        report["input"].pop("source")
+    assert got["strategy"] == "quantile"
+    assert_same_report(expected, got)
+
+
 def test_cli_set_refusals(tmp_path, capsys):
     folder, _ = _write_set(tmp_path, "new")
     base = ["report", str(folder), "-c", "conf", "-l", "ok"]
     status, out, err = _run([*base, "--strategy", "quantile"], capsys)
     assert status == 2 and out == "" and "--strategy uniform" in err
+    assert "continuous" in err  # 3-decimal confidences: sorted, no table
     status, out, err = _run([*base, "--percent"], capsys)
     assert status == 2 and "--percent" in err
     status, out, err = _run(["report", str(folder), "-c", "nope", "-l", "ok"], capsys)

@@ -30,12 +30,8 @@ from ._report import (
 
 def report_from_statistics(stats, *, strategy="uniform"):
     """The report dict of :func:`._report.compute_report` from statistics."""
-    if strategy != "uniform":
-        raise ValueError(
-            "the report of a Parquet set bins equal-width (--strategy uniform); "
-            "equal-mass bins need global quantiles, which this version does not "
-            "compute out of core"
-        )
+    if strategy == "quantile" and getattr(stats, "quantile_edges", None) is None:
+        stats = stats.equal_mass()  # exact edges from the value table
     binning = {"n_bins": stats.n_bins, "strategy": strategy}
     brier = stats.brier_decomposition()
     n = stats.n_rows
@@ -435,11 +431,6 @@ def run_report_set(args):
     )
 
     old_files = None if args.against is None else _files_of(args.against)
-    if args.strategy != "uniform":
-        raise UsageError(
-            "--strategy quantile needs the rows of one file in memory; a "
-            "Parquet set and --against use equal-width bins (--strategy uniform)"
-        )
     if (files is not None or old_files is not None) and (
         args.percent or args.verbalized
     ):
@@ -493,6 +484,16 @@ def run_report_set(args):
             if old.grouped != stats.grouped:  # pragma: no cover - same args
                 raise UsageError("--against: the two periods differ in grouping")
             drift = drift_section(stats, old, args.against)
+    shown = stats
+    if args.strategy == "quantile":
+        try:
+            shown = stats.equal_mass()
+        except ValueError:
+            raise UsageError(
+                "--strategy quantile on a Parquet set (or with --against) needs "
+                "confidences of few distinct values (stated ones, a calibrator's "
+                "bins); these are continuous: use --strategy uniform"
+            ) from None
     report = {
         "input": {
             "source": source,
@@ -510,7 +511,7 @@ def run_report_set(args):
             "n_unparsed": n_unparsed,
             "n_empty": n_empty,
         },
-        **report_from_statistics(stats),
+        **report_from_statistics(shown, strategy=args.strategy),
     }
     if drift is not None:
         report["drift"] = drift
@@ -519,7 +520,7 @@ def run_report_set(args):
     if plot_dir is not None:
         try:
             with atomic_report_folder(plot_dir, protect=args.file) as tmp:
-                figures = statistics_figures(tmp, stats, name=args.confidence)
+                figures = statistics_figures(tmp, shown, name=args.confidence)
                 images = ["", "## Figures", ""]
                 for name, caption in figures.items():
                     images += [f"### {caption}", "", f"![{caption}]({name})", ""]

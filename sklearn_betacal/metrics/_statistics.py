@@ -190,13 +190,16 @@ def _count_at_or_below(grid, p):
     return j
 
 
-def _sums(n_bins, grid, codes, n_groups, p, yb, n=None, pos=None):
+def _sums(n_bins, grid, codes, n_groups, p, yb, n=None, pos=None, bins=None):
     """Every sum of the statistics: of rows (``yb`` their labels), or of a
     value table (``n[i]`` rows, ``pos[i]`` of them correct, at ``p[i]``).
 
     One implementation for both: a value table is rows with weights.
+    ``bins``: the bin of each entry (default: equal-width).
     """
-    idx = codes * n_bins + _k.uniform_bin_index(p, n_bins)
+    if bins is None:
+        bins = _k.uniform_bin_index(p, n_bins)
+    idx = codes * n_bins + bins
     size = n_groups * n_bins
     shape = (n_groups, n_bins)
     eps = np.finfo(np.float64).eps
@@ -605,7 +608,49 @@ class CalibrationStatistics:
     # ------------------------------------------------------------ numbers
     def bin_totals(self):
         """Per bin (all groups): ``count, n_pos, sum_p, sum_r2``."""
+        if getattr(self, "quantile_edges", None) is not None:
+            return self._global_sums  # equal-mass bins: their own edges
         return {k: v.sum(axis=0) for k, v in self.sums.items()}
+
+    def equal_mass(self):
+        """These statistics with equal-mass bins (``strategy="quantile"``).
+
+        Needs the value table: it holds every confidence with its count, so
+        the weighted inverted-CDF quantiles of all rows (the reliability
+        table, ECE, MCE, Brier split) and of each group's rows (beta-CE, its
+        floor, the groups' CE) are the in-memory edges exactly, and the
+        bins' sums follow from the table.
+        """
+        if self.values is None:
+            raise ValueError(
+                "equal-mass bins out of core need the value table (confidences "
+                "of few distinct values, max_values); continuous scores are "
+                "binned equal-width"
+            )
+        v = self.values
+        n_groups = self.labels.shape[0]
+        weight = v["n"].astype(np.float64)
+        order = np.argsort(v["p"], kind="stable")
+        edges = _k.quantile_edges(v["p"][order], weight[order], self.n_bins)
+        bins_all = _k.quantile_bin_index(v["p"], edges)
+        bins = np.empty(v["p"].shape[0], dtype=np.intp)
+        for g in range(n_groups):  # each group's own edges, as in memory
+            rows = np.flatnonzero(v["code"] == g)
+            rows = rows[np.argsort(v["p"][rows], kind="stable")]
+            cell_edges = _k.quantile_edges(v["p"][rows], weight[rows], self.n_bins)
+            bins[rows] = _k.quantile_bin_index(v["p"][rows], cell_edges)
+        args = (self.n_bins, self._thresholds())
+        table = (v["p"], None, v["n"], v["pos"])
+        out = self._copy()
+        out._pending = False
+        out._store.update(_sums(*args, v["code"], n_groups, *table, bins=bins))
+        zeros = np.zeros(v["p"].shape[0], dtype=np.intp)
+        out._global_sums = {
+            k: a[0]
+            for k, a in _sums(*args, zeros, 1, *table, bins=bins_all)["sums"].items()
+        }
+        out.quantile_edges = edges
+        return out
 
     def reliability_table(self, alpha=0.05, *, group=None):
         """:func:`~sklearn_betacal.metrics.reliability_table` of all rows (or
@@ -624,9 +669,14 @@ class CalibrationStatistics:
         with np.errstate(invalid="ignore", divide="ignore"):
             conf = t["sum_p"] / weight
             acc = sum_y / weight
-        edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        if group is None and getattr(self, "quantile_edges", None) is not None:
+            inner = self.quantile_edges
+            lower, upper = np.r_[0.0, inner], np.r_[inner, 1.0]
+        else:
+            edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+            lower, upper = edges[:-1], edges[1:]
         return _reliability_frame(
-            edges[:-1], edges[1:], t["count"], weight, conf, acc, sum_y, alpha
+            lower, upper, t["count"], weight, conf, acc, sum_y, alpha
         )
 
     def _gaps(self):
