@@ -457,8 +457,7 @@ class CalibrationStatistics:
                 max_values=self.max_values,
             )
             return out
-        yf = y.astype(np.float64)
-        yb = yf > 0
+        yb = y > 0
         values = None
         if self.max_values is not None:
             values = _row_values(codes, p, yb, n_groups, self.max_values)
@@ -471,8 +470,8 @@ class CalibrationStatistics:
                 setattr(out, name, value)
         out.ordered = bool(np.all(p[1:] >= p[:-1]))
         if out.ordered:
-            out.paths = _chunk_paths(p, yf - p, codes, n_groups)
-            out.auc_run = _chunk_auc(p, yf)
+            out.paths = _chunk_paths(p, yb - p, codes, n_groups)
+            out.auc_run = _chunk_auc(p, yb)
         else:
             out.paths = _empty_paths(n_groups)
         return out
@@ -486,6 +485,28 @@ class CalibrationStatistics:
                 np.searchsorted(labels, own)[v["code"]] if self.grouped else v["code"]
             )
             parts.append({**v, "code": code})
+        a, b = parts
+        # sorted by confidence: each table's distinct values are its changes
+        distinct = [t["p"][np.r_[True, t["p"][1:] != t["p"][:-1]]] for t in parts]
+        union = np.union1d(*distinct)
+        n_groups = labels.shape[0]
+        size = union.shape[0] * n_groups
+        if size <= 4 * (a["p"].shape[0] + b["p"].shape[0]) + 4096:
+            # dense (value, cell) grid: two bincounts, no sort of the pairs
+            key = np.concatenate(
+                [np.searchsorted(union, t["p"]) * n_groups + t["code"] for t in parts]
+            )
+            n = np.bincount(key, np.concatenate([a["n"], b["n"]]), size)
+            pos = np.bincount(key, np.concatenate([a["pos"], b["pos"]]), size)
+            used = np.flatnonzero(n)
+            if used.shape[0] > self.max_values:
+                return None
+            return {
+                "code": (used % n_groups).astype(np.intp),
+                "p": union[used // n_groups],
+                "pos": pos[used].astype(np.int64),
+                "n": n[used].astype(np.int64),
+            }
         return _aggregate_values(
             *(np.concatenate([a[k], b[k]]) for k in _VALUE_KEYS for a, b in [parts]),
             self.max_values,
