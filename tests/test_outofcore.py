@@ -458,3 +458,11 @@ def test_cli_against_a_single_file_and_its_refusals(tmp_path, capsys):
     assert old.stat().st_size > 0
     status, out, err = _run([*argv, "--workers", "2"], capsys)
     assert status == 2 and "--workers apply to a set" in err
+
+
+def test_statistics_refuse_soft_labels():
+    stats = CalibrationStatistics()
+    with pytest.raises(ValueError, match="0/1"):
+        stats.update(np.array([0.0, 0.3, 1.0]), np.array([0.1, 0.5, 0.9]))
+    stats.update(np.array([0.0, 1.0, 1.0]), np.array([0.1, 0.5, 0.9]))
+    assert stats.n_rows == 3

@@ -457,6 +457,12 @@ class CalibrationStatistics:
                 max_values=self.max_values,
             )
             return out
+        if y.dtype.kind != "b" and not np.all((y == 0) | (y == 1)):
+            raise ValueError(
+                "the mergeable statistics count correct answers: y_true must "
+                "be 0/1 (soft labels, a judge's probability, need the rows in "
+                "memory: the metrics themselves)"
+            )
         yb = y > 0
         values = None
         if self.max_values is not None:
