@@ -280,7 +280,12 @@ def _file_statistics(args, path, frame=None):
         fmt=fmt,
         pos_label=args.pos_label,
     )
-    stats = calibration_statistics(y_true=y, y_prob=p, cells=groups, n_bins=args.n_bins)
+    try:
+        stats = calibration_statistics(
+            y_true=y, y_prob=p, cells=groups, n_bins=args.n_bins
+        )
+    except ValueError as exc:  # soft labels: the statistics count 0/1 ones
+        raise UsageError(f"{path or 'the bundled data'}: {one_line(exc)}") from None
     return stats, n_dropped, n_unparsed, n_empty
 
 
