@@ -19,6 +19,12 @@ dask-ml raises). Needs the ``dask`` extra (``pip install
 'sklearn-betacal[dask]'``); ``import sklearn_betacal`` never imports dask,
 and neither does importing this module: dask is imported on first use.
 
+The calibration report of a dask collection, out of core:
+:func:`calibration_statistics` (mergeable sufficient statistics computed
+partition by partition, see :class:`~sklearn_betacal.metrics.CalibrationStatistics`)
+and :func:`calibration_report` (every number of ``betacal report`` from
+them); memory is a function of groups x bins, not of rows.
+
 Outputs
 -------
 - dask Array input (1-D or 2-D): ``predict_proba`` and ``transform`` give
@@ -56,7 +62,15 @@ from functools import partial
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["predict", "predict_proba", "transform"]
+from ._outofcore import _is_dask, calibration_statistics
+
+__all__ = [
+    "calibration_report",
+    "calibration_statistics",
+    "predict",
+    "predict_proba",
+    "transform",
+]
 
 _INSTALL = (
     "sklearn_betacal.dask needs dask; install it with "
@@ -116,8 +130,6 @@ def transform(estimator, X):
 
 
 # ---------------------------------------------------------------- internals
-def _is_dask(X):
-    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
 def _apply(estimator, method, X):
@@ -231,3 +243,50 @@ def _apply_frame(estimator, method, X):
         meta = pd.DataFrame(np.empty((0, k), dtype=dtype), columns=columns)
     func = partial(_call_partition, estimator, method, columns, dtype)
     return X.map_partitions(func, meta=meta)
+
+
+# ------------------------------------------------- the report, out of core
+def calibration_report(
+    data=None, *, y_true, y_prob, cells=None, n_bins=10, read_labels=None
+):
+    """Every number of ``betacal report``, computed out of core.
+
+    The same dict as the in-memory report (reliability table with exact
+    Clopper-Pearson intervals, ECE, MCE, Brier score and its split, NLL,
+    AUC, AUAC and, with ``cells``, beta-CE with its noise floor and
+    debiased squared form, and per group the CE, the ECCE and its
+    Holm-adjusted Kuiper test) from :func:`calibration_statistics`.
+
+    Parameters
+    ----------
+    data, y_true, y_prob, cells, n_bins, read_labels
+        As in :func:`calibration_statistics`.
+
+    Returns
+    -------
+    report : dict
+        JSON-ready, as ``betacal report --format json`` prints it (without
+        its ``input`` part).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_betacal.dask import calibration_report
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=1000)
+    >>> y = rng.uniform(size=1000) < p
+    >>> report = calibration_report(y_true=y, y_prob=p)
+    >>> round(report["metrics"]["ece"], 4), report["n_rows"]
+    (0.0309, 1000)
+    """
+    from .cli._report_set import report_from_statistics
+
+    stats = calibration_statistics(
+        data,
+        y_true=y_true,
+        y_prob=y_prob,
+        cells=cells,
+        n_bins=n_bins,
+        read_labels=read_labels,
+    )
+    return report_from_statistics(stats)

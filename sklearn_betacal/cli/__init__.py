@@ -36,7 +36,8 @@ from ._common import (
 )
 from ._demo import add_demo
 from ._fit import add_fit
-from ._report import add_report, compute_report, format_json, format_markdown
+from ._report import compute_report, format_json, format_markdown
+from ._report_set import add_report
 
 #: Subcommand registrars, in the order ``betacal --help`` lists them.
 COMMANDS = [add_demo, add_report, add_fit, add_apply]

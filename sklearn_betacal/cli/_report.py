@@ -237,6 +237,7 @@ def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
     from ..metrics import (
         area_under_accuracy_confidence,
         beta_calibration_error,
+        beta_calibration_noise_floor,
         brier_decomposition,
         expected_calibration_error,
         maximum_calibration_error,
@@ -266,9 +267,28 @@ def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
     extra = {}
     if cells is not None:
         metrics["beta_ce"] = beta_calibration_error(y, p, cells=cells, **binning)
+        metrics["beta_ce_noise_floor"] = beta_calibration_noise_floor(
+            y, p, cells=cells, **binning
+        )
+        metrics["beta_ce_squared_debiased"] = beta_calibration_error(
+            y, p, cells=cells, norm="l2_squared", debiased=True, **binning
+        )
         metrics["n_groups"] = int(len(np.unique(cells)))
         extra = _group_rows(p, y, cells, binning)
-    table = reliability_table(y, p, **binning)
+    return _report_body(
+        n_rows=int(len(y)),
+        accuracy=float(np.mean(y)),
+        mean_confidence=float(np.mean(p)),
+        binning=binning,
+        metrics=metrics,
+        table=reliability_table(y, p, **binning),
+        extra=extra,
+    )
+
+
+def _report_body(*, n_rows, accuracy, mean_confidence, binning, metrics, table, extra):
+    """The report dict from its numbers (in memory, or from merged statistics:
+    :mod:`._report_set`)."""
     rows = []
     for b, row in table.iterrows():
         rows.append(
@@ -286,11 +306,11 @@ def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
             }
         )
     return {
-        "n_rows": int(len(y)),
-        "accuracy": float(np.mean(y)),
-        "mean_confidence": float(np.mean(p)),
-        "n_bins": n_bins,
-        "strategy": strategy,
+        "n_rows": n_rows,
+        "accuracy": accuracy,
+        "mean_confidence": mean_confidence,
+        "n_bins": binning["n_bins"],
+        "strategy": binning["strategy"],
         "metrics": {
             k: (v if v is None or isinstance(v, int) else float(v))
             for k, v in metrics.items()
@@ -310,12 +330,21 @@ def _group_rows(p, y, groups, binning):
     ``SIGNIFICANCE``); ``significant_groups`` lists the rejected groups.
     """
     from ..metrics import calibration_test, cell_calibration_table
-    from ..metrics._plot.beta_reliability import auto_min_count
 
     table = cell_calibration_table(y, p, cells=groups, n_resamples=0, **binning)
-    min_count = auto_min_count(len(y))
-    table = table.sort_values("calibration_error", ascending=False, kind="stable")
     tests = calibration_test(y, p, cells=groups, alpha=SIGNIFICANCE).table
+    return _group_rows_from(table, tests, len(y))
+
+
+def _group_rows_from(table, tests, n_rows):
+    """The ``groups`` part of the report from the per-group table of
+    :func:`~sklearn_betacal.metrics.cell_calibration_table` and the test
+    table of :func:`~sklearn_betacal.metrics.calibration_test`."""
+    from ..metrics._plot.beta_reliability import auto_min_count
+
+    min_count = auto_min_count(n_rows)
+    table = table.sort_values("calibration_error", ascending=False, kind="stable")
+    tests = tests.copy()
     tests.index = tests.index.astype(str)
     rows = [
         {
@@ -346,6 +375,8 @@ _METRIC_LABELS = [
     ("ece", "ECE (expected calibration error)"),
     ("mce", "MCE (maximum calibration error)"),
     ("beta_ce", "beta-CE (CE(h; beta), per-group ECE averaged)"),
+    ("beta_ce_noise_floor", "  its noise floor (a calibrated confidence's)"),
+    ("beta_ce_squared_debiased", "  squared beta-CE, debiased (Kumar et al.)"),
     ("brier", "Brier score"),
     ("brier_calibration", "  calibration term"),
     ("brier_refinement", "  refinement term"),
@@ -486,7 +517,9 @@ def add_report(subparsers):
         type=Path,
         metavar="FILE",
         help="CSV/TSV (optionally compressed) or "
-        "Parquet file; omit for the bundled TriviaQA data",
+        "Parquet file, or a set of Parquet files (a quoted glob pattern "
+        "'dir/*.parquet' or a folder: reported out of core with dask); omit "
+        "for the bundled TriviaQA data",
     )
     parser.add_argument(
         "--confidence",
@@ -620,6 +653,30 @@ def _write_plots(folder, report, text, p, y, groups, args):
     return len(figures)
 
 
+def emit_report(args, report, output, markdown_tail=""):
+    """Print the report (and write it to ``output``) in ``--format`` (else
+    the one ``output``'s name says, else Markdown); return its Markdown.
+
+    ``markdown_tail``: lines that follow the Markdown report (the drift
+    section of ``--against``).
+    """
+    fmt = args.format
+    if fmt is None:  # from the --output name (_check_report_name)
+        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
+        fmt = said or "markdown"
+    markdown = format_markdown(report) + markdown_tail
+    text = format_json(report) if fmt == "json" else markdown
+    if output is not None:
+        try:
+            atomic_write(output, text)
+        except OSError as exc:
+            raise UsageError(f"could not write --output {output}: {exc}") from None
+    sys.stdout.write(text)
+    if output is not None:
+        print(f"betacal: wrote {output}", file=sys.stderr)
+    return markdown
+
+
 def _run_report(args):
     if args.n_bins < 1:
         raise UsageError(f"--n-bins must be a positive integer; got {args.n_bins}")
@@ -678,21 +735,8 @@ def _run_report(args):
     }
     if args.max_error is not None:
         report["abstention"] = report_gate(p, y, groups, args)
-    fmt = args.format
-    if fmt is None:  # from the --output name (_check_report_name)
-        said = None if output is None else _REPORT_SUFFIXES.get(output.suffix.lower())
-        fmt = said or "markdown"
-    text = format_json(report) if fmt == "json" else format_markdown(report)
-    if output is not None:
-        try:
-            atomic_write(output, text)
-        except OSError as exc:
-            raise UsageError(f"could not write --output {output}: {exc}") from None
-    sys.stdout.write(text)
-    if output is not None:
-        print(f"betacal: wrote {output}", file=sys.stderr)
+    markdown = emit_report(args, report, output)
     if plot_dir is not None:
-        markdown = text if fmt == "markdown" else format_markdown(report)
         n = _write_plots(plot_dir, report, markdown, p, y, groups, args)
         print(
             f"betacal: wrote report.md and {n} figures to {plot_dir}", file=sys.stderr

@@ -14,6 +14,10 @@ Tests of calibration without bins: :func:`cumulative_calibration_error`
 (ECCE), :func:`calibration_test` (its sigma and p-value, per cell with
 multiplicity control), :func:`smooth_calibration_error` (smECE) and
 :func:`multicalibration_error` (over feature-defined segments).
+Out of core: :class:`CalibrationStatistics`, the mergeable sufficient
+statistics of every number above (per cell x bin sums and the ordered
+summaries of the ECCE and the AUC), and :func:`calibration_drift_test`
+between two periods' statistics.
 Names ending in ``_error`` are lower-is-better. For NLL, AUC and the plain
 Brier score use :func:`sklearn.metrics.log_loss`,
 :func:`sklearn.metrics.roc_auc_score` and
@@ -63,9 +67,11 @@ from ._selective import (
     area_under_accuracy_confidence,
     risk_coverage_curve,
 )
+from ._statistics import CalibrationStatistics, calibration_drift_test
 
 __all__ = [
     "BrierDecomposition",
+    "CalibrationStatistics",
     "CalibrationTestResult",
     "accuracy_confidence_curve",
     "area_under_accuracy_confidence",
@@ -73,6 +79,7 @@ __all__ = [
     "beta_calibration_error",
     "beta_calibration_noise_floor",
     "brier_decomposition",
+    "calibration_drift_test",
     "calibration_test",
     "cell_calibration_table",
     "cumulative_calibration_error",

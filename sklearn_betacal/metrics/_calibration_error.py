@@ -179,6 +179,22 @@ def _binned_stats(y, p, w, n_bins, strategy):
     return lower, upper, count, weight, conf, acc, sum_y
 
 
+def _brier_terms(weight, sum_p, sum_y, total):
+    """Calibration and refinement terms of the Brier score from bin sums.
+
+    ``sum_b (W_b/W) (conf_b - acc_b)**2`` and ``sum_b (W_b/W) acc_b (1 -
+    acc_b)`` over the non-empty bins; shared by :func:`brier_decomposition`
+    and the report's mergeable statistics.
+    """
+    nonempty = weight > 0
+    share = weight[nonempty] / total
+    conf = sum_p[nonempty] / weight[nonempty]
+    acc = sum_y[nonempty] / weight[nonempty]
+    calibration = float(np.sum(share * (conf - acc) ** 2))
+    refinement = float(np.sum(share * acc * (1.0 - acc)))
+    return calibration, refinement
+
+
 #: A Clopper-Pearson bound ``t`` from ``betaincinv`` is kept when
 #: ``betainc(a, b, t)`` is within this of its level ``alpha / 2``.
 CP_LEVEL_TOL = 1e-9
@@ -364,7 +380,6 @@ def reliability_table(
     3      207            0.703     0.662
     4      212            0.895     0.925
     """
-    import pandas as pd
 
     y, p, w, _ = _check_inputs(
         y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
@@ -372,10 +387,18 @@ def reliability_table(
     lower, upper, count, weight, conf, acc, sum_y = _binned_stats(
         y, p, w, n_bins, strategy
     )
+    return _reliability_frame(lower, upper, count, weight, conf, acc, sum_y, alpha)
+
+
+def _reliability_frame(lower, upper, count, weight, conf, acc, sum_y, alpha):
+    """The :func:`reliability_table` from its per-bin sums (also used by
+    the report's mergeable statistics)."""
+    import pandas as pd
+
     with np.errstate(invalid="ignore", divide="ignore"):
         std_error = np.sqrt(acc * (1.0 - acc) / weight)
     ci_lower, ci_upper = _clopper_pearson(sum_y, weight, alpha)
-    table = pd.DataFrame(
+    return pd.DataFrame(
         {
             "bin_lower": lower,
             "bin_upper": upper,
@@ -389,9 +412,8 @@ def reliability_table(
             "ci_upper": ci_upper,
             "empty": weight <= 0,
         },
-        index=pd.RangeIndex(n_bins, name="bin"),
+        index=pd.RangeIndex(conf.shape[0], name="bin"),
     )
-    return table
 
 
 @fill_doc
@@ -589,12 +611,9 @@ def brier_decomposition(
     y, p, w, total = _check_inputs(
         y_true, y_prob, sample_weight, n_bins, pos_label=pos_label
     )
-    _, _, _, weight, conf, acc, _ = _binned_stats(y, p, w, n_bins, strategy)
-    nonempty = weight > 0
-    share = weight[nonempty] / total
-    conf, acc = conf[nonempty], acc[nonempty]
-    calibration = float(np.sum(share * (conf - acc) ** 2))
-    refinement = float(np.sum(share * acc * (1.0 - acc)))
+    idx, _, _ = _bin_index_and_edges(p, w, n_bins, strategy)
+    _, weight, sum_p, sum_y = _k.bin_sums(idx, n_bins, p, y, w)
+    calibration, refinement = _brier_terms(weight, sum_p, sum_y, total)
     if w is not None:
         # scikit-learn's weighted mean multiplies before it divides, so weights
         # near the float64 maximum overflowed to brier=inf; a power-of-two

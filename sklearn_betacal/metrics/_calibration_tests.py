@@ -161,8 +161,6 @@ def _factorize_cells(cells, n_rows):
 
 
 def _cell_table(y, p, w, order, cells, method, alpha, weight_type, crit):
-    import pandas as pd
-
     labels, codes = _factorize_cells(cells, p.shape[0])
     n_cells = labels.shape[0]
     # zero-weight rows add nothing to any cell's path or variance; they are
@@ -173,6 +171,17 @@ def _cell_table(y, p, w, order, cells, method, alpha, weight_type, crit):
     if w is not None:
         count = np.bincount(codes[w > 0], minlength=n_cells)
     var = _k.grouped_null_variance(p, w, codes, n_cells, weight_type)
+    return _group_test_table(labels, ranges, count, weight, var, method, alpha, crit)
+
+
+def _group_test_table(labels, ranges, count, weight, var, method, alpha, crit):
+    """The per-cell test table from each cell's Kuiper range (times its
+    weight), row count, weight and null variance; also the test of the worst
+    cell. Shared by :func:`calibration_test` and the report's mergeable
+    statistics."""
+    import pandas as pd
+
+    n_cells = labels.shape[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         ecce = ranges / weight
         sigma = np.sqrt(var) / weight

@@ -231,4 +231,9 @@ def area_under_accuracy_confidence(
     thresholds, heights, _ = accuracy_confidence_curve(
         y_true, y_prob, sample_weight=sample_weight, pos_label=pos_label, grid=grid
     )
+    return _area(thresholds, heights)
+
+
+def _area(thresholds, heights):
+    """Trapezoidal area under ``heights`` over ``thresholds`` (the AUAC)."""
     return float(np.sum(0.5 * (heights[1:] + heights[:-1]) * np.diff(thresholds)))
