@@ -241,9 +241,11 @@ GROUP_BINNING_STATE = {
     "_cell_counts": _per_cell("f", low=0),
     "epsilon_": _per_cell("f", finite=False, low=0),
     "epsilon_root_": Custom(
-        lambda owner, name, value, state: check_real(
-            owner, name, value, low=0, strict=False
-        ) if value != np.inf else value
+        lambda owner, name, value, state: (
+            check_real(owner, name, value, low=0, strict=False)
+            if value != np.inf
+            else value
+        )
     ),
 }
 

@@ -366,8 +366,7 @@ def _check_members(owner, state):
         if (
             getattr(m, "n_features_in_", None) != state["n_features_in_"]
             or not np.array_equal(getattr(m, "classes_", None), state["classes_"])
-            or type(getattr(m, "partitioner_", None))
-            is not type(state["partitioner_"])
+            or type(getattr(m, "partitioner_", None)) is not type(state["partitioner_"])
             or not hasattr(m, "_tables")
         ):
             raise damaged(owner, f"estimators_[{j}] is not fitted as a member")

@@ -571,7 +571,6 @@ def _unit_rows(Z):
     return Z
 
 
-
 def _terms(raw):
     """The vectorizer's terms from their stored bytes (UTF-8, newline-joined)."""
     return bytes(np.asarray(raw, dtype=np.uint8)).decode("utf-8").split("\n")

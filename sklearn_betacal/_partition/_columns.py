@@ -274,9 +274,7 @@ def _check_clusterer(owner, clusterer, state):
     """``clusterer_``: fitted from the ``clusterer`` parameter (of its class;
     a ``KMeans`` by default), able to ``predict``."""
     want = KMeans if state["clusterer"] is None else type(state["clusterer"])
-    if type(clusterer) is not want or not callable(
-        getattr(clusterer, "predict", None)
-    ):
+    if type(clusterer) is not want or not callable(getattr(clusterer, "predict", None)):
         raise damaged(owner, f"clusterer_ is a {type(clusterer).__name__}, not "
                       f"the {want.__name__} the clusterer parameter fits")  # fmt: skip
     return clusterer
@@ -381,8 +379,9 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
     _cell_keys = "cluster_labels_"
     _state_schema = Schema(
         **FEATURES,
-        clusterer_=Custom(lambda owner, name, value, state: _check_clusterer(
-            owner, value, state)),  # fmt: skip
+        clusterer_=Custom(
+            lambda owner, name, value, state: _check_clusterer(owner, value, state)
+        ),  # fmt: skip
         cluster_labels_=Array("key", (None,)),
         n_cells_=Int(low=0),
         rules=(cell_keys_rule("cluster_labels_"),),
@@ -517,8 +516,9 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
     _cell_keys = "cell_codes_"
     _state_schema = Schema(
         **FEATURES,
-        partitioners_=Custom(lambda owner, name, value, state: _check_components(
-            owner, value, state)),  # fmt: skip
+        partitioners_=Custom(
+            lambda owner, name, value, state: _check_components(owner, value, state)
+        ),  # fmt: skip
         n_cells_=Int(low=0),
         cell_codes_=Array("i", ("n_cells_", lambda s: len(s["partitioners_"]))),
         rules=(cell_keys_rule("cell_codes_"), lambda o, s: _check_codes(o, s)),

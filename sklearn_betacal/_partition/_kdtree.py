@@ -284,8 +284,10 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         mean_=Array("f", ("n_features_in_",), when=_pca),
         components_=Array(
             "f",
-            (lambda s: min(max(s["max_depth"], 1), s["n_features_in_"]),
-             "n_features_in_"),
+            (
+                lambda s: min(max(s["max_depth"], 1), s["n_features_in_"]),
+                "n_features_in_",
+            ),
             when=_pca,
         ),  # fmt: skip
         tree_=Custom(_check_tree),
