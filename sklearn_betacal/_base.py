@@ -26,7 +26,7 @@ from ._cells import fit_supervised, is_supervised, supervised_step
 from ._compat import _fit_context, _num_samples
 from ._docstrings import fill_doc
 from ._random import seed_inner
-from ._state import Array, Custom, Int, StateChecked
+from ._state import Array, Custom, Int, StateChecked, check_composite
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
@@ -205,6 +205,7 @@ def _check_partitioner(owner, name, value, state):
         )
     if not isinstance(value, str) and not callable(getattr(value, "transform", None)):
         raise damaged(owner, f"{name} cannot transform")
+    check_composite(value)
     return value
 
 

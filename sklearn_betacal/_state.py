@@ -343,6 +343,49 @@ FEATURES = {
 COMMON_RULES = (_feature_names, _sorted_classes)
 
 
+def check_composite(obj, _depth=0):
+    """Check the scikit-learn composites around and inside a loaded model:
+    a ``Pipeline``'s ``steps`` are ``(name, estimator)`` pairs with unique
+    names, each step but the last able to ``transform``; a
+    ``FrozenEstimator`` wraps an estimator. Recurses into both and into
+    this package's partitioners (a reversed or string ``steps`` failed at
+    predict as "has no attribute 'predict_proba'")."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.pipeline import Pipeline
+
+    if _depth > 20:
+        raise damaged(type(obj).__name__, "estimators nested too deep")
+    owner = type(obj).__name__
+    if isinstance(obj, Pipeline):
+        steps = getattr(obj, "steps", None)
+        if (
+            not isinstance(steps, list)
+            or not steps
+            or not all(isinstance(s, tuple) and len(s) == 2 for s in steps)
+            or not all(isinstance(name, str) for name, _ in steps)
+            or len({name for name, _ in steps}) != len(steps)
+        ):
+            raise damaged(owner, "steps is not a list of (name, estimator) pairs")
+        for k, (name, step) in enumerate(steps):
+            last = k == len(steps) - 1
+            if step in (None, "passthrough"):
+                continue
+            if not hasattr(step, "fit") or (
+                not last and not callable(getattr(step, "transform", None))
+            ):
+                raise damaged(owner, f"step {name!r} cannot be a step here")
+            check_composite(step, _depth + 1)
+    elif isinstance(obj, FrozenEstimator):
+        inner = getattr(obj, "estimator", None)
+        if not hasattr(inner, "fit"):
+            raise damaged(owner, "estimator is not an estimator")
+        check_composite(inner, _depth + 1)
+    for key in ("partitioner_", "scaler_", "calibrator", "partitioner"):
+        inner = vars(obj).get(key) if hasattr(obj, "__dict__") else None
+        if isinstance(inner, Pipeline | FrozenEstimator):
+            check_composite(inner, _depth + 1)
+
+
 def only_when(when, specs, exclude=()):
     """Copies of ``specs`` (a dict of them) that exist only where ``when``."""
     import copy
@@ -381,6 +424,7 @@ __all__ = [
     "Spec",
     "StateChecked",
     "Str",
+    "check_composite",
     "check_state",
     "only_when",
     "equal_count",
