@@ -26,7 +26,7 @@ from ._cells import fit_supervised, is_supervised, supervised_step
 from ._compat import _fit_context, _num_samples
 from ._docstrings import fill_doc
 from ._random import seed_inner
-from ._state import Array, Custom, Int, StateChecked, check_composite
+from ._state import Array, Custom, Int, StateChecked, check_column, check_composite
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
@@ -222,6 +222,27 @@ def partitioner_cells(state):
         part = steps[-1][1] if isinstance(steps[-1], tuple) else None
     n = getattr(part, "n_cells_", None)
     return n if isinstance(n, int) else None
+
+
+def _last_step(part):
+    part = getattr(part, "estimator", part)  # FrozenEstimator
+    steps = getattr(part, "steps", None)
+    if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        return steps[0][1], steps[-1][1]
+    return part, part
+
+
+def check_group_columns(owner, state):
+    """A group calibrator's ``X`` is ``[confidence | partition features]``:
+    the confidence column is a fitted column, and the fitted partitioner
+    reads the other ``n_features_in_ - 1`` (a partitioner of another width
+    failed at predict)."""
+    check_column(owner, "confidence_column", state["confidence_column"], state)
+    first, _ = _last_step(state.get("partitioner_"))
+    width = getattr(first, "n_features_in_", None)
+    if isinstance(width, int) and width != state["n_features_in_"] - 1:
+        want = state["n_features_in_"] - 1
+        raise damaged(owner, f"partitioner_ reads {width} features, not {want}")
 
 
 def check_cell_range(owner, name, ids, state):

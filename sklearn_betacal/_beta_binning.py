@@ -14,6 +14,7 @@ weights, the partitioner) is the group-calibrator template of ``_base``.
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._base import check_group_columns
 from ._docstrings import fill_doc
 from ._group_binning import GROUP_BINNING_STATE, _check_routing, _GroupBinningBase
 from ._state import CLASSES, COMMON_RULES, FEATURES, Schema
@@ -238,7 +239,7 @@ class BetaBinningCalibrator(_GroupBinningBase):
         **FEATURES,
         classes_=CLASSES,
         **GROUP_BINNING_STATE,
-        rules=(*COMMON_RULES, _check_routing),
+        rules=(*COMMON_RULES, check_group_columns, _check_routing),
     )
 
     def __init__(

@@ -190,6 +190,19 @@ def _check_kind(owner, state):
 
     if state["_kind"] != calibrator_input(state["calibrator"] or default_calibrator()):
         raise damaged(owner, "_kind is not the calibrator's input")
+    cv, n_pairs = state["cv"], len(state["calibrated_classifiers_"])
+    if isinstance(state["estimator"], FrozenEstimator) or state["ensemble"] is False:
+        want = 1
+    elif cv is None or isinstance(cv, Integral):
+        want = 5 if cv is None else int(cv)
+    else:
+        try:
+            want = int(cv.get_n_splits())
+        except Exception:  # a splitter that needs the data: not checked
+            want = n_pairs
+    if n_pairs != want:
+        raise damaged(owner, f"calibrated_classifiers_ holds {n_pairs} fitted "
+                      f"pairs, not the {want} the parameters fit")  # fmt: skip
     if state["classes_"].shape[0] < 2 or (
         (state["multiclass_"] == "binary") != (state["classes_"].shape[0] == 2)
     ):

@@ -25,6 +25,7 @@ from ._base import (
     binary_predict,
     binary_proba,
     check_cell_range,
+    check_group_columns,
     logit_eps_spec,
     positive_index,
 )
@@ -262,7 +263,7 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         n_iter_=Int(low=0),
         intercept_=Array("f", (1,)),
         coef_=Array("f", (1, 1)),
-        rules=(*COMMON_RULES, _check_cells),
+        rules=(*COMMON_RULES, check_group_columns, _check_cells),
     )
 
     def __init__(

@@ -144,7 +144,7 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     }
 
     _state_schema = Schema(
-        **FEATURES,
+        **{**FEATURES, "n_features_in_": Int(low=1, high=1)},  # one confidence
         classes_=CLASSES,
         logit_eps_=logit_eps_spec(when=lambda s: s["input"] == "probability"),
         coef_=Array("f", (1, 1)),

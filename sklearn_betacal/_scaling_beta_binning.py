@@ -24,7 +24,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import PARTITIONER, PREDICT_BLOCK_ROWS
+from ._base import PARTITIONER, PREDICT_BLOCK_ROWS, check_group_columns
 from ._cells import partition_view, pipeline_head
 from ._compat import (
     HasMethods,
@@ -317,7 +317,17 @@ def _check_sbb_scaler(owner, name, scaler, state):
     fitted estimator of the class passed."""
     kind = state["scaler"]
     if kind == "features":
-        return check_boosted_state(scaler)
+        scaler = check_boosted_state(scaler)
+        hier = scaler["hierarchical"]
+        if getattr(hier, "n_features_in_", 2) != 2:
+            raise damaged(owner, "scaler_['hierarchical'] does not read [q, cell]")
+        if not np.array_equal(getattr(hier, "classes_", None), [0, 1]):
+            raise damaged(owner, "scaler_['hierarchical'] is not fitted on 0/1")
+        view = _partition_width(state)
+        if view is not None and scaler["n_features"] != view:
+            raise damaged(owner, f"scaler_['n_features'] is not the {view} "
+                          "features the partition reads")  # fmt: skip
+        return scaler
     want = {
         "hierarchical": lambda: hierarchical_scaler(state["covariate"]),
         "pooled": lambda: platt_scaler(
@@ -329,12 +339,32 @@ def _check_sbb_scaler(owner, name, scaler, state):
     ):
         raise damaged(owner, f"scaler_ is a {type(scaler).__name__}, not the "
                       f"{type(want).__name__} scaler={kind!r} fits")  # fmt: skip
+    if kind == "hierarchical" and getattr(scaler, "n_features_in_", 2) != 2:
+        raise damaged(owner, "scaler_ does not read [confidence, cell]")
     if isinstance(kind, str):
         for key in ("input", "covariate", "partitioner"):
             if key in vars(want) and getattr(scaler, key, None) != getattr(want, key):
                 raise damaged(owner, f"scaler_ has another {key} than "
                               f"scaler={kind!r} fits")  # fmt: skip
     return scaler
+
+
+def _partition_width(state):
+    """The number of features the fitted partitioner's last step reads (its
+    view), where it states it."""
+    part = state.get("partitioner_")
+    part = getattr(part, "estimator", part)
+    steps = getattr(part, "steps", None)
+    if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        part = steps[-1][1]
+    width = getattr(part, "n_features_in_", None)
+    return width if isinstance(width, int) else None
+
+
+def _check_single(owner, state):
+    if _single(state):
+        _check_routing(owner, state)
+        _check_split(owner, state)
 
 
 def _check_split(owner, state):
@@ -638,8 +668,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         scaler_=Custom(_check_sbb_scaler, when=_single),
         **only_when(_single, GROUP_BINNING_STATE,
                     exclude=("partitioner_", "points_per_bin_")),
-        rules=(*COMMON_RULES, lambda o, s: _single(s) and _check_routing(o, s),
-               lambda o, s: _single(s) and _check_split(o, s), _check_members),
+        rules=(*COMMON_RULES, check_group_columns, _check_single, _check_members),
     )  # fmt: skip
 
     def __init__(

@@ -59,6 +59,8 @@ def _check_scaler(owner, name, scaler, state):
     ):
         raise damaged(owner, f"scaler_ is a {type(scaler).__name__}, not the "
                       f"{type(want).__name__} the scaler parameter fits")  # fmt: skip
+    if getattr(scaler, "n_features_in_", 1) != 1:
+        raise damaged(owner, "scaler_ does not read one confidence")
     if param is None and scaler.input != state["input"]:
         raise damaged(owner, "scaler_ reads another input than the calibrator")
     return scaler
@@ -202,7 +204,7 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
     }
 
     _state_schema = Schema(
-        **FEATURES,
+        **{**FEATURES, "n_features_in_": Int(low=1, high=1)},  # one confidence
         classes_=CLASSES,
         scaler_=Custom(_check_scaler),
         **BINNER_STATE,

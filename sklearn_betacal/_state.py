@@ -55,10 +55,12 @@ def _resolve(bound, state):
 class Spec:
     """One attribute: ``optional`` (fit may skip it), ``none`` (``None``
     stands for it), ``when`` (a function of the state: it exists only where
-    true; elsewhere it must be absent or ``None``)."""
+    true; elsewhere it must be absent or ``None``, and with ``kept`` it is
+    kept as ``None``)."""
 
-    def __init__(self, *, optional=False, none=False, when=None):
+    def __init__(self, *, optional=False, none=False, when=None, kept=False):
         self.optional, self.none, self.when = optional, none, when
+        self.kept = kept
 
     def check(self, owner, name, value, state):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -287,6 +289,8 @@ def check_state(cls, state):
         if not wanted:
             if value is not None:
                 raise damaged(owner, f"{name} is set, but the parameters use none")
+            if spec.kept and name not in state:
+                raise damaged(owner, f"{name} is missing")  # fit sets it to None
             continue
         if name not in state:
             if spec.optional:
@@ -398,6 +402,28 @@ def only_when(when, specs, exclude=()):
     return out
 
 
+def check_column(owner, name, col, state):
+    """A column parameter names a fitted column: a position below
+    ``n_features_in_`` or a name of ``feature_names_in_``."""
+    n, names = state["n_features_in_"], state.get("feature_names_in_")
+    if isinstance(col, bool | np.bool_) or not isinstance(col, str | Integral):
+        raise damaged(owner, f"{name}={col!r} is neither a position nor a name")
+    if isinstance(col, str):
+        if names is None or col not in list(names):
+            raise damaged(owner, f"{name}={col!r} is not a fitted column")
+    elif isinstance(col, Integral) and not -n <= col < n:
+        raise damaged(owner, f"{name}={col!r} is not one of the {n} fitted columns")
+
+
+def column_rule(param):
+    """A rule: the column parameter ``param`` names a fitted column."""
+
+    def rule(owner, state):
+        check_column(owner, param, state[param], state)
+
+    return rule
+
+
 def equal_count(name, count):
     """A rule: the int attribute ``name`` equals ``count(state)``."""
 
@@ -424,7 +450,9 @@ __all__ = [
     "Spec",
     "StateChecked",
     "Str",
+    "check_column",
     "check_composite",
+    "column_rule",
     "check_state",
     "only_when",
     "equal_count",

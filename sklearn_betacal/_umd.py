@@ -23,7 +23,7 @@ from ._base import (
 from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._kernels._binning import tie_break, umd_fit, umd_predict
-from ._state import CLASSES, COMMON_RULES, FEATURES, Schema
+from ._state import CLASSES, COMMON_RULES, FEATURES, Int, Schema
 from ._validation import (
     validate_confidence_data,
 )
@@ -175,7 +175,7 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
     }
 
     _state_schema = Schema(
-        **FEATURES,
+        **{**FEATURES, "n_features_in_": Int(low=1, high=1)},  # one confidence
         classes_=CLASSES,
         **BINNER_STATE,
         _table=table_spec(stacked=False),

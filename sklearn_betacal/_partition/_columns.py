@@ -31,7 +31,15 @@ from .._compat import (
 )
 from .._docstrings import fill_doc
 from .._random import seed_inner
-from .._state import FEATURES, Array, Custom, Int, Schema
+from .._state import (
+    FEATURES,
+    Array,
+    Custom,
+    Int,
+    Schema,
+    check_column,
+    column_rule,
+)
 from .._validation import check_weights, damaged, is_dataframe
 from ._base import (
     _PartitionerMixin,
@@ -107,7 +115,7 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         **FEATURES,
         groups_=Array("key", (None,)),
         n_cells_=Int(low=0),
-        rules=(cell_keys_rule("groups_"),),
+        rules=(cell_keys_rule("groups_"), column_rule("group_column")),
     )
 
     def __init__(self, group_column=0, *, handle_unknown="outside"):
@@ -277,6 +285,9 @@ def _check_clusterer(owner, clusterer, state):
     if type(clusterer) is not want or not callable(getattr(clusterer, "predict", None)):
         raise damaged(owner, f"clusterer_ is a {type(clusterer).__name__}, not "
                       f"the {want.__name__} the clusterer parameter fits")  # fmt: skip
+    width = getattr(clusterer, "n_features_in_", None)
+    if isinstance(width, int) and width != state["n_features_in_"]:
+        raise damaged(owner, f"clusterer_ reads {width} features, not n_features_in_")
     return clusterer
 
 
@@ -299,6 +310,16 @@ def _check_components(owner, fitted, state):
         ):
             raise damaged(owner, f"partitioners_ entry {entry[0]!r} is not the "
                           "fitted partitioner its parameter names")  # fmt: skip
+        cols = np.ravel(np.asarray(entry[2], dtype=object)) if not isinstance(
+            entry[2], slice) else [0]  # fmt: skip
+        if len(cols) == 0:
+            raise damaged(owner, f"partitioners_ entry {entry[0]!r} reads no column")
+        for col in cols:
+            check_column(owner, f"partitioner {entry[0]!r} column", col, state)
+        width = getattr(getattr(entry[1], "estimator", entry[1]), "n_features_in_", 0)
+        if not isinstance(entry[2], slice) and width not in (0, len(cols)):
+            raise damaged(owner, f"partitioner {entry[0]!r} reads {width} features, "
+                          f"not its {len(cols)} columns")  # fmt: skip
     return list(fitted)
 
 
