@@ -87,9 +87,9 @@ class Float(Spec):
     """A finite real number (not a bool) in ``[low, high]`` (``strict``:
     ``low`` excluded)."""
 
-    def __init__(self, low=None, high=None, *, strict=False, **kw):
+    def __init__(self, low=None, high=None, *, strict=False, what=None, **kw):
         super().__init__(**kw)
-        self.low, self.high, self.strict = low, high, strict
+        self.low, self.high, self.strict, self.what = low, high, strict, what
 
     def check(self, owner, name, value, state):
         if (
@@ -100,9 +100,8 @@ class Float(Spec):
             or (self.strict and value == self.low)
             or (self.high is not None and value > self.high)
         ):
-            raise damaged(
-                owner, f"{name} is not a finite number in [{self.low}, {self.high}]"
-            )
+            what = self.what or f"a finite number in [{self.low}, {self.high}]"
+            raise damaged(owner, f"{name} is not {what}")
         return float(value)
 
 
@@ -251,10 +250,7 @@ def _check_params(cls, owner, state):
     constraints = getattr(cls, "_parameter_constraints", None)
     if not constraints:
         return names
-    from sklearn.utils._param_validation import (
-        InvalidParameterError,
-        validate_parameter_constraints,
-    )
+    from ._compat import InvalidParameterError, validate_parameter_constraints
 
     try:
         validate_parameter_constraints(

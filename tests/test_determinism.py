@@ -419,20 +419,19 @@ def test_calibrator_without_seed_leaves_inner_seeds_unset():
     assert bb.partitioner_.random_state is None
 
 
-def test_calibrated_classifier_saved_before_random_state_loads():
-    # a model saved before sb.CalibratedClassifier had random_state: it loads
-    # with None (how it was fitted, seeding nothing) and predicts as before
+def test_calibrated_classifier_state_without_random_state_is_refused():
+    # the package was never released: a state from before random_state is
+    # refused in one line, not migrated
     _, Z, g, y, _ = _data()
     X = np.column_stack([Z, g])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cc = sb.CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
-    state = cc.__getstate__()
+    state = dict(cc.__getstate__())  # a copy: the estimator keeps its own
     del state["random_state"]
-    old = sb.CalibratedClassifier.__new__(sb.CalibratedClassifier)
-    old.__setstate__(state)
-    loaded = pickle.loads(pickle.dumps(old))
-    assert loaded.get_params()["random_state"] is None
+    with pytest.raises(ValueError, match=r"\['random_state'\] missing"):
+        sb.CalibratedClassifier.__new__(sb.CalibratedClassifier).__setstate__(state)
+    loaded = pickle.loads(pickle.dumps(cc))
     assert loaded.predict_proba(X).tobytes() == cc.predict_proba(X).tobytes()
 
 

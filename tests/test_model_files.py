@@ -957,3 +957,99 @@ def test_tampered_calibrator_state_is_a_model_file_error(tmp_path):
         est, X = _BY_NAME[name]
         same = model_io.load(model_io.dump(est, tmp_path / f"{name}.skops"))
         assert_array_equal(same.predict_proba(X), est.predict_proba(X))
+
+
+# --- containers: every read error one line, no hang, bounded memory -----------
+
+
+def _deflated_header(src, dst, corrupt):
+    """``src`` with its (deflated) header member's compressed bytes altered
+    by ``corrupt`` on disk: zlib fails on it, the zip's records stay whole."""
+    data = bytearray(src.read_bytes())
+    with zipfile.ZipFile(src) as archive:
+        info = archive.getinfo("betacal.json")
+    assert info.compress_type == zipfile.ZIP_DEFLATED
+    name_len, extra_len = struct.unpack(
+        "<HH", data[info.header_offset + 26 : info.header_offset + 30]
+    )
+    start = info.header_offset + 30 + name_len + extra_len
+    corrupt(data, start, info.compress_size)
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def _garble(data, start, size):
+    data[start : start + size] = b"\xff" * size  # an invalid deflate block
+
+
+def test_corrupt_compressed_header_is_one_line(tmp_path, cli_model, capsys):
+    """A corrupt deflate stream gave a zlib.error traceback from io.load,
+    read_header and betacal apply."""
+    from sklearn_betacal.cli import main
+
+    model, table = cli_model
+    bad = _deflated_header(model, tmp_path / "bad.skops", _garble)
+    for read in (model_io.load, model_io.read_header):
+        with pytest.raises(model_io.ModelFileError, match="damaged model file") as e:
+            read(bad)
+        assert "\n" not in str(e.value)
+    status = main(["apply", str(bad), str(table), str(tmp_path / "out.csv")])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and err.startswith("betacal: error:") and "\n" not in err
+
+
+def test_many_small_compressed_members_are_a_bomb(tmp_path):
+    """Members below the per-member ratio check's 1 MiB, each compressed
+    ~1000 times, decompressed to far more than the file (the memory bound
+    is a few times the file's size)."""
+    good = model_io.dump(PLATT, tmp_path / "good.skops")
+    extra = []
+    for k in range(64):
+        info = zipfile.ZipInfo(f"pad{k}.bin")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        extra.append((info, b"\0" * (2**20 - 1)))
+    bomb = _rewrite(good, tmp_path / "bomb.skops", extra=extra)
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(model_io.ModelFileError, match="zip bomb"):
+        model_io.load(bomb)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero-link"])
+def test_a_pipe_or_a_device_is_refused_without_reading(tmp_path, kind):
+    """A FIFO hung io.load; a symlink to /dev/zero read until the memory
+    limit. Both are refused from the file's type, in a fresh interpreter."""
+    path = tmp_path / "model.skops"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    out = _run(_PEAK, path)
+    assert out.returncode == 0, out.stderr[-500:]
+    verdict, grown = out.stdout.strip().splitlines()
+    assert verdict.startswith("refused:") and "not a regular file" in verdict
+    assert int(grown) < 32
+
+
+_PEAK_OF = """
+import sys, tracemalloc
+from sklearn_betacal import io
+import skops.io
+tracemalloc.start()
+try:
+    io.load(sys.argv[1])
+    print("loaded")
+except ValueError as exc:
+    print("refused:", exc)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+@pytest.mark.parametrize("name", ["bb-kd", "s-bb-features", "bb-learned-merge"])
+def test_load_peak_memory_is_bounded_by_the_file(tmp_path, name):
+    """Peak memory of io.load (Python allocations, tracemalloc) is at most
+    64 MiB + 4 times the file's size."""
+    path = model_io.dump(_BY_NAME[name][0], tmp_path / "m.skops")
+    out = _run(_PEAK_OF, path)
+    verdict, peak = out.stdout.strip().splitlines()
+    assert verdict == "loaded", (verdict, out.stderr[-500:])
+    assert int(peak) <= 64 * 2**20 + 4 * path.stat().st_size

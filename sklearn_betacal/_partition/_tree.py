@@ -362,7 +362,9 @@ def _check_relations(owner, state):
         centers, fine = state["centers_"], state["fine_cell_"]
         if centers.shape[1] != n_scale or fine.shape != (centers.shape[0],):
             raise damaged(
-                owner, "centers_ and fine_cell_ are not one row per fine cell"
+                owner,
+                f"centers_ and fine_cell_ have shapes {centers.shape}, "
+                f"{fine.shape}: not one row of {n_scale} per fine cell",
             )
         if not np.array_equal(np.unique(fine), np.arange(n_cells)):
             raise damaged(
@@ -377,6 +379,8 @@ def _check_relations(owner, state):
         leaves = np.flatnonzero(state["tree_"]["cell"] >= 0)
     if not np.array_equal(state["leaf_nodes_"], leaves):
         raise damaged(owner, "leaf_nodes_ are not the tree's leaves")
+    if state["leaf_n_samples_"].shape != (n_cells,):
+        raise damaged(owner, "leaf_n_samples_ is not one weight per cell")
     state["leaf_nodes_"] = state["leaf_nodes_"].astype(np.int64)
     for key in ("fine_cell_", "cell_parent_"):
         if state.get(key) is not None:
@@ -676,9 +680,9 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         fine_cell_=Array("i", (None,), when=_merging, kept=True,
                          max_len=_merge.MAX_FINE_CELLS),
         cell_parent_=Array("i", (None,), when=_merging, kept=True),
-        split_pvalue_=Float(0, 1, when=_merging, kept=True),
-        leaf_nodes_=Array("i", ("n_cells_",)),
-        leaf_n_samples_=Array("if", ("n_cells_",), low=0),
+        split_pvalue_=Float(0, 1, what="a p-value", when=_merging, kept=True),
+        leaf_nodes_=Array("i", (None,)),
+        leaf_n_samples_=Array("if", (None,), low=0),
         rules=(_check_relations,),
     )  # fmt: skip
 
