@@ -391,7 +391,7 @@ def check_frame_columns(X, confidence):
             )
 
 
-def check_confidence(h, *, input="probability", name="X"):
+def check_confidence(h, *, input="probability", name="X", text=True):
     """Validate a 1-D vector of confidences and return it as float64.
 
     Parameters
@@ -406,6 +406,10 @@ def check_confidence(h, *, input="probability", name="X"):
         any finite real score.
     name : str
         Name used in error messages.
+    text : bool, default=True
+        Whether text that reads as plain numbers is accepted (a calibrator's
+        column read from a file); the metrics refuse text, as scikit-learn's
+        ``check_array`` does.
     """
     if input not in INPUT_KINDS:
         raise ValueError(f"input must be one of {INPUT_KINDS}; got {input!r}.")
@@ -416,6 +420,12 @@ def check_confidence(h, *, input="probability", name="X"):
             f"shape {h.shape}. Pass only the confidence column."
         )
     h, kind = check_confidence_kind(h, name)
+    if kind == "U" and not text:
+        raise ValueError(
+            f"{name} holds text (dtype {h.dtype}), not numbers; convert it to "
+            "numbers first (e.g. numpy.asarray(..., dtype=float) or "
+            "pandas.to_numeric)."
+        )
     if kind == "U":
         h = _text_confidences(h, name)
     elif kind == "O":

@@ -848,3 +848,19 @@ def test_binomial_mad_limits_continue_the_exact_form(mu):
 
     below, above = _binomial_mad(np.array([2.0**28, 2.0**28 + 1]), np.full(2, mu))
     assert_allclose(above, below * np.sqrt((2.0**28 + 1) / 2.0**28), rtol=2e-5)
+
+
+@pytest.mark.parametrize(
+    "as_text", [lambda p: p.astype(str), lambda p: p.astype(str).astype(object)]
+)
+def test_metrics_refuse_numeric_text_as_y_prob(as_text):
+    """expected_calibration_error(y, p.astype(str)) returned a number; like
+    scikit-learn's check_array, the metrics refuse text confidences."""
+    from sklearn_betacal.metrics import brier_decomposition, expected_calibration_error
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=50)
+    y = (rng.uniform(size=50) < p).astype(int)
+    for metric in (expected_calibration_error, brier_decomposition):
+        with pytest.raises(ValueError, match="y_prob holds text"):
+            metric(y, as_text(p))
