@@ -420,14 +420,14 @@ def check_confidence(h, *, input="probability", name="X", text=True):
             f"shape {h.shape}. Pass only the confidence column."
         )
     h, kind = check_confidence_kind(h, name)
-    if kind == "U" and not text:
-        raise ValueError(
-            f"{name} holds text (dtype {h.dtype}), not numbers; convert it to "
-            "numbers first (e.g. numpy.asarray(..., dtype=float) or "
-            "pandas.to_numeric)."
-        )
     if kind == "U":
-        h = _text_confidences(h, name)
+        h = _text_confidences(h, name)  # text that is no number: its message
+        if not text:
+            raise ValueError(
+                f"{name} holds numbers written as text, not numbers; convert "
+                "them first (e.g. numpy.asarray(..., dtype=float) or "
+                "pandas.to_numeric)."
+            )
     elif kind == "O":
         # numbers as objects; a non-number (e.g. a dict) raises numpy's
         # TypeError, as scikit-learn's own conversion does

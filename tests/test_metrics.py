@@ -862,5 +862,5 @@ def test_metrics_refuse_numeric_text_as_y_prob(as_text):
     p = rng.uniform(size=50)
     y = (rng.uniform(size=50) < p).astype(int)
     for metric in (expected_calibration_error, brier_decomposition):
-        with pytest.raises(ValueError, match="y_prob holds text"):
+        with pytest.raises(ValueError, match="y_prob holds numbers written as text"):
             metric(y, as_text(p))
