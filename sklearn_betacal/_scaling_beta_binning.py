@@ -356,7 +356,12 @@ def _partition_width(state):
     part = getattr(part, "estimator", part)
     steps = getattr(part, "steps", None)
     if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        if len(steps) > 1:  # the view: the input of the last step
+            width = getattr(steps[-1][1], "n_features_in_", None)
+            return width if isinstance(width, int) else None
         part = steps[-1][1]
+    if callable(getattr(part, "_partition_view", None)):
+        return None  # its own view (a cross, a group column's ids)
     width = getattr(part, "n_features_in_", None)
     return width if isinstance(width, int) else None
 
