@@ -23,7 +23,7 @@ mixins already have it) and declare, after ``_parameter_constraints``::
         classes_=CLASSES,
         coef_=Array("f", (1, 1)),
         table_=Array("f", ("n_bins_",), low=0, high=1, max_len=MAX_BINS),
-        scaler_=Est(PlattScaler, when=lambda s: s["scaler"] == "platt"),
+        scaler_=Est([PlattScaler], when=lambda s: s["scaler"] == "platt"),
         rules=[my_relation],  # my_relation(owner, state): raise damaged(...)
     )
 
@@ -237,10 +237,6 @@ class Schema:
     def __init__(self, rules=(), **attrs):
         self.attrs, self.rules = attrs, tuple(rules)
 
-    def extend(self, rules=(), **attrs):
-        """This schema with more (or replaced) attributes and rules."""
-        return Schema(rules=(*self.rules, *rules), **{**self.attrs, **attrs})
-
 
 def _check_params(cls, owner, state):
     names = cls._get_param_names()
@@ -420,17 +416,6 @@ def column_rule(param):
     return rule
 
 
-def equal_count(name, count):
-    """A rule: the int attribute ``name`` equals ``count(state)``."""
-
-    def rule(owner, state):
-        want = count(state)
-        if state[name] != want:
-            raise damaged(owner, f"{name} = {state[name]} is not {want}")
-
-    return rule
-
-
 __all__ = [
     "CLASSES",
     "COMMON_RULES",
@@ -451,5 +436,4 @@ __all__ = [
     "column_rule",
     "check_state",
     "only_when",
-    "equal_count",
 ]
