@@ -28,6 +28,7 @@ from ._compat import _fit_context, _num_samples
 from ._docstrings import fill_doc
 from ._groups import check_groups
 from ._random import seed_inner
+from ._state import Array, Custom, Int, StateChecked, check_column, check_composite
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
@@ -146,6 +147,113 @@ def check_binning_tables(owner, name, table, *, stacked):
     return start.shape[0] - 1
 
 
+# -- the fitted-state specs the calibrators share (see ``_state``) ------------
+
+
+def _same_as_table(owner, state):
+    """The public bin arrays are the table's (prediction reads the table)."""
+    table = state["_table"]
+    if state["n_bins_"] != table["values"].shape[0]:
+        raise damaged(owner, "n_bins_ is not the table's number of bins")
+    for name, key in (("bin_edges_", "edges"), ("bin_values_", "values"),
+                      ("bin_counts_", "counts")):  # fmt: skip
+        if not np.array_equal(state[name], table[key]):
+            raise damaged(owner, f"{name} is not the table's {key!r}")
+
+
+#: The fitted state of a confidence binner (UMDBinner, S-B).
+BINNER_STATE = {
+    "n_bins_": Int(low=1),
+    "bin_edges_": Array("f", (None,)),
+    "bin_values_": Array("f", (None,), low=0, high=1),
+    "bin_counts_": Array("f", (None,), low=0),
+}
+BINNER_RULES = (_same_as_table,)
+
+
+def logit_eps_spec(**kw):
+    """``logit_eps_``: two clips in ``(0, 0.5]``."""
+    return Custom(lambda owner, name, value, state: check_logit_eps(owner, value), **kw)
+
+
+def table_spec(*, stacked, **kw):
+    """A UMD binning table's dict (:func:`check_binning_tables`)."""
+
+    def check(owner, name, value, state):
+        check_binning_tables(owner, name, value, stacked=stacked)
+        return value
+
+    return Custom(check, **kw)
+
+
+def _partitioner_type(state):
+    """The class ``partitioner_`` must have: the parameter's (a
+    ``FrozenEstimator`` is used as it is; ``None``: the kd-tree)."""
+    param = state["partitioner"]
+    if param is None:
+        from ._partition import KDTreePartitioner
+
+        return KDTreePartitioner
+    return type(param)
+
+
+def _check_partitioner(owner, name, value, state):
+    want = _partitioner_type(state)
+    if type(value) is not want:
+        raise damaged(
+            owner,
+            f"{name} is a {type(value).__name__}, but the partitioner "
+            f"parameter makes a {want.__name__}",
+        )
+    if not isinstance(value, str) and not callable(getattr(value, "transform", None)):
+        raise damaged(owner, f"{name} cannot transform")
+    check_composite(value)
+    return value
+
+
+#: ``partitioner_``: fitted from (and of the class of) ``partitioner``.
+PARTITIONER = Custom(_check_partitioner)
+
+
+def partitioner_cells(state):
+    """The number of cells of the fitted partitioner, when it states one."""
+    part = state.get("partitioner_")
+    part = getattr(part, "estimator", part)  # FrozenEstimator
+    steps = getattr(part, "steps", None)
+    if isinstance(steps, list) and steps:
+        part = steps[-1][1] if isinstance(steps[-1], tuple) else None
+    n = getattr(part, "n_cells_", None)
+    return n if isinstance(n, int) else None
+
+
+def _last_step(part):
+    part = getattr(part, "estimator", part)  # FrozenEstimator
+    steps = getattr(part, "steps", None)
+    if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        return steps[0][1], steps[-1][1]
+    return part, part
+
+
+def check_group_columns(owner, state):
+    """A group calibrator's ``X`` is ``[confidence | partition features]``:
+    the confidence column is a fitted column, and the fitted partitioner
+    reads the other ``n_features_in_ - 1`` (a partitioner of another width
+    failed at predict)."""
+    check_column(owner, "confidence_column", state["confidence_column"], state)
+    first, _ = _last_step(state.get("partitioner_"))
+    width = getattr(first, "n_features_in_", None)
+    if isinstance(width, int) and width != state["n_features_in_"] - 1:
+        want = state["n_features_in_"] - 1
+        raise damaged(owner, f"partitioner_ reads {width} features, not {want}")
+
+
+def check_cell_range(owner, name, ids, state):
+    """Cell ids below the fitted partitioner's number of cells."""
+    n = partitioner_cells(state)
+    if n is not None and ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise damaged(owner, f"{name} names a cell outside 0 .. {n - 1}")
+
+
 #: Rows per block when a group calibrator predicts (``predict_proba``,
 #: ``predict``, ``apply``) or computes cells: the temporaries of one block
 #: exist at a time, so the extra memory beyond the returned array is bounded
@@ -205,7 +313,7 @@ def smooth_proba(estimator):
     return bool(getattr(type(estimator), "_smooth_proba", False))
 
 
-class _BinaryCalibratorMixin:
+class _BinaryCalibratorMixin(StateChecked):
     """``predict_proba`` / ``predict`` from a ``_calibrated(X)`` method.
 
     A subclass implements ``_calibrated(X)``: the calibrated probability of

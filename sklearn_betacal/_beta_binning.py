@@ -14,8 +14,10 @@ weights, the partitioner) is the group-calibrator template of ``_base``.
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._base import check_group_columns
 from ._docstrings import fill_doc
-from ._group_binning import _GroupBinningBase
+from ._group_binning import GROUP_BINNING_STATE, _check_routing, _GroupBinningBase
+from ._state import CLASSES, COMMON_RULES, FEATURES, Schema
 
 
 @fill_doc
@@ -241,6 +243,13 @@ class BetaBinningCalibrator(_GroupBinningBase):
         "label_floor": ["boolean"],
     }
 
+    _state_schema = Schema(
+        **FEATURES,
+        classes_=CLASSES,
+        **GROUP_BINNING_STATE,
+        rules=(*COMMON_RULES, check_group_columns, _check_routing),
+    )
+
     def __init__(
         self,
         partitioner=None,
@@ -265,11 +274,6 @@ class BetaBinningCalibrator(_GroupBinningBase):
             pos_label=pos_label,
         )
         self.label_floor = label_floor
-
-    def __setstate__(self, state):
-        # a model saved before label_floor was fitted with the plain means
-        state.setdefault("label_floor", False)
-        super().__setstate__(state)
 
     def _planned_points_per_bin(self, n_rows, sample_weight):
         """``"auto"`` resolved on the rows to be binned, before the partitioner

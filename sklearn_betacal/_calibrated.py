@@ -50,10 +50,13 @@ from ._defaults import default_calibrator
 from ._docstrings import fill_doc
 from ._kernels._scaling import LOGIT_EPS, to_logit
 from ._random import seed_inner
+from ._state import COMMON_RULES, Array, Custom, Est, Int, Schema, StateChecked, Str
 from ._validation import (
+    check_array_state,
     check_confidence_kind,
     check_finite,
     check_unit_interval,
+    damaged,
     is_dataframe,
     join_confidence_features,
 )
@@ -140,6 +143,85 @@ def _rescale_top_label(P, top, conf):
     return out
 
 
+#: Calibrators per pair, by ``multiclass_`` (``K`` classes).
+_N_CALIBRATORS = {
+    "binary": lambda k: 1,
+    "top-label": lambda k: 1,
+    "native": lambda k: 1,
+    "one-vs-rest": lambda k: k,
+    "top-label-by-class": lambda k: k + 1,
+}
+
+
+def _check_pairs(owner, name, pairs, state):
+    """``calibrated_classifiers_``: fitted ``(classifier, columns,
+    calibrators)`` dicts of the classes the parameters name, as many
+    calibrators as ``multiclass_`` fits."""
+    from ._defaults import default_calibrator
+
+    k = state["classes_"].shape[0]
+    cal_type = type(state["calibrator"] or default_calibrator())
+    n_cal = _N_CALIBRATORS[state["multiclass_"]](k)
+    if not isinstance(pairs, list) or not pairs:
+        raise damaged(owner, f"{name} is not a non-empty list")
+    for j, pair in enumerate(pairs):
+        where = f"{name}[{j}]"
+        if not isinstance(pair, dict) or set(pair) != {
+            "estimator", "columns", "calibrators"
+        }:  # fmt: skip
+            raise damaged(owner, f"{where} is not a fitted pair's dict")
+        est = pair["estimator"]
+        if type(est) is not type(state["estimator"]) or not (
+            hasattr(est, "predict_proba") or hasattr(est, "decision_function")
+        ):
+            raise damaged(owner, f"{where} holds a {type(est).__name__}, not the "
+                          "classifier of the estimator parameter")  # fmt: skip
+        cols = pair["columns"]
+        if cols is not None:
+            cols = check_array_state(owner, f"{where}['columns']", cols, "i", (None,))
+            if (
+                np.unique(cols).shape != cols.shape
+                or cols.size
+                and (cols.min() < 0 or cols.max() >= k)
+            ):
+                raise damaged(owner, f"{where}['columns'] are not distinct classes")
+            pair["columns"] = cols
+        cals = pair["calibrators"]
+        if not isinstance(cals, list) or len(cals) != n_cal:
+            raise damaged(owner, f"{where} does not hold {n_cal} calibrator(s)")
+        for c, cal in enumerate(cals):
+            if cal is None and state["multiclass_"] == "top-label-by-class" and c:
+                continue
+            if type(cal) is not cal_type:
+                raise damaged(owner, f"{where} holds a {type(cal).__name__}, not "
+                              f"the {cal_type.__name__} calibrator")  # fmt: skip
+    return pairs
+
+
+def _check_kind(owner, state):
+    from ._defaults import default_calibrator
+
+    if state["_kind"] != calibrator_input(state["calibrator"] or default_calibrator()):
+        raise damaged(owner, "_kind is not the calibrator's input")
+    cv, n_pairs = state["cv"], len(state["calibrated_classifiers_"])
+    if isinstance(state["estimator"], FrozenEstimator) or state["ensemble"] is False:
+        want = 1
+    elif cv is None or isinstance(cv, Integral):
+        want = 5 if cv is None else int(cv)
+    else:
+        try:
+            want = int(cv.get_n_splits())
+        except Exception:  # a splitter that needs the data: not checked
+            want = n_pairs
+    if n_pairs != want:
+        raise damaged(owner, f"calibrated_classifiers_ holds {n_pairs} fitted "
+                      f"pairs, not the {want} the parameters fit")  # fmt: skip
+    if state["classes_"].shape[0] < 2 or (
+        (state["multiclass_"] == "binary") != (state["classes_"].shape[0] == 2)
+    ):
+        raise damaged(owner, "multiclass_ does not fit the number of classes_")
+
+
 def _pair(estimator, columns, calibrators):
     """A fitted classifier with the calibrator(s) fitted on its outputs.
 
@@ -219,7 +301,9 @@ def _check_scores(out, clf, n, k, *, proba):
     return a
 
 
-class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class CalibratedClassifier(
+    StateChecked, MetaEstimatorMixin, ClassifierMixin, BaseEstimator
+):
     """Calibrate any scikit-learn classifier with one of this package's calibrators.
 
     Like :class:`sklearn.calibration.CalibratedClassifierCV`, with any of the
@@ -378,6 +462,17 @@ default=None
         "random_state": ["random_state"],
     }
 
+    _state_schema = Schema(
+        _kind=Str({"confidence", "group"}),
+        classes_=Array("key", (None,)),
+        multiclass_=Str(set(_N_CALIBRATORS)),
+        partition_transformer_=Est(methods=["transform"], optional=True),
+        calibrated_classifiers_=Custom(_check_pairs),
+        n_features_in_=Int(low=1, optional=True),
+        feature_names_in_=Array("key", (None,), optional=True),
+        rules=(*COMMON_RULES, _check_kind),
+    )
+
     def __init__(
         self,
         estimator,
@@ -396,11 +491,6 @@ default=None
         self.partition_features = partition_features
         self.ensemble = ensemble
         self.random_state = random_state
-
-    def __setstate__(self, state):
-        # saved before random_state existed: such a fit seeded nothing
-        state.setdefault("random_state", None)
-        super().__setstate__(state)
 
     # ------------------------------------------------------------ checking
     def _get_calibrator(self):

@@ -25,7 +25,9 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
+    InvalidParameterError,
     StrOptions,
+    validate_parameter_constraints,
     validate_params,
 )
 from sklearn.utils.metadata_routing import _routing_enabled
@@ -39,6 +41,7 @@ from sklearn.utils.validation import (
 __all__ = [
     "HasMethods",
     "Interval",
+    "InvalidParameterError",
     "StrOptions",
     "_BaseComposition",
     "_BaseScorer",
@@ -48,6 +51,7 @@ __all__ = [
     "_num_samples",
     "_routing_enabled",
     "_safe_indexing",
+    "validate_parameter_constraints",
     "validate_params",
     "fit_bayes_mixed_glm",
     "parametrize_with_checks",

@@ -23,6 +23,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._compat import StrOptions, _fit_context, validate_params
+from ._state import COMMON_RULES, FEATURES, Schema, StateChecked
+from ._validation import damaged
 
 #: Numbers the Fagen-Ulmschneider (2015) "Perception of Probability Words"
 #: survey attached to each of its 17 probability words: the **median** of the
@@ -913,7 +915,21 @@ _READ_SOURCES = [
 ]  # fmt: skip
 
 
-class ConfidenceReader(TransformerMixin, BaseEstimator):
+def _check_reader(owner, state):
+    """The confidence column is one the reader was fitted on: a position
+    below ``n_features_in_``, or a name among ``feature_names_in_`` (a
+    column changed into another valid value read other numbers)."""
+    col, n = state["confidence_column"], state["n_features_in_"]
+    names = state.get("feature_names_in_")
+    if isinstance(col, str):
+        if names is None or col not in list(names):
+            raise damaged(owner, f"confidence_column={col!r} is not a fitted column")
+    elif not -n <= col < n:
+        raise damaged(owner, f"confidence_column={col!r} is not one of the "
+                      f"{n} fitted columns")  # fmt: skip
+
+
+class ConfidenceReader(StateChecked, TransformerMixin, BaseEstimator):
     """Read the confidence column of raw input as the calibrator was fitted on.
 
     A calibrator takes confidences in ``[0, 1]``; an answer log holds them
@@ -982,6 +998,11 @@ class ConfidenceReader(TransformerMixin, BaseEstimator):
         "table": "no_validation",
         "qualitative": "no_validation",
     }
+
+    _state_schema = Schema(
+        **FEATURES,
+        rules=(*COMMON_RULES, lambda owner, state: _check_reader(owner, state)),
+    )
 
     def __init__(
         self,

@@ -22,11 +22,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
+    PARTITIONER,
     _GroupCalibratorMixin,
     binary_predict,
-    check_binning_tables,
+    check_cell_range,
     positive_index,
     resolve_n_bins,
+    table_spec,
 )
 from ._cells import cell_positions, dense_ids
 from ._compat import HasMethods, Interval, StrOptions
@@ -42,11 +44,11 @@ from ._kernels._cell_binning import (
     umd_fit_segments,
     umd_predict_segments,
 )
+from ._state import Array, Custom, Int
 from ._validation import (
     MAX_COUNT_TOTAL,
     MAX_DENSE_BINS,
-    check_array_state,
-    check_count,
+    check_real,
     damaged,
 )
 
@@ -185,22 +187,67 @@ class _CellTableView(Mapping):
 
 
 def _check_routing(owner, state):
-    """The stacked tables (table 0: the root) and the cell -> table routing of a
-    rebuilt fitted state (see ``_set_routing``)."""
-    n_tables = check_binning_tables(owner, "_tables", state["_tables"], stacked=True)
-    ids = check_array_state(
-        owner, "_route_cells", state.get("_route_cells"), "i", (None,)
-    )
-    tab = check_array_state(
-        owner, "_route_table", state.get("_route_table"), "i", (ids.shape[0],)
-    )
+    """The root table is table 0 of the stacked tables, every cell is routed
+    to an existing table (sorted unique cell ids of the fitted partition;
+    a negative table number served another cell's binning: numpy counts
+    from the end), and the per-cell arrays are one entry per cell."""
+    tables = state["_tables"]
+    n_tables = tables["edge_start"].shape[0] - 1
+    ids, tab = state["_route_cells"], state["_route_table"]
+    if tab.shape != ids.shape:
+        raise damaged(owner, f"_route_table has shape {tab.shape}, expected "
+                      f"{ids.shape} (one table per routed cell)")  # fmt: skip
     if np.any(np.diff(ids) <= 0):
         raise damaged(owner, "_route_cells is not sorted and unique")
-    if np.any((tab < 0) | (tab >= n_tables)):
-        raise damaged(owner, f"_route_table names a table outside 0 .. {n_tables - 1}")
-    own = check_count(owner, "_n_own_tables", state.get("_n_own_tables"))
-    if own >= n_tables:
+    check_cell_range(owner, "_route_cells", ids, state)
+    if np.any((tab < 1) | (tab >= n_tables)):
+        raise damaged(owner, f"_route_table names a table outside 1 .. {n_tables - 1}")
+    if state["_n_own_tables"] >= n_tables:
         raise damaged(owner, "_n_own_tables is not below the number of tables")
+    if state["n_cells_fitted_"] != state["_n_own_tables"]:
+        raise damaged(owner, "n_cells_fitted_ is not the number of own tables")
+    cells = state["cells_"]
+    if np.any(np.diff(cells) <= 0):
+        raise damaged(owner, "cells_ is not sorted and unique")
+    check_cell_range(owner, "cells_", cells, state)
+    if not np.all(np.isin(ids, cells)):
+        raise damaged(owner, "_route_cells names a cell that is not in cells_")
+    fallback = state["fallback_cells_"]
+    if state["fallback_to_"].shape != fallback.shape or not np.all(
+        np.isin(fallback, cells)
+    ):
+        raise damaged(owner, "fallback_cells_ / fallback_to_ are not fitted cells")
+    if state["n_cells_fallback_"] != fallback.shape[0]:
+        raise damaged(owner, "n_cells_fallback_ is not the number of fallback cells")
+
+
+def _per_cell(kind, **kw):
+    return Array(kind, (lambda s: s["cells_"].shape[0],), **kw)
+
+
+#: The fitted state of UMD binning within cells (BB, S-BB), once fitted.
+GROUP_BINNING_STATE = {
+    "partitioner_": PARTITIONER,
+    "points_per_bin_": Int(low=1),
+    "_tables": table_spec(stacked=True),
+    "_route_cells": Array("i", (None,)),
+    "_route_table": Array("i", (None,)),
+    "_n_own_tables": Int(low=0),
+    "n_cells_fitted_": Int(low=0),
+    "n_cells_fallback_": Int(low=0),
+    "cells_": Array("i", (None,)),
+    "fallback_cells_": Array("i", (None,)),
+    "fallback_to_": Array("i", (None,), low=-1),
+    "_cell_counts": _per_cell("f", low=0),
+    "epsilon_": _per_cell("f", finite=False, low=0),
+    "epsilon_root_": Custom(
+        lambda owner, name, value, state: (
+            check_real(owner, name, value, low=0, strict=False)
+            if value != np.inf
+            else value
+        )
+    ),
+}
 
 
 class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
@@ -534,14 +581,6 @@ class _GroupBinningBase(_GroupCalibratorMixin, ClassifierMixin, BaseEstimator):
             UserWarning,
             stacklevel=3,
         )
-
-    def __setstate__(self, state):
-        # a loaded model: its tables and the routing of cells to them are
-        # checked before any row is routed (a negative table number served
-        # another cell's binning: numpy counts from the end)
-        if "_tables" in state:
-            _check_routing(type(self).__name__, state)
-        super().__setstate__(state)
 
     def _set_routing(self, cell_ids, table_index):
         """Route cell ``cell_ids[i]`` to table ``table_index[i]`` of ``tables_``.

@@ -20,10 +20,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import (
+    PARTITIONER,
     _GroupCalibratorMixin,
     binary_predict,
     binary_proba,
-    check_logit_eps,
+    check_cell_range,
+    check_group_columns,
+    logit_eps_spec,
     positive_index,
 )
 from ._cells import cell_positions
@@ -31,8 +34,8 @@ from ._compat import HasMethods, Interval, StrOptions, fit_bayes_mixed_glm
 from ._docstrings import fill_doc
 from ._kernels import _mixed, _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
+from ._state import CLASSES, COMMON_RULES, FEATURES, Array, Bool, Custom, Int, Schema
 from ._validation import (
-    check_array_state,
     check_cell_ids,
     damaged,
 )
@@ -50,6 +53,26 @@ def _pooled_platt(x, y, w):
     the covariate): the fit without cells and the Laplace fit's start."""
     fit = _scaling.fit_platt(x, y, w)
     return np.array([fit.intercept, fit.coef])
+
+
+def _check_deviance(owner, name, value, state):
+    """A finite number, or NaN (a fit that reports none)."""
+    if isinstance(value, bool) or not isinstance(value, float) or np.isinf(value):
+        raise damaged(owner, "deviance_ is not a float")
+    return value
+
+
+def _check_cells(owner, state):
+    """Sorted unique cells (of the fitted partition), and the public
+    coefficients the fixed effects' (cells out of order raised IndexError,
+    fewer random effects than cells served other cells' effects)."""
+    cells = state["cells_"]
+    if np.any(np.diff(cells) <= 0):
+        raise damaged(owner, "cells_ is not sorted and unique")
+    check_cell_range(owner, "cells_", cells, state)
+    fixed = state["fixed_effects_"]
+    if state["intercept_"][0] != fixed[0] or state["coef_"][0, 0] != fixed[1]:
+        raise damaged(owner, "intercept_ / coef_ are not the fixed effects")
 
 
 @fill_doc
@@ -224,6 +247,25 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         "random_state": ["random_state"],
     }
 
+    _state_schema = Schema(
+        **FEATURES,
+        classes_=CLASSES,
+        partitioner_=PARTITIONER,
+        logit_eps_=logit_eps_spec(
+            when=lambda s: s["covariate"] == "logit" and s["input"] == "probability"
+        ),
+        cells_=Array("i", (None,)),
+        fixed_effects_=Array("f", (2,)),
+        sigma_=Array("f", (2,), low=0),
+        random_effects_=Array("f", (lambda s: s["cells_"].shape[0], 2)),
+        deviance_=Custom(_check_deviance),
+        converged_=Bool(),
+        n_iter_=Int(low=0),
+        intercept_=Array("f", (1,)),
+        coef_=Array("f", (1, 1)),
+        rules=(*COMMON_RULES, check_group_columns, _check_cells),
+    )
+
     def __init__(
         self,
         partitioner=None,
@@ -244,31 +286,6 @@ class HierarchicalLogisticScaler(_GroupCalibratorMixin, ClassifierMixin, BaseEst
         self.tol = tol
         self.random_state = random_state
         self.pos_label = pos_label
-
-    def __setstate__(self, state):
-        # a loaded model: cells out of order raised IndexError, fewer random
-        # effects than cells served other cells' effects silently, NaN
-        # effects predicted NaN
-        owner = type(self).__name__
-        if "fixed_effects_" in state:
-            check_array_state(
-                owner, "fixed_effects_", state["fixed_effects_"], "f", (2,)
-            )
-            cells = check_array_state(
-                owner, "cells_", state.get("cells_"), "i", (None,)
-            )
-            if np.any(np.diff(cells) <= 0):
-                raise damaged(owner, "cells_ is not sorted and unique")
-            check_array_state(
-                owner,
-                "random_effects_",
-                state.get("random_effects_"),
-                "f",
-                (cells.shape[0], 2),
-            )
-        if "logit_eps_" in state:
-            state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
-        super().__setstate__(state)
 
     def _covariate(self, h, w=None):
         """The covariate ``x``; on fit (``w`` given) sets ``logit_eps_``."""

@@ -15,14 +15,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import _BinaryCalibratorMixin, check_logit_eps
+from ._base import _BinaryCalibratorMixin, logit_eps_spec
 from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._kernels import _scaling
 from ._kernels._scaling import data_logit_eps, to_logit
+from ._state import CLASSES, COMMON_RULES, FEATURES, Array, Int, Schema
 from ._validation import (
     MAX_COUNT_TOTAL,
-    check_array_state,
     check_weights,
     require_labels,
     validate_confidence_data,
@@ -143,6 +143,16 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
+    _state_schema = Schema(
+        **{**FEATURES, "n_features_in_": Int(low=1, high=1)},  # one confidence
+        classes_=CLASSES,
+        logit_eps_=logit_eps_spec(when=lambda s: s["input"] == "probability"),
+        coef_=Array("f", (1, 1)),
+        intercept_=Array("f", (1,)),
+        n_iter_=Int(low=0),
+        rules=COMMON_RULES,
+    )
+
     def __init__(
         self,
         input="probability",
@@ -214,17 +224,6 @@ class PlattScaler(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.intercept_ = np.array([fit.intercept])
         self.n_iter_ = fit.n_iter
         return self
-
-    def __setstate__(self, state):
-        # a loaded model: NaN or misshapen coefficients predicted NaN or
-        # broadcast silently
-        owner = type(self).__name__
-        if "coef_" in state:
-            check_array_state(owner, "coef_", state["coef_"], "f", (1, 1))
-            check_array_state(owner, "intercept_", state.get("intercept_"), "f", (1,))
-        if "logit_eps_" in state:
-            state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
-        super().__setstate__(state)
 
     def _calibrated(self, X):
         """``sigma(a s + b)`` for every row of ``X``."""

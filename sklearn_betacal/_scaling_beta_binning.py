@@ -24,7 +24,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import PREDICT_BLOCK_ROWS
+from ._base import PARTITIONER, PREDICT_BLOCK_ROWS, check_group_columns
 from ._cells import fit_takes, partition_view, pipeline_head
 from ._compat import (
     HasMethods,
@@ -34,7 +34,12 @@ from ._compat import (
 )
 from ._defaults import hierarchical_scaler, platt_scaler
 from ._docstrings import fill_doc
-from ._group_binning import _GroupBinningBase, fallback_message
+from ._group_binning import (
+    GROUP_BINNING_STATE,
+    _check_routing,
+    _GroupBinningBase,
+    fallback_message,
+)
 from ._groups import group_folds, group_split, n_groups
 from ._kernels._boosting import forest_raw, prepare_forest
 from ._kernels._calibration import quantile_bin_index, quantile_edges
@@ -47,6 +52,19 @@ from ._partition._base import (
     damaged,
 )
 from ._random import seed_inner
+from ._state import (
+    CLASSES,
+    COMMON_RULES,
+    FEATURES,
+    Array,
+    Custom,
+    Est,
+    Float,
+    Int,
+    ListOf,
+    Schema,
+    only_when,
+)
 from ._validation import (
     check_binary_labels,
     check_cell_ids,
@@ -104,11 +122,9 @@ BOOSTING_FEW_ROUNDS = 10
 BOOSTING_MIN_GROUPS = 10
 #: What the boosting reads, recorded in its state (``scaler_["view"]``):
 #: the features the fitted partitioner cuts (:func:`partition_view`: a
-#: Pipeline's embedding, a group's cell id), or -- model files written
-#: before that -- the partition columns as they are.
+#: Pipeline's embedding, a group's cell id).
 VIEW_PARTITION = "partition"
-VIEW_INPUT = "input"
-VIEWS = (VIEW_PARTITION, VIEW_INPUT)
+VIEWS = (VIEW_PARTITION,)
 
 
 def _feature_matrix(q, Z, eps, who):
@@ -275,20 +291,13 @@ def check_boosted_state(state):
     """
     owner = "ScalingBetaBinningCalibrator"
     keys = {"hierarchical", "logit_eps", "n_features", "baseline", "trees"}
-    if isinstance(state, dict) and set(state) == keys:
-        # written before the scaler read the partition's view: it read the
-        # partition columns themselves, and still does
-        state = {**state, "view": VIEW_INPUT}
-    if isinstance(state, dict) and set(state) == {*keys, "view"}:
-        # written before a boosting that ignores q passed q through
-        state = {**state, "passthrough": False}
     if not isinstance(state, dict) or set(state) != {*keys, "view", "passthrough"}:
         raise damaged(owner, "scaler_ is not the feature-aware scaler's dict")
     if not isinstance(state["passthrough"], bool):
         raise damaged(owner, "scaler_['passthrough'] is not a bool")
     if not isinstance(state["view"], str) or state["view"] not in VIEWS:
         raise damaged(owner, f"scaler_['view'] is not one of {sorted(VIEWS)}")
-    if not callable(getattr(state["hierarchical"], "predict_proba", None)):
+    if type(state["hierarchical"]).__name__ != "HierarchicalLogisticScaler":
         raise damaged(owner, "scaler_['hierarchical'] is not a fitted scaler")
     d = check_count(owner, "scaler_['n_features']", state["n_features"], 1)
     eps = check_array_state(
@@ -304,10 +313,18 @@ def check_boosted_state(state):
         raise damaged(owner, "scaler_['trees'] is not a list")
     if state["passthrough"] and trees:
         raise damaged(owner, "scaler_ passes q through but holds trees")
+    if len(trees) > BOOSTING["max_iter"]:
+        raise damaged(owner, f"scaler_ holds {len(trees)} trees, more than the "
+                      f"{BOOSTING['max_iter']} the boosting fits")  # fmt: skip
+    max_nodes = 2 * BOOSTING.get("max_leaf_nodes", 31) - 1
     checked = []
     for k, t in enumerate(trees):
         if not isinstance(t, dict) or set(t) != {*NODE_KEYS, "value"}:
             raise damaged(owner, f"scaler_['trees'][{k}] is not a tree's node arrays")
+        size = getattr(t["feature"], "shape", (0,))
+        if len(size) != 1 or size[0] > max_nodes:
+            raise damaged(owner, f"scaler_['trees'][{k}] has more than "
+                          f"{max_nodes} nodes")  # fmt: skip
         arrays, _ = check_node_arrays(owner, {key: t[key] for key in NODE_KEYS}, d + 1)
         n_leaves = int(np.count_nonzero(arrays["children_left"] == -1))
         arrays["value"] = check_array_state(
@@ -315,6 +332,114 @@ def check_boosted_state(state):
         )
         checked.append(arrays)
     return {**state, "logit_eps": eps, "n_features": d, "trees": checked}
+
+
+def _single(state):
+    return state["cv"] is None
+
+
+def _boosted(state):
+    return _single(state) and state["scaler"] == "features"
+
+
+def _check_sbb_scaler(owner, name, scaler, state):
+    """``scaler_`` is what the ``scaler`` parameter fits: the mixed model,
+    Platt's scaler of the covariate, the boosted scaler's dict, or a
+    fitted estimator of the class passed."""
+    kind = state["scaler"]
+    if kind == "features":
+        scaler = check_boosted_state(scaler)
+        hier = scaler["hierarchical"]
+        if getattr(hier, "n_features_in_", 2) != 2:
+            raise damaged(owner, "scaler_['hierarchical'] does not read [q, cell]")
+        if not np.array_equal(getattr(hier, "classes_", None), [0, 1]):
+            raise damaged(owner, "scaler_['hierarchical'] is not fitted on 0/1")
+        view = _partition_width(state)
+        if view is not None and scaler["n_features"] != view:
+            raise damaged(owner, f"scaler_['n_features'] is not the {view} "
+                          "features the partition reads")  # fmt: skip
+        return scaler
+    want = {
+        "hierarchical": lambda: hierarchical_scaler(state["covariate"]),
+        "pooled": lambda: platt_scaler(
+            "logit" if state["covariate"] == "confidence" else "probability"
+        ),
+    }.get(kind if isinstance(kind, str) else None, lambda: kind)()
+    if type(scaler) is not type(want) or not callable(
+        getattr(scaler, "predict_proba", None)
+    ):
+        raise damaged(owner, f"scaler_ is a {type(scaler).__name__}, not the "
+                      f"{type(want).__name__} scaler={kind!r} fits")  # fmt: skip
+    if kind == "hierarchical" and getattr(scaler, "n_features_in_", 2) != 2:
+        raise damaged(owner, "scaler_ does not read [confidence, cell]")
+    if isinstance(kind, str):
+        for key in ("input", "covariate", "partitioner"):
+            if key in vars(want) and getattr(scaler, key, None) != getattr(want, key):
+                raise damaged(owner, f"scaler_ has another {key} than "
+                              f"scaler={kind!r} fits")  # fmt: skip
+    return scaler
+
+
+def _partition_width(state):
+    """The number of features the fitted partitioner's last step reads (its
+    view), where it states it."""
+    part = state.get("partitioner_")
+    part = getattr(part, "estimator", part)
+    steps = getattr(part, "steps", None)
+    if isinstance(steps, list) and steps and isinstance(steps[-1], tuple):
+        if len(steps) > 1:  # the view: the input of the last step
+            width = getattr(steps[-1][1], "n_features_in_", None)
+            return width if isinstance(width, int) else None
+        part = steps[-1][1]
+    if callable(getattr(part, "_partition_view", None)):
+        return None  # its own view (a cross, a group column's ids)
+    width = getattr(part, "n_features_in_", None)
+    return width if isinstance(width, int) else None
+
+
+def _check_single(owner, state):
+    if _single(state):
+        _check_routing(owner, state)
+        _check_split(owner, state)
+
+
+def _check_split(owner, state):
+    """D1 and D2 are disjoint sorted row positions."""
+    d1, d2 = state["scaling_indices_"], state["binning_indices_"]
+    for name, rows in (("scaling_indices_", d1), ("binning_indices_", d2)):
+        if rows.size and (rows[0] < 0 or np.any(np.diff(rows) <= 0)):
+            raise damaged(owner, f"{name} are not sorted distinct row positions")
+    if np.intersect1d(d1, d2).size:
+        raise damaged(owner, "scaling_indices_ and binning_indices_ overlap")
+
+
+def _check_members(owner, state):
+    """``cv=k``: ``k`` members, each fitted with the ensemble's parameters
+    (``cv=None``) on its features, classes and partition."""
+    members = state.get("estimators_")
+    if members is None:
+        return
+    names = ScalingBetaBinningCalibrator._get_param_names()
+    params = {k: repr(state[k]) for k in names}
+    params["cv"] = repr(None)
+    if len(members) != state["cv"]:
+        raise damaged(owner, f"estimators_ holds {len(members)} members, not cv")
+    for j, m in enumerate(members):
+        got = {k: repr(v) for k, v in m.get_params(deep=False).items()}
+        if got != params:
+            raise damaged(owner, f"estimators_[{j}] has other parameters than "
+                          "the ensemble (with cv=None)")  # fmt: skip
+        if (
+            getattr(m, "n_features_in_", None) != state["n_features_in_"]
+            or not np.array_equal(getattr(m, "classes_", None), state["classes_"])
+            or type(getattr(m, "partitioner_", None)) is not type(state["partitioner_"])
+            or not hasattr(m, "_tables")
+        ):
+            raise damaged(owner, f"estimators_[{j}] is not fitted as a member")
+    if state["nu_"] != max(m.nu_ for m in members) or state["points_per_bin_"] != max(
+        m.points_per_bin_ for m in members
+    ):
+        raise damaged(owner, "nu_ / points_per_bin_ are not the members' largest")
 
 
 #: What the template ``fit`` sets before ``_fit``: the members of ``cv=k``
@@ -563,6 +688,25 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         "covariate": [StrOptions({"confidence", "logit"})],
         "cv": [Interval(Integral, 2, None, closed="left"), None],
     }
+
+    _state_schema = Schema(
+        **FEATURES,
+        classes_=CLASSES,
+        partitioner_=PARTITIONER,
+        nu_=Float(low=0),
+        points_per_bin_=Int(low=1),
+        estimators_=ListOf(
+            Est(["ScalingBetaBinningCalibrator"]), min_len=2,
+            max_len="cv", when=lambda s: not _single(s),
+        ),
+        scaling_indices_=Array("i", (None,), when=_single),
+        binning_indices_=Array("i", (None,), when=_single),
+        _scaler_seed=Int(low=0, when=_boosted),
+        scaler_=Custom(_check_sbb_scaler, when=_single),
+        **only_when(_single, GROUP_BINNING_STATE,
+                    exclude=("partitioner_", "points_per_bin_")),
+        rules=(*COMMON_RULES, check_group_columns, _check_single, _check_members),
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -822,9 +966,6 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         once for both (as ``Pipeline.transform`` computes it)."""
         if self.scaler != "features":
             return super()._row_inputs(Z)
-        member = self if self.cv is None else self.estimators_[0]
-        if member.scaler_["view"] == VIEW_INPUT:
-            return Z, self._cells(Z)
         split = pipeline_head(self.partitioner_)
         n = Z.shape[0]
         if split is None or n > PREDICT_BLOCK_ROWS:
@@ -868,11 +1009,6 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         prepared = prepare_forest(self.scaler_["trees"])
         _FORESTS[self] = (self.scaler_, prepared)
         return prepared
-
-    def __setstate__(self, state):
-        if state.get("scaler") == "features" and "scaler_" in state:
-            state["scaler_"] = check_boosted_state(state["scaler_"])
-        super().__setstate__(state)
 
     def proxy_proba(self, X):
         """The scaler's probabilities (the proxies of Alg. 3) for new rows.

@@ -17,10 +17,13 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils import check_random_state
 
 from ._base import (
+    BINNER_RULES,
+    BINNER_STATE,
     _BinaryCalibratorMixin,
-    check_binning_tables,
     confidence_fit_rows,
+    damaged,
     resolve_n_bins,
+    table_spec,
 )
 from ._cells import fit_takes
 from ._compat import HasMethods, Interval, StrOptions, _fit_context
@@ -29,6 +32,7 @@ from ._docstrings import fill_doc
 from ._groups import group_split
 from ._kernels._cell_binning import tie_break, umd_fit_segments, umd_predict_table
 from ._random import seed_inner
+from ._state import CLASSES, COMMON_RULES, FEATURES, Custom, Int, Schema
 from ._validation import (
     validate_confidence_data,
 )
@@ -45,6 +49,31 @@ def _positive_column(estimator, who):
             "labels (both classes must occur in the scaler's part of the data)."
         )
     return int(col[0])
+
+
+def _check_scaler(owner, name, scaler, state):
+    """``scaler_`` is fitted from the ``scaler`` parameter: of its class (a
+    ``PlattScaler`` of the calibrator's ``input`` by default)."""
+    param = state["scaler"]
+    want = platt_scaler(state["input"]) if param is None else param
+    if type(scaler) is not type(want) or not callable(
+        getattr(scaler, "predict_proba", None)
+    ):
+        raise damaged(owner, f"scaler_ is a {type(scaler).__name__}, not the "
+                      f"{type(want).__name__} the scaler parameter fits")  # fmt: skip
+    if getattr(scaler, "n_features_in_", 1) != 1:
+        raise damaged(owner, "scaler_ does not read one confidence")
+    if param is None and scaler.input != state["input"]:
+        raise damaged(owner, "scaler_ reads another input than the calibrator")
+    return scaler
+
+
+def _check_positive_col(owner, state):
+    classes = getattr(state["scaler_"], "classes_", None)
+    if classes is not None and not (
+        len(classes) == 2 and classes[state["_positive_col"]] == 1
+    ):
+        raise damaged(owner, "_positive_col is not the scaler's class 1")
 
 
 @fill_doc
@@ -177,6 +206,16 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         "random_state": ["random_state"],
     }
 
+    _state_schema = Schema(
+        **{**FEATURES, "n_features_in_": Int(low=1, high=1)},  # one confidence
+        classes_=CLASSES,
+        scaler_=Custom(_check_scaler),
+        **BINNER_STATE,
+        _positive_col=Int(low=0, high=1),
+        _table=table_spec(stacked=True),
+        rules=(*COMMON_RULES, *BINNER_RULES, lambda o, s: _check_positive_col(o, s)),
+    )
+
     def __init__(
         self,
         scaler=None,
@@ -288,15 +327,6 @@ class ScalingBinningCalibrator(_BinaryCalibratorMixin, ClassifierMixin, BaseEsti
         self._positive_col = col
         self._table = table._asdict()  # plain dict: a safe model file
         return self
-
-    def __setstate__(self, state):
-        # a loaded model: its table is checked before any row is binned (the
-        # scaler checks its own state when it is rebuilt)
-        if "_table" in state:
-            check_binning_tables(
-                type(self).__name__, "_table", state["_table"], stacked=True
-            )
-        super().__setstate__(state)
 
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)

@@ -17,14 +17,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import binary_predict, binary_proba, check_logit_eps, positive_index
+from ._base import binary_predict, binary_proba, logit_eps_spec, positive_index
 from ._compat import StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
+from ._state import COMMON_RULES, FEATURES, Array, Float, Int, Schema, StateChecked
 from ._validation import (
     MAX_COUNT_TOTAL,
-    check_real,
     check_weights,
     require_labels,
     squeeze_column,
@@ -126,7 +126,7 @@ def _ranks_labels(s, y, w):
     return (auc - 0.5) / np.sqrt((n0 + n1 + 1.0) / (12.0 * n0 * n1)) > 2.0
 
 
-class TemperatureScaler(ClassifierMixin, BaseEstimator):
+class TemperatureScaler(StateChecked, ClassifierMixin, BaseEstimator):
     """Temperature scaling: divide every logit by one fitted scalar ``tau``.
 
     Binary input (one confidence or score per row) is calibrated as
@@ -276,6 +276,20 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         "temperature_bounds": [tuple],
     }
 
+    _state_schema = Schema(
+        **FEATURES,
+        classes_=Array(
+            "key", (lambda s: 2 if s["n_features_in_"] == 1 else s["n_features_in_"],)
+        ),
+        # binary probabilities are clipped beside the fitted extremes
+        logit_eps_=logit_eps_spec(
+            when=lambda s: s["input"] == "probability" and s["n_features_in_"] == 1
+        ),
+        temperature_=Float(low=0, strict=True),
+        n_iter_=Int(low=0),
+        rules=COMMON_RULES,
+    )
+
     def __init__(
         self, input="probability", *, temperature_bounds=(0.05, 20.0), pos_label=None
     ):
@@ -327,16 +341,6 @@ class TemperatureScaler(ClassifierMixin, BaseEstimator):
         Z = _check_score_matrix(Z, self.input)
         logits = Z if self.input == "logit" else np.log(np.clip(Z, LOGIT_EPS, 1.0))
         return logits, Z, y
-
-    def __setstate__(self, state):
-        # a loaded model: a temperature of 0 divided by zero at predict time,
-        # a negative one reversed every ranking, NaN predicted NaN
-        owner = type(self).__name__
-        if "temperature_" in state:
-            check_real(owner, "temperature_", state["temperature_"], low=0, strict=True)
-        if "logit_eps_" in state:
-            state["logit_eps_"] = check_logit_eps(owner, state["logit_eps_"])
-        super().__setstate__(state)
 
     @fill_doc
     @_fit_context(prefer_skip_nested_validation=True)

@@ -28,7 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
-from ._validation import is_dataframe
+from ._state import COMMON_RULES, FEATURES, Array, Custom, Est, Int, Schema, check_state
+from ._validation import damaged, is_dataframe
 
 METHODS = ("tfidf-svd", "tfidf-char-svd", "minilm")
 #: the methods of a TF-IDF, then a truncated SVD
@@ -241,6 +242,8 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     ['textembedder0', 'textembedder1']
     """
 
+    _state_schema = None  # set below the class (its checks use its methods)
+
     _parameter_constraints = {
         "text_columns": ["array-like", str, numbers.Integral, None],
         "method": [StrOptions(set(METHODS))],
@@ -417,22 +420,13 @@ class TextEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return state
 
     def __setstate__(self, state):
-        state = dict(state)
+        # checked as stored, then the vectorizer is rebuilt from its arrays
+        state = check_state(type(self), dict(state))
         terms = state.pop("_vectorizer_terms", None)
         idf = state.pop("_vectorizer_idf", None)
-        if "min_df" not in state:
-            # written before min_df/max_features existed: its vectorizer (held
-            # as it is) kept every term, which these values reproduce
-            state.update(min_df=1, max_features=None)
         super().__setstate__(state)
         if terms is not None:
-            words = bytes(np.asarray(terms, dtype=np.uint8)).decode("utf-8")
-            words = words.split("\n")
-            if len(words) != len(idf):
-                raise ValueError(
-                    f"damaged TextEmbedder state: {len(words)} terms but "
-                    f"{len(idf)} idf weights; fit and save the model again."
-                )
+            words = _terms(terms)
             vectorizer = self._vectorizer()
             vectorizer.vocabulary_ = dict(zip(words, range(len(words)), strict=True))
             vectorizer.idf_ = np.asarray(idf, dtype=np.float64)
@@ -576,5 +570,76 @@ def _unit_rows(Z):
     Z[null] = 0.0
     return Z
 
+
+def _terms(raw):
+    """The vectorizer's terms from their stored bytes (UTF-8, newline-joined)."""
+    return bytes(np.asarray(raw, dtype=np.uint8)).decode("utf-8").split("\n")
+
+
+def _check_terms(owner, name, raw, state):
+    if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1:
+        raise damaged(owner, f"{name} is not an array of bytes")
+    try:
+        words = _terms(raw)
+    except UnicodeDecodeError:
+        raise damaged(owner, f"{name} is not UTF-8 text") from None
+    if len(set(words)) != len(words):
+        raise damaged(owner, f"{name} holds a term twice")
+    return raw
+
+
+def _check_text_state(owner, state):
+    """One idf weight per term, at most ``max_features`` terms, as many as the
+    SVD reads; the output width is ``n_components``."""
+    tfidf = state["method"] in TFIDF_METHODS
+    if state["_n_features_out"] != state["n_components"]:
+        raise damaged(owner, "_n_features_out is not n_components")
+    if not tfidf:
+        return
+    n_terms = len(_terms(state["_vectorizer_terms"]))
+    if state["_vectorizer_idf"].shape != (n_terms,):
+        raise damaged(owner, f"{n_terms} terms but "
+                      f"{state['_vectorizer_idf'].shape[0]} idf weights")  # fmt: skip
+    if state["max_features"] is not None and n_terms > state["max_features"]:
+        raise damaged(owner, "more terms than max_features")
+    svd = state["svd_"]
+    comps = getattr(svd, "components_", None)
+    if not isinstance(comps, np.ndarray) or comps.shape != (
+        state["n_components"], n_terms
+    ):  # fmt: skip
+        raise damaged(owner, "svd_ does not read the vocabulary into n_components")
+
+
+def _check_columns(owner, name, value, state):
+    if not (
+        isinstance(value, list)
+        and value
+        and all(isinstance(c, str | numbers.Integral) for c in value)
+    ):
+        raise damaged(owner, f"{name} is not a list of columns")
+    return value
+
+
+def _not_stored(owner, name, value, state):
+    raise damaged(owner, f"{name} is stored (only its arrays are)")
+
+
+def _tfidf(state):
+    return state["method"] in TFIDF_METHODS
+
+
+TextEmbedder._state_schema = Schema(
+    text_columns_=Custom(_check_columns),
+    **FEATURES,
+    _n_features_out=Int(low=1),
+    svd_=Est(["TruncatedSVD"], when=_tfidf),
+    pca_=Est(["PCA"], optional=True, none=True,
+             when=lambda s: s["method"] == "minilm"),
+    # rebuilt from the two arrays below; stored only as None (minilm)
+    vectorizer_=Custom(_not_stored, optional=True, none=True),
+    _vectorizer_terms=Custom(_check_terms, when=_tfidf),
+    _vectorizer_idf=Array("f", (None,), low=1, when=_tfidf),
+    rules=(*COMMON_RULES, _check_text_state),
+)  # fmt: skip
 
 __all__ = ["MINILM_DIM", "TextEmbedder"]

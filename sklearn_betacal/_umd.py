@@ -15,14 +15,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
 from ._base import (
+    BINNER_RULES,
+    BINNER_STATE,
     _BinaryCalibratorMixin,
-    check_binning_tables,
     confidence_fit_rows,
     resolve_n_bins,
+    table_spec,
 )
 from ._compat import Interval, StrOptions, _fit_context
 from ._docstrings import fill_doc
 from ._kernels._cell_binning import tie_break, umd_fit_segments, umd_predict_table
+from ._state import CLASSES, COMMON_RULES, FEATURES, Int, Schema
 from ._validation import (
     validate_confidence_data,
 )
@@ -173,6 +176,14 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         "label_floor": ["boolean"],
     }
 
+    _state_schema = Schema(
+        **{**FEATURES, "n_features_in_": Int(low=1, high=1)},  # one confidence
+        classes_=CLASSES,
+        **BINNER_STATE,
+        _table=table_spec(stacked=True),
+        rules=(*COMMON_RULES, *BINNER_RULES),
+    )
+
     def __init__(
         self,
         n_bins=None,
@@ -230,16 +241,6 @@ class UMDBinner(_BinaryCalibratorMixin, ClassifierMixin, BaseEstimator):
         self.bin_counts_ = table.counts
         self._table = table._asdict()  # plain dict of arrays: a safe model file
         return self
-
-    def __setstate__(self, state):
-        # a model saved before label_floor was fitted with the plain means
-        state.setdefault("label_floor", False)
-        # a loaded model: its table is checked before any row is binned
-        if "_table" in state:
-            check_binning_tables(
-                type(self).__name__, "_table", state["_table"], stacked=True
-            )
-        super().__setstate__(state)
 
     def _calibrated(self, X):
         h = validate_confidence_data(self, X, reset=False, input=self.input)

@@ -544,7 +544,7 @@ def check_frame_columns(X, confidence):
             )
 
 
-def check_confidence(h, *, input="probability", name="X"):
+def check_confidence(h, *, input="probability", name="X", text=True):
     """Validate a 1-D vector of confidences and return it as float64.
 
     Parameters
@@ -559,6 +559,10 @@ def check_confidence(h, *, input="probability", name="X"):
         any finite real score.
     name : str
         Name used in error messages.
+    text : bool, default=True
+        Whether text that reads as plain numbers is accepted (a calibrator's
+        column read from a file); the metrics refuse text, as scikit-learn's
+        ``check_array`` does.
     """
     if input not in INPUT_KINDS:
         raise ValueError(f"input must be one of {INPUT_KINDS}; got {input!r}.")
@@ -570,7 +574,13 @@ def check_confidence(h, *, input="probability", name="X"):
         )
     h, kind = check_confidence_kind(h, name)
     if kind == "U":
-        h = _text_confidences(h, name)
+        h = _text_confidences(h, name)  # text that is no number: its message
+        if not text:
+            raise ValueError(
+                f"{name} holds numbers written as text, not numbers; convert "
+                "them first (e.g. numpy.asarray(..., dtype=float) or "
+                "pandas.to_numeric)."
+            )
     elif kind == "O":
         # numbers as objects; a non-number (e.g. a dict) raises numpy's
         # TypeError, as scikit-learn's own conversion does

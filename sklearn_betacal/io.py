@@ -39,6 +39,7 @@ import os
 import stat
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,26 @@ MAX_RATIO = 100
 #: ~60 bytes and one object per ~400 bytes, nested ~25 deep).
 _VALUE_BYTES, _OBJECT_BYTES, MAX_DEPTH = 32, 128, 200
 
+#: Every error reading a member can raise: zipfile's and zlib's (a corrupt
+#: deflate stream), an unsupported compression method, a truncated file.
+_READ_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+    struct.error,
+)
+#: Most bytes the members but the header may hold once decompressed, per
+#: byte of the file (plus ``_SLACK``): skops stores arrays uncompressed and
+#: its schema ~2x compressible, so a real model stays near 1; a member
+#: compressed 1000 times (below the per-member ratio check's 1 MiB) is a
+#: bomb. Loading then takes at most a few times the file's size in memory.
+MAX_TOTAL_RATIO = 3
+_SLACK = 2**20
+
 _SKOPS_HINT = (
     "model files need the optional skops extra: pip install sklearn-betacal[skops]"
 )
@@ -104,10 +125,9 @@ def _public_estimator_classes():
     return classes
 
 
-#: The previous layout of a learned tree (a fitted
-#: ``DecisionTreeRegressor``) holds scikit-learn's ``Tree``, which is not
-#: trusted: skops would build it from the file's arguments unchecked.
-_LEGACY_TREE = "sklearn.tree._tree.Tree"
+#: scikit-learn's ``Tree`` (of a fitted tree or forest) is not trusted:
+#: skops would build it from the file's arguments unchecked.
+_SKLEARN_TREE = "sklearn.tree._tree.Tree"
 
 
 def trusted_types():
@@ -136,6 +156,21 @@ def trusted_types():
     return sorted(
         f"{c.__module__}.{c.__qualname__}" for c in _public_estimator_classes()
     )
+
+
+def _member_hash(data):
+    import hashlib
+
+    return hashlib.sha256(data).digest()
+
+
+def _digest(hashes):
+    """SHA-256 of the archive's members but the header, from ``(name,
+    _member_hash(data))`` pairs in any order."""
+    import hashlib
+
+    parts = sorted(name.encode() + b"\0" + h for name, h in hashes)
+    return hashlib.sha256(b"".join(parts)).hexdigest()
 
 
 def _versions():
@@ -194,7 +229,11 @@ def dump(estimator, file, *, metadata=None):
     """
     sio = _skops()
     path = Path(file)
+    buffer = _stdio.BytesIO(sio.dumps(estimator))
+    with zipfile.ZipFile(buffer) as archive:
+        digest = _digest((n, _member_hash(archive.read(n))) for n in archive.namelist())
     header = {
+        "digest": digest,
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "versions": _versions(),
@@ -213,7 +252,6 @@ def dump(estimator, file, *, metadata=None):
             f"more than the {MAX_HEADER_SIZE} a model file's header may hold; "
             "keep large data out of the metadata."
         )
-    buffer = _stdio.BytesIO(sio.dumps(estimator))
     with zipfile.ZipFile(buffer, "a", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(HEADER_NAME, header_text)
     atomic_write(path, buffer.getvalue())
@@ -288,7 +326,7 @@ def _archive(path, fh, max_size):
     fh.seek(0)
     try:
         archive = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except _READ_ERRORS as exc:
         raise ModelFileError(
             f"{path} is a damaged model file ({exc}); write it again"
         ) from None
@@ -310,6 +348,12 @@ def _archive(path, fh, max_size):
                 f"{MAX_RATIO} of a model file: refused as a zip bomb"
             )
     total = sum(i.file_size for i in infos)
+    body = sum(i.file_size for i in infos if i.filename != HEADER_NAME)
+    if body > MAX_TOTAL_RATIO * size + _SLACK:
+        raise ModelFileError(
+            f"{path} decompresses to {_mib(body)}, more than {MAX_TOTAL_RATIO} "
+            f"times its {_mib(size)}: refused as a zip bomb"
+        )
     # beyond the members, a zip holds ~100 bytes of records per member
     if max_size is not None and size > max(total, max_size) + 2**10 * len(infos):
         raise ModelFileError(
@@ -340,7 +384,7 @@ def _read_member(path, archive, name, limit, what):
         )
     try:
         return archive.read(info)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+    except _READ_ERRORS as exc:
         raise ModelFileError(
             f"{path} is a damaged model file ({name}: {exc}); write it again"
         ) from None
@@ -363,6 +407,7 @@ def _check_header(path, header):
             f"{path} is not a sklearn_betacal model file (unknown header)"
         )
     fields = {
+        "digest": str,
         "format_version": int,
         "versions": dict,
         "estimator": str,
@@ -460,7 +505,7 @@ def _check_schema(path, raw, max_size):
         )
 
 
-def _check_members(path, archive, done):
+def _check_members(path, archive, done, digests):
     """Every member but ``done`` (already read) decompresses to its declared
     size and CRC-32, and every ``.npy`` member declares a shape that its size
     holds exactly.
@@ -477,6 +522,7 @@ def _check_members(path, archive, done):
             continue
         try:
             data = archive.read(info)  # checks the size and the CRC-32
+            digests.append((info.filename, _member_hash(data)))
             if not info.filename.endswith(".npy"):
                 continue
             member = _stdio.BytesIO(data)
@@ -485,7 +531,7 @@ def _check_members(path, archive, done):
                 version, npy.read_array_header_2_0
             )
             shape, _, dtype = read(member)
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        except _READ_ERRORS as exc:
             raise ModelFileError(
                 f"{path} is a damaged model file ({info.filename}: "
                 f"{' '.join(str(exc).split())}); write it again"
@@ -567,7 +613,8 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             limit = max_size if max_size is not None else 2**63
             raw = _read_member(path, archive, SCHEMA_NAME, limit, "schema")
             _check_schema(path, raw, max_size)
-            _check_members(path, archive, {HEADER_NAME, SCHEMA_NAME})
+            hashes = [(SCHEMA_NAME, _member_hash(raw))]
+            _check_members(path, archive, {HEADER_NAME, SCHEMA_NAME}, hashes)
         fh.seek(0)
         data = fh.read()  # at most max_size plus the zip's own records
     allowed = set(trusted_types()) | set(trusted or ())
@@ -579,23 +626,21 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             "write it again"
         ) from None
     if (
-        _LEGACY_TREE not in allowed
-        and _LEGACY_TREE not in untrusted
+        _SKLEARN_TREE not in allowed
+        and _SKLEARN_TREE not in untrusted
         and b'"sklearn.tree._tree"' in raw
         and b'"Tree"' in raw
     ):
         # skops < 0.13 trusts scikit-learn's Tree by default: refuse it here
         # whatever the installed skops trusts (its node arrays are unchecked)
-        untrusted.append(_LEGACY_TREE)
-    if _LEGACY_TREE in untrusted:
+        untrusted.append(_SKLEARN_TREE)
+    if _SKLEARN_TREE in untrusted:
         raise ModelFileError(
             f"{path} holds a scikit-learn Tree object (a scikit-learn tree or "
-            "forest model, or a learned tree saved before its node arrays were "
-            "stored as plain arrays), which is not trusted: skops would build "
-            "it unchecked. If you wrote this file yourself, pass "
-            f"load(path, trusted=['{_LEGACY_TREE}']) (an old learned tree is "
-            "then checked and converted: save it again with dump); otherwise "
-            "refit the model."
+            "forest model), which is not trusted: skops would build it "
+            "unchecked. If you wrote this file yourself, pass "
+            f"load(path, trusted=['{_SKLEARN_TREE}']); otherwise refit the "
+            "model."
         )
     if untrusted:
         raise ModelFileError(
@@ -614,6 +659,19 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
         raise ModelFileError(
             f"{path} holds a {type(estimator).__name__!r} where its header names "
             f"{header['estimator']!r}: the file was altered; write it again"
+        )
+    from ._state import check_composite
+
+    try:
+        check_composite(estimator)
+    except ValueError as exc:
+        raise ModelFileError(f"{path}: {' '.join(str(exc).split())}") from None
+    # last: a file altered on purpose is refused by the checks above with
+    # the reason; the digest refuses any other change of its members
+    if _digest(hashes) != header["digest"]:
+        raise ModelFileError(
+            f"{path} was altered after it was written (its members do not match "
+            "the digest in its header); write it again"
         )
     return estimator
 

@@ -799,23 +799,19 @@ def test_beta_binning_top_label_binning_on_cifar(cifar_dir, name, b):
 
 
 @pytest.mark.parametrize("make", [BetaBinningCalibrator, UMDBinner])
-def test_state_saved_before_label_floor_keeps_plain_means(make):
-    # a model saved before label_floor existed was fitted with Alg. 4's plain
-    # means: it says so (a clone refits it the same way) and predicts as saved
+def test_state_without_label_floor_is_refused(make):
+    # the package was never released: a state from before label_floor (no
+    # such key) is not migrated but refused in one line, naming the key
     rng = np.random.default_rng(0)
     h = rng.uniform(size=400)
-    y = (h > 0.5).astype(int)  # the outer bins agree: floored or not
+    y = (h > 0.5).astype(int)
     X = np.column_stack([h, h > 0.5]) if make is BetaBinningCalibrator else h
     kw = {"points_per_bin": 20} if make is BetaBinningCalibrator else {"n_bins": 10}
     old = make(label_floor=False, random_state=0, **kw).fit(X, y)
     state = old.__getstate__()
     del state["label_floor"]
-    loaded = make.__new__(make)
-    loaded.__setstate__(state)
-    assert loaded.label_floor is False
-    assert_array_equal(loaded.predict_proba(X), old.predict_proba(X))
-    assert clone(loaded).fit(X, y).predict_proba(X).tobytes() == (
-        old.predict_proba(X).tobytes()
-    )
+    with pytest.raises(ValueError, match=r"parameter\(s\) \['label_floor'\] missing"):
+        make.__new__(make).__setstate__(state)
+    # label_floor=False is the plain means of Alg. 4: 0 where a bin holds none
     floored = make(random_state=0, **kw).fit(X, y).predict_proba(X)[:, 1]
     assert floored.min() > 0 and old.predict_proba(X)[:, 1].min() == 0

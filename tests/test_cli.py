@@ -674,6 +674,24 @@ def test_report_plot_folder_is_checked_before_the_work(tmp_path, capsys):
     assert out == ""
 
 
+@pytest.mark.parametrize("inside", [False, True])
+def test_report_output_in_the_plot_folder_is_refused_first(tmp_path, capsys, inside):
+    """--output X --plot X wrote X as the report, then failed on the folder
+    and left X behind; an output inside the folder was replaced with it."""
+    pytest.importorskip("matplotlib")
+    data = tmp_path / "d.csv"
+    data.write_text("p,y\n0.2,0\n0.8,1\n0.6,1\n0.3,0\n")
+    target = tmp_path / "X"
+    output = target / "r.md" if inside else target
+    if inside:
+        target.mkdir()
+    argv = ["report", str(data), "-c", "p", "-l", "y", "--output", str(output)]
+    status, out, err = run([*argv, "--plot", str(target)], capsys)
+    assert_usage_error(status, out, err, "is the --plot folder")
+    assert out == "" and not output.exists()
+    assert list(target.iterdir()) == [] if inside else not target.exists()
+
+
 def test_report_plot_folder_must_be_writable_before_the_work(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     data = tmp_path / "d.csv"

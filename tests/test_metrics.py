@@ -917,3 +917,17 @@ def test_every_metric_reads_evident_string_labels_and_pos_label(name):
     _same(metric(np.where(y, 0, 1), p, pos_label=0), expected)
     with pytest.raises(ValueError, match="pos_label='C' is not a label"):
         metric(np.where(y, "B", "A"), p, pos_label="C")
+@pytest.mark.parametrize(
+    "as_text", [lambda p: p.astype(str), lambda p: p.astype(str).astype(object)]
+)
+def test_metrics_refuse_numeric_text_as_y_prob(as_text):
+    """expected_calibration_error(y, p.astype(str)) returned a number; like
+    scikit-learn's check_array, the metrics refuse text confidences."""
+    from sklearn_betacal.metrics import brier_decomposition, expected_calibration_error
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=50)
+    y = (rng.uniform(size=50) < p).astype(int)
+    for metric in (expected_calibration_error, brier_decomposition):
+        with pytest.raises(ValueError, match="y_prob holds numbers written as text"):
+            metric(y, as_text(p))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
+from numpy.testing import assert_array_equal
 from sklearn.cluster import KMeans
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
@@ -450,95 +450,47 @@ def test_kdtree_with_a_bad_child_is_refused(tmp_path, value):
         model_io.load(bad)
 
 
-def _kdtree_old_layout(part):
-    """The fitted state of ``part`` in the layout before the bounds were
-    stored once per coordinate: per-depth tables, no ``bound_*``."""
-    state = {k: v for k, v in part.__getstate__().items() if "bound_" not in k}
-    state.update(
-        leaf_axes_=part.leaf_axes_,
-        leaf_lower_=part.leaf_lower_,
-        leaf_upper_=part.leaf_upper_,
-    )
-    return state
-
-
-def test_kdtree_leaf_table_and_cell_checks(tmp_path):
-    """A leaf axis beyond the features, cell ids that are not 0..n-1, bound
-    tables that do not fit the tree, in either layout."""
+def test_kdtree_bound_tables_and_cells_are_checked():
+    """Cell ids that are not 0..n-1, bound tables that do not fit the tree,
+    NaN, infinite or reversed bounds (they sent the cell's rows to the root:
+    answers up to 0.53 away) are refused; the per-depth layout of an earlier
+    development version is refused as stray keys (no migration)."""
     part = KD.partitioner_
     new = part.__getstate__()
-    old = _kdtree_old_layout(part)
+    lower, upper = part.bound_lower_, part.bound_upper_
+
+    def poked(a, value):
+        a = a.copy()
+        a[0, 0] = value
+        return a
+
     cases = [
-        (old, "leaf_axes_", np.full_like(part.leaf_axes_, 7), "leaf_axes_ entry"),
-        (
-            old,
-            "leaf_axes_",
-            part.leaf_axes_[:, ::-1].copy(),
-            "coordinates of the paths",
-        ),
-        (old, "depth_", part.depth_ + 1, "depth_"),
-        (old, "n_cells_", part.n_cells_ + 1, "n_cells_"),
-        (old, "leaf_lower_", part.leaf_lower_[:1], "shape"),
-        (new, "bound_axes_", np.full_like(part.bound_axes_, 7), "distinct coordinates"),
-        (new, "bound_axes_", part.bound_axes_[:, :1].copy(), "distinct coordinates"),
-        (new, "bound_lower_", part.bound_lower_[:1], "shape"),
-        (new, "bound_upper_", part.bound_upper_[:, :1], "shape"),
-        (new, "depth_", part.depth_ + 1, "depth_"),
+        ("bound_axes_", np.full_like(part.bound_axes_, 7), "distinct coordinates"),
+        ("bound_axes_", part.bound_axes_[:, :1].copy(), "distinct coordinates"),
+        ("bound_lower_", lower[:1], "shape"),
+        ("bound_upper_", upper[:, :1], "shape"),
+        ("bound_lower_", poked(lower, np.nan), "NaN or infinite"),
+        ("bound_upper_", poked(upper, -np.inf), "NaN or infinite"),
+        ("bound_lower_", poked(lower, upper[0, 0] + 1), "exceeds its upper"),
+        ("depth_", part.depth_ + 1, "depth_"),
+        ("n_cells_", 10**9, "n_cells_"),
+        ("leaf_axes_", part.leaf_axes_, "stray key"),
     ]
-    for state, key, value, match in cases:
-        broken = dict(state, **{key: value})
+    for key, value, match in cases:
+        broken = dict(new, **{key: value})
         with pytest.raises(ValueError, match=match):
             type(part).__new__(type(part)).__setstate__(broken)
-    for state in (old, new):
-        tree = dict(state["tree_"], cell=state["tree_"]["cell"][::-1].copy())
-        with pytest.raises(ValueError, match="cell ids"):
-            type(part).__new__(type(part)).__setstate__(dict(state, tree_=tree))
-    # the old layout is converted to the new one, table for table
-    loaded = type(part).__new__(type(part))
-    loaded.__setstate__(dict(old))
-    assert "leaf_lower_" not in vars(loaded)
-    for key in ("bound_axes_", "bound_lower_", "bound_upper_"):
-        assert_array_equal(vars(loaded)[key], new[key])
+    tree = dict(new["tree_"], cell=new["tree_"]["cell"][::-1].copy())
+    with pytest.raises(ValueError, match="cell ids"):
+        type(part).__new__(type(part)).__setstate__(dict(new, tree_=tree))
 
 
-@pytest.mark.parametrize("name", ["cycle", "max_spread", "pca"])
-def test_kdtree_model_file_of_the_per_depth_layout_loads(name):
-    """Files written with per-depth leaf tables (by
-    tests/data/kdtree_old_format_make.py at 3b6daf0) load, give the same
-    cells and the same tables, and fit as today's fit does."""
-    sys.path.insert(0, DATA)
-    try:
-        from kdtree_old_format_make import MODELS, data
-    finally:
-        sys.path.remove(DATA)
-    ref = json.loads(open(os.path.join(DATA, "kdtree_old_format.json")).read())[name]
-    part = model_io.load(os.path.join(DATA, f"kdtree_old_format_{name}.skops"))
-    X, probe = data()
-    assert part.apply(probe).tolist() == ref["cells"]
-    assert part.leaf_axes_.tolist() == ref["leaf_axes"]
-    for key in ("leaf_lower", "leaf_upper"):
-        want = np.array(ref[key], dtype=float)  # None -> NaN
-        assert np.array_equal(getattr(part, key + "_"), want, equal_nan=True)
-    fresh = sb.KDTreePartitioner(**MODELS[name]).fit(X)
-    for key in ("bound_axes_", "leaf_n_samples_"):
-        assert getattr(part, key).tobytes() == getattr(fresh, key).tobytes(), key
-    for key in ("bound_lower_", "bound_upper_"):
-        if name == "pca":
-            # The rotated bounds are coordinates the writer's machine computed
-            # through BLAS/LAPACK (eigh and matmul): another CPU's kernels
-            # move their last bits (the components by 4e-15 on an AMD EPYC
-            # with OpenBLAS' Haswell kernels; one machine still gives the
-            # same bytes for the same seed: tests/test_determinism.py). The cycle and
-            # max_spread bounds are the rows' own values: bit for bit.
-            assert_allclose(getattr(part, key), getattr(fresh, key), rtol=0, atol=1e-12)
-        else:
-            assert getattr(part, key).tobytes() == getattr(fresh, key).tobytes(), key
-
-
-def _legacy_partitioner():
-    """A fitted learned tree in the previous layout (a fitted
-    DecisionTreeRegressor as ``tree_``) and the tree it holds."""
+def _sklearn_grown():
+    """A fitted learned tree whose node arrays are those of a scikit-learn
+    ``DecisionTreeRegressor`` grown on its split features, and that tree."""
     from sklearn.tree import DecisionTreeRegressor
+
+    from sklearn_betacal._partition._tree import _node_arrays
 
     h, _, emb, y = _data()
     part = sb.CalibrationTreePartitioner(
@@ -548,17 +500,14 @@ def _legacy_partitioner():
     Z = part._project(emb)
     dtr = DecisionTreeRegressor(max_depth=3, min_samples_leaf=40, random_state=0)
     dtr.fit(Z, y)
-    legacy = sb.CalibrationTreePartitioner(**part.get_params())
-    state = dict(part.__getstate__())
     leaves = np.flatnonzero(dtr.tree_.children_left == -1).astype(np.int64)
-    state.update(
-        tree_=dtr,
+    part.__dict__.update(
+        tree_=_node_arrays(dtr.tree_),
         leaf_nodes_=leaves,
         n_cells_=int(leaves.shape[0]),
         leaf_n_samples_=np.ones(leaves.shape[0]),
     )
-    legacy.__dict__.update(state)
-    return legacy, dtr, emb
+    return part, dtr, emb
 
 
 def _edge_rows(dtr, part, emb):
@@ -584,15 +533,13 @@ def test_learned_tree_walk_is_bit_identical_to_scikit_learn(tmp_path):
     tree did, also on and next to the thresholds (float32 rounding)."""
     from sklearn_betacal._cells import cell_positions
 
-    legacy, dtr, emb = _legacy_partitioner()
-    # an old pickle converts on load
-    part = pickle.loads(pickle.dumps(legacy))
-    assert isinstance(part.tree_, dict)
-    assert_array_equal(part.leaf_nodes_, legacy.leaf_nodes_)
+    grown, dtr, emb = _sklearn_grown()
+    part = pickle.loads(pickle.dumps(grown))  # checked as it is rebuilt
+    assert_array_equal(part.leaf_nodes_, grown.leaf_nodes_)
     rows = _edge_rows(dtr, part, emb)
     for Z in rows:
         Z = np.asarray(Z, dtype=np.float64)
-        want = cell_positions(dtr.apply(Z).astype(np.int64), legacy.leaf_nodes_)
+        want = cell_positions(dtr.apply(Z).astype(np.int64), grown.leaf_nodes_)
         assert_array_equal(part._walk(Z), want)
         # up to 4 rows take the kernel's per-row Python walk
         assert_array_equal(part._walk(Z[:3]), want[:3])
@@ -612,25 +559,21 @@ def test_learned_tree_walk_is_bit_identical_to_scikit_learn(tmp_path):
         assert chain == walked
 
 
-def test_old_skops_file_with_a_sklearn_tree_is_refused_or_converted(tmp_path):
-    """The previous layout needs scikit-learn's Tree, no longer trusted: it
-    is refused in one line; trusted explicitly, it converts and is checked."""
-    legacy, dtr, emb = _legacy_partitioner()
-    path = model_io.dump(legacy, tmp_path / "old.skops")
+def test_skops_file_with_a_sklearn_tree_is_refused(tmp_path):
+    """scikit-learn's Tree is not trusted (skops would build it from the
+    file's arguments unchecked): a file holding one is refused in one line,
+    and a learned tree holding a fitted DecisionTreeRegressor is refused by
+    its schema even where the Tree is trusted."""
+    part, dtr, emb = _sklearn_grown()
+    part.__dict__["tree_"] = dtr
+    path = model_io.dump(part, tmp_path / "sk.skops")
     # refused by this package whatever skops trusts by default (skops 0.12
     # still trusted scikit-learn's Tree; later releases do not)
     assert "sklearn.tree._tree.Tree" not in model_io.trusted_types()
     with pytest.raises(ValueError, match="holds a scikit-learn Tree object"):
         model_io.load(path)
-    part = model_io.load(path, trusted=["sklearn.tree._tree.Tree"])
-    assert isinstance(part.tree_, dict)
-    Z = part._project(emb)
-    assert_array_equal(part.apply(emb), legacy.leaf_nodes_.searchsorted(dtr.apply(Z)))
-    bad = _set_child(
-        path, tmp_path / "bad.skops", "CalibrationTreePartitioner", 0, 2**40
-    )
-    with pytest.raises(ValueError, match="child index is the root or lies outside"):
-        model_io.load(bad, trusted=["sklearn.tree._tree.Tree"])
+    with pytest.raises(ValueError, match="tree_ is not the"):
+        model_io.load(path, trusted=["sklearn.tree._tree.Tree"])
 
 
 # --- resource limits and malformed files --------------------------------------
@@ -1016,30 +959,97 @@ def test_tampered_calibrator_state_is_a_model_file_error(tmp_path):
         assert_array_equal(same.predict_proba(X), est.predict_proba(X))
 
 
-def test_sbb_features_model_file_before_the_partition_view_loads(tmp_path):
-    """A scaler="features" file written before the boosting read the
-    partition's view (tests/data/sbb_features_old_format_make.py at 6b909d7:
-    its boosting read the 4 raw partition columns, not the 2 PCA components
-    its Pipeline partitioner cuts) loads and predicts as it did, bit for bit;
-    a fresh fit reads the view."""
-    sys.path.insert(0, DATA)
-    try:
-        from sbb_features_old_format_make import data, model
-    finally:
-        sys.path.remove(DATA)
-    ref = json.loads(open(os.path.join(DATA, "sbb_features_old_format.json")).read())
-    old = model_io.load(os.path.join(DATA, "sbb_features_old_format.skops"))
-    X, y, probe = data()
-    assert old.scaler_["view"] == "input" and old.scaler_["n_features"] == 4
-    assert old.predict_proba(probe)[:, 1].tolist() == ref["proba"]
-    assert old.proxy_proba(probe).tolist() == ref["proxy"]
-    fresh = model().fit(X, y)
-    assert fresh.scaler_["view"] == "partition" and fresh.scaler_["n_features"] == 2
-    # written again, the old model keeps its reading
-    model_io.dump(old, tmp_path / "again.skops")
-    again = model_io.load(tmp_path / "again.skops")
-    assert again.predict_proba(probe)[:, 1].tolist() == ref["proba"]
-    # a view the loader does not know is refused
-    state = {**old.__getstate__(), "scaler_": {**old.scaler_, "view": "raw"}}
-    with pytest.raises(ValueError, match="view"):
-        sb.ScalingBetaBinningCalibrator().__setstate__(state)
+# --- containers: every read error one line, no hang, bounded memory -----------
+
+
+def _deflated_header(src, dst, corrupt):
+    """``src`` with its (deflated) header member's compressed bytes altered
+    by ``corrupt`` on disk: zlib fails on it, the zip's records stay whole."""
+    data = bytearray(src.read_bytes())
+    with zipfile.ZipFile(src) as archive:
+        info = archive.getinfo("betacal.json")
+    assert info.compress_type == zipfile.ZIP_DEFLATED
+    name_len, extra_len = struct.unpack(
+        "<HH", data[info.header_offset + 26 : info.header_offset + 30]
+    )
+    start = info.header_offset + 30 + name_len + extra_len
+    corrupt(data, start, info.compress_size)
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def _garble(data, start, size):
+    data[start : start + size] = b"\xff" * size  # an invalid deflate block
+
+
+def test_corrupt_compressed_header_is_one_line(tmp_path, cli_model, capsys):
+    """A corrupt deflate stream gave a zlib.error traceback from io.load,
+    read_header and betacal apply."""
+    from sklearn_betacal.cli import main
+
+    model, table = cli_model
+    bad = _deflated_header(model, tmp_path / "bad.skops", _garble)
+    for read in (model_io.load, model_io.read_header):
+        with pytest.raises(model_io.ModelFileError, match="damaged model file") as e:
+            read(bad)
+        assert "\n" not in str(e.value)
+    status = main(["apply", str(bad), str(table), str(tmp_path / "out.csv")])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and err.startswith("betacal: error:") and "\n" not in err
+
+
+def test_many_small_compressed_members_are_a_bomb(tmp_path):
+    """Members below the per-member ratio check's 1 MiB, each compressed
+    ~1000 times, decompressed to far more than the file (the memory bound
+    is a few times the file's size)."""
+    good = model_io.dump(PLATT, tmp_path / "good.skops")
+    extra = []
+    for k in range(64):
+        info = zipfile.ZipInfo(f"pad{k}.bin")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        extra.append((info, b"\0" * (2**20 - 1)))
+    bomb = _rewrite(good, tmp_path / "bomb.skops", extra=extra)
+    assert bomb.stat().st_size < 2**20
+    with pytest.raises(model_io.ModelFileError, match="zip bomb"):
+        model_io.load(bomb)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero-link"])
+def test_a_pipe_or_a_device_is_refused_without_reading(tmp_path, kind):
+    """A FIFO hung io.load; a symlink to /dev/zero read until the memory
+    limit. Both are refused from the file's type, in a fresh interpreter."""
+    path = tmp_path / "model.skops"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    out = _run(_PEAK, path)
+    assert out.returncode == 0, out.stderr[-500:]
+    verdict, grown = out.stdout.strip().splitlines()
+    assert verdict.startswith("refused:") and "not a regular file" in verdict
+    assert int(grown) < 32
+
+
+_PEAK_OF = """
+import sys, tracemalloc
+from sklearn_betacal import io
+import skops.io
+tracemalloc.start()
+try:
+    io.load(sys.argv[1])
+    print("loaded")
+except ValueError as exc:
+    print("refused:", exc)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+@pytest.mark.parametrize("name", ["bb-kd", "s-bb-features", "bb-learned-merge"])
+def test_load_peak_memory_is_bounded_by_the_file(tmp_path, name):
+    """Peak memory of io.load (Python allocations, tracemalloc) is at most
+    64 MiB + 4 times the file's size."""
+    path = model_io.dump(_BY_NAME[name][0], tmp_path / "m.skops")
+    out = _run(_PEAK_OF, path)
+    verdict, peak = out.stdout.strip().splitlines()
+    assert verdict == "loaded", (verdict, out.stderr[-500:])
+    assert int(peak) <= 64 * 2**20 + 4 * path.stat().st_size

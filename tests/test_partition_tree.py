@@ -600,37 +600,20 @@ def test_calibration_tree_learned_directions_do_not_split_noise():
     assert cells.count(1) >= 5
 
 
-@pytest.mark.parametrize("n_components", [None, 2])
-def test_calibration_tree_saved_before_directions_keeps_its_behaviour(
-    n_components, monkeypatch
-):
-    # a pickle from before ``directions`` and ``scale_`` has neither: it loads
-    # as directions=None (how it was grown) with unscaled features, predicts
-    # the same cells and refits the same partition
-    import pickle
-
-    from sklearn.base import clone
-
-    from sklearn_betacal._partition import _tree
-
+@pytest.mark.parametrize("key", ["directions", "scale_", "strategy"])
+def test_calibration_tree_state_of_an_earlier_layout_is_refused(key):
+    # the package was never released: a state without ``directions``,
+    # ``scale_`` or ``strategy`` is refused, not migrated
     Z, h, y, _ = _planted(14, n=3000)
-    kw = {"max_depth": 2, "n_components": n_components, "random_state": 0}
-    part = CalibrationTreePartitioner(strategy="tree", directions=None, **kw).fit(
-        Z, y, confidence=h
-    )
-    with monkeypatch.context() as m:  # a tree grown on unscaled features
-        m.setattr(_tree, "column_spread", lambda Z, w: np.ones(Z.shape[1]))
-        legacy = CalibrationTreePartitioner(strategy="tree", directions=None, **kw)
-        legacy.fit(Z, y, confidence=h)
-    state = legacy.__getstate__()
-    del state["directions"], state["n_directions_"], state["scale_"]
-    old = CalibrationTreePartitioner.__new__(CalibrationTreePartitioner)
-    old.__setstate__(state)
-    loaded = pickle.loads(pickle.dumps(old))
-    assert loaded.get_params()["directions"] is None and loaded.n_directions_ == 0
-    assert_array_equal(loaded.apply(Z), part.apply(Z))
-    refit = clone(loaded).fit(Z, y, confidence=h)
-    assert_array_equal(refit.apply(Z), part.apply(Z))
+    part = CalibrationTreePartitioner(
+        max_depth=2, strategy="tree", directions=None, random_state=0
+    ).fit(Z, y, confidence=h)
+    state = part.__getstate__()
+    del state[key]
+    with pytest.raises(ValueError, match=f"damaged fitted state.*{key}"):
+        CalibrationTreePartitioner.__new__(CalibrationTreePartitioner).__setstate__(
+            state
+        )
 
 
 @pytest.mark.parametrize("directions", [None, "recalibration"])

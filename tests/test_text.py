@@ -434,20 +434,6 @@ def test_text_embedder_model_file_stores_plain_arrays(tmp_path, bundled_question
     assert loaded.get_params() == emb.get_params()
 
 
-def test_text_embedder_old_model_file_still_loads():
-    import json
-
-    from sklearn_betacal import io as model_io
-
-    # written before min_df/max_features by tests/data/text_embedder_old_format_make.py
-    ref = json.loads(open(os.path.join(DATA, "text_embedder_old_format.json")).read())
-    emb = model_io.load(os.path.join(DATA, "text_embedder_old_format.skops"))
-    assert emb.get_params()["min_df"] == 1
-    assert emb.get_params()["max_features"] is None
-    assert len(emb.vectorizer_.vocabulary_) == ref["n_terms"]
-    assert_allclose(emb.transform(ref["probe"]), ref["embedding"], rtol=0, atol=0)
-
-
 # -- the optional MiniLM path --------------------------------------------------
 
 

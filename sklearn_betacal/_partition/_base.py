@@ -63,12 +63,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import _check_feature_names_in
 from .._docstrings import fill_doc
+from .._state import StateChecked
 from .._validation import check_array_state, check_count, damaged
 
 _CELL_NAME = np.asarray(["cell"], dtype=object)
 
 
-class _PartitionerMixin(TransformerMixin):
+class _PartitionerMixin(StateChecked, TransformerMixin):
     """Shared output side: ``transform`` -> ``(n, 1)`` int64, name ``"cell"``."""
 
     @fill_doc
@@ -101,12 +102,6 @@ class _PartitionerMixin(TransformerMixin):
     #: The fitted attribute holding the sorted unique cell keys, found by
     #: binary search (``None``: the partitioner has no such keys).
     _cell_keys = None
-
-    def __setstate__(self, state):
-        # a loaded model: its cell keys are checked before any row is mapped
-        if self._cell_keys is not None:
-            check_cell_keys(type(self).__name__, state, self._cell_keys)
-        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -253,6 +248,15 @@ def check_node_arrays(owner, tree, n_split_features):
     ):
         raise damaged(owner, "the leaves' cell ids are not 0 .. n_cells - 1")
     return out, int(depth[leaf].max())
+
+
+def cell_keys_rule(name):
+    """A schema rule: ``state[name]`` are the sorted unique cell keys."""
+
+    def rule(owner, state):
+        check_cell_keys(owner, state, name)
+
+    return rule
 
 
 def check_cell_keys(owner, state, name):

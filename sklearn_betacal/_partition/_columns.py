@@ -31,8 +31,22 @@ from .._compat import (
 )
 from .._docstrings import fill_doc
 from .._random import seed_inner
-from .._validation import check_weights, is_dataframe
-from ._base import _PartitionerMixin, _select_columns, validate_numeric
+from .._state import (
+    FEATURES,
+    Array,
+    Custom,
+    Int,
+    Schema,
+    check_column,
+    column_rule,
+)
+from .._validation import check_weights, damaged, is_dataframe
+from ._base import (
+    _PartitionerMixin,
+    _select_columns,
+    cell_keys_rule,
+    validate_numeric,
+)
 
 
 @fill_doc
@@ -97,6 +111,12 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         "handle_unknown": [StrOptions({"outside", "error"})],
     }
     _cell_keys = "groups_"
+    _state_schema = Schema(
+        **FEATURES,
+        groups_=Array("key", (None,)),
+        n_cells_=Int(low=0),
+        rules=(cell_keys_rule("groups_"), column_rule("group_column")),
+    )
 
     def __init__(self, group_column=0, *, handle_unknown="outside"):
         self.group_column = group_column
@@ -258,6 +278,62 @@ class GroupColumnPartitioner(_PartitionerMixin, BaseEstimator):
         return tags
 
 
+def _check_clusterer(owner, clusterer, state):
+    """``clusterer_``: fitted from the ``clusterer`` parameter (of its class;
+    a ``KMeans`` by default), able to ``predict``."""
+    want = KMeans if state["clusterer"] is None else type(state["clusterer"])
+    if type(clusterer) is not want or not callable(getattr(clusterer, "predict", None)):
+        raise damaged(owner, f"clusterer_ is a {type(clusterer).__name__}, not "
+                      f"the {want.__name__} the clusterer parameter fits")  # fmt: skip
+    width = getattr(clusterer, "n_features_in_", None)
+    if isinstance(width, int) and width != state["n_features_in_"]:
+        raise damaged(owner, f"clusterer_ reads {width} features, not n_features_in_")
+    return clusterer
+
+
+def _check_components(owner, fitted, state):
+    """``partitioners_``: one fitted ``(name, partitioner, columns)`` per
+    entry of ``partitioners``, with its name, class and columns."""
+    spec = state["partitioners"]
+    if not isinstance(fitted, list | tuple) or len(fitted) != len(spec) or not spec:
+        raise damaged(owner, "partitioners_ is not one entry per partitioner")
+    for given, entry in zip(spec, fitted, strict=True):
+        if (
+            not isinstance(entry, list | tuple)
+            or len(entry) != 3
+            or not isinstance(given, list | tuple)
+            or len(given) != 3
+            or entry[0] != given[0]
+            or type(entry[1]) is not type(given[1])
+            or repr(entry[2]) != repr(given[2])
+            or not callable(getattr(entry[1], "transform", None))
+        ):
+            raise damaged(owner, f"partitioners_ entry {entry[0]!r} is not the "
+                          "fitted partitioner its parameter names")  # fmt: skip
+        cols = np.ravel(np.asarray(entry[2], dtype=object)) if not isinstance(
+            entry[2], slice) else [0]  # fmt: skip
+        if len(cols) == 0:
+            raise damaged(owner, f"partitioners_ entry {entry[0]!r} reads no column")
+        for col in cols:
+            check_column(owner, f"partitioner {entry[0]!r} column", col, state)
+        width = getattr(getattr(entry[1], "estimator", entry[1]), "n_features_in_", 0)
+        if not isinstance(entry[2], slice) and width not in (0, len(cols)):
+            raise damaged(owner, f"partitioner {entry[0]!r} reads {width} features, "
+                          f"not its {len(cols)} columns")  # fmt: skip
+    return list(fitted)
+
+
+def _check_codes(owner, state):
+    """Every cell code names a cell of its component, where it states them."""
+    codes = state["cell_codes_"]
+    if codes.size and codes.min() < 0:
+        raise damaged(owner, "cell_codes_ holds a negative cell id")
+    for k, (_, part, _) in enumerate(state["partitioners_"]):
+        n = getattr(getattr(part, "estimator", part), "n_cells_", None)
+        if isinstance(n, int) and codes.size and codes[:, k].max() >= n:
+            raise damaged(owner, f"cell_codes_ column {k} names a cell beyond {n}")
+
+
 @fill_doc
 class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
     """Partition given by a scikit-learn clusterer with ``predict``.
@@ -322,6 +398,15 @@ class ClusterPartitioner(_PartitionerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
     _cell_keys = "cluster_labels_"
+    _state_schema = Schema(
+        **FEATURES,
+        clusterer_=Custom(
+            lambda owner, name, value, state: _check_clusterer(owner, value, state)
+        ),  # fmt: skip
+        cluster_labels_=Array("key", (None,)),
+        n_cells_=Int(low=0),
+        rules=(cell_keys_rule("cluster_labels_"),),
+    )
 
     def __init__(self, clusterer=None, *, random_state=None):
         self.clusterer = clusterer
@@ -450,6 +535,15 @@ class CrossPartitioner(_PartitionerMixin, _BaseComposition):
 
     _parameter_constraints = {"partitioners": [list]}
     _cell_keys = "cell_codes_"
+    _state_schema = Schema(
+        **FEATURES,
+        partitioners_=Custom(
+            lambda owner, name, value, state: _check_components(owner, value, state)
+        ),  # fmt: skip
+        n_cells_=Int(low=0),
+        cell_codes_=Array("i", ("n_cells_", lambda s: len(s["partitioners_"]))),
+        rules=(cell_keys_rule("cell_codes_"), lambda o, s: _check_codes(o, s)),
+    )
 
     def __init__(self, partitioners):
         self.partitioners = partitioners

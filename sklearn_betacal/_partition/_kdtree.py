@@ -16,11 +16,10 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context
 from .._docstrings import fill_doc
 from .._kernels import _kdtree
+from .._state import FEATURES, Array, Custom, Int, Schema
 from .._validation import fitted_float_array
 from ._base import (
     _PartitionerMixin,
-    check_array_state,
-    check_count,
     check_node_arrays,
     damaged,
     validate_numeric,
@@ -60,6 +59,55 @@ _TREE_KEYS = {
 #: The top ``max_depth`` directions of a 768-d embedding are estimated to a
 #: few degrees from 20,000 rows; more rows only cost time (``O(n d^2)``).
 PCA_MAX_SAMPLES = 20_000
+
+
+def _pca(state):
+    return state["split_axis"] == "pca"
+
+
+def _check_tree(owner, name, tree, state):
+    """The node arrays: ``2 n_cells_ - 1`` nodes (a binary tree of
+    ``n_cells_`` leaves; checked before they are read), one tree over the
+    split coordinates (:func:`~._base.check_node_arrays`) of the stated
+    depth and cells."""
+    n_nodes = 2 * state["n_cells_"] - 1
+    feature = tree.get("feature") if isinstance(tree, dict) else None
+    if not isinstance(feature, np.ndarray) or feature.shape != (n_nodes,):
+        raise damaged(owner, f"tree_ is not the {n_nodes} nodes of n_cells_ leaves")
+    n_split = state["n_features_in_"]
+    if _pca(state):
+        n_split = state["components_"].shape[0]
+    tree, n_levels = check_node_arrays(owner, tree, n_split)
+    if state["depth_"] != n_levels:
+        raise damaged(owner, f"depth_ is not the tree's depth {n_levels}")
+    return tree
+
+
+def _check_bounds(owner, state):
+    """The bound tables list each cell's distinct path coordinates (those of
+    the tree), with finite bounds ``lower <= upper`` there and NaN beyond
+    (a NaN or reversed bound sent the cell's rows outside)."""
+    tree = state["tree_"]
+    path = _kdtree.leaf_path_axes(
+        tree["feature"], tree["children_left"], tree["children_right"],
+        tree["cell"], tree["depth"],
+    )  # fmt: skip
+    want, _ = _kdtree.distinct_path_axes(path)
+    if not np.array_equal(state["bound_axes_"], want):
+        raise damaged(
+            owner, "bound_axes_ are not the distinct coordinates of the paths"
+        )
+    used = want >= 0
+    lower, upper = state["bound_lower_"], state["bound_upper_"]
+    if lower.shape != want.shape or upper.shape != want.shape:
+        raise damaged(owner, f"the bound tables have shape {lower.shape}, "
+                      f"{upper.shape}, not the bound_axes_' {want.shape}")  # fmt: skip
+    if not (np.all(np.isfinite(lower[used])) and np.all(np.isfinite(upper[used]))):
+        raise damaged(owner, "a leaf bound is NaN or infinite")
+    if not (np.all(np.isnan(lower[~used])) and np.all(np.isnan(upper[~used]))):
+        raise damaged(owner, "a bound is set where bound_axes_ is -1")
+    if np.any(lower[used] > upper[used]):
+        raise damaged(owner, "a leaf's lower bound exceeds its upper bound")
 
 
 @fill_doc
@@ -228,6 +276,28 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    _state_schema = Schema(
+        **FEATURES,
+        # at most 2**max_depth leaves, checked before any array is read
+        n_cells_=Int(low=1, high=lambda s: 2 ** min(s["max_depth"], 62)),
+        depth_=Int(low=0, high="max_depth"),
+        mean_=Array("f", ("n_features_in_",), when=_pca),
+        components_=Array(
+            "f",
+            (
+                lambda s: min(max(s["max_depth"], 1), s["n_features_in_"]),
+                "n_features_in_",
+            ),
+            when=_pca,
+        ),  # fmt: skip
+        tree_=Custom(_check_tree),
+        bound_axes_=Array("i", ("n_cells_", None)),
+        bound_lower_=Array("f", ("n_cells_", None), finite=False),
+        bound_upper_=Array("f", ("n_cells_", None), finite=False),
+        leaf_n_samples_=Array("i", ("n_cells_",), low=1),
+        rules=(_check_bounds,),
+    )
+
     def __init__(
         self,
         max_depth=4,
@@ -290,17 +360,6 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
         self.n_cells_ = int(self.bound_axes_.shape[0])
         self.depth_ = int(tree["depth"].max())
         return self
-
-    def __setstate__(self, state):
-        # a model saved before the keys took scikit-learn's Tree names
-        tree = state.get("tree_")
-        if isinstance(tree, dict) and "axis" in tree:
-            state["tree_"] = {
-                new: tree[old] for new, old in _TREE_KEYS.items() if old in tree
-            }
-        if "tree_" in state:
-            _check_fitted_state(state)
-        super().__setstate__(state)
 
     def _leaf_tables(self):
         """The per-depth tables ``leaf_axes_``, and the slot of every entry
@@ -419,74 +478,3 @@ class KDTreePartitioner(_PartitionerMixin, BaseEstimator):
             cur = parent[cur]
             chains[:, j] = cur
         return [chains[c, :k] for c, k in enumerate(n_up.tolist())]
-
-
-def _check_fitted_state(state):
-    """Check a fitted state before any array of it is used (a loaded model).
-
-    Every array ``apply`` and ``cell_ancestors`` index with is checked: the
-    node arrays form one tree (:func:`~._base.check_node_arrays`), the bound
-    tables have one row per cell and list each cell's distinct path
-    coordinates (those of the tree), and the rotation of ``"pca"`` fits
-    ``n_features_in_``. A state of the layout before the bounds were stored
-    once per coordinate (per-depth tables ``leaf_axes_``, ``leaf_lower_``,
-    ``leaf_upper_``, one column per level of the deepest leaf) is checked
-    as such and converted. The checked arrays replace the stored ones.
-    """
-    owner = "KDTreePartitioner"
-    d = check_count(owner, "n_features_in_", state.get("n_features_in_"), 1)
-    n_split = d
-    if state.get("split_axis") == "pca":
-        comps = check_array_state(
-            owner, "components_", state.get("components_"), "f", (None, d)
-        )
-        state["mean_"] = check_array_state(
-            owner, "mean_", state.get("mean_"), "f", (d,)
-        )
-        state["components_"], n_split = comps, comps.shape[0]
-    tree, n_levels = check_node_arrays(owner, state.get("tree_"), n_split)
-    n_cells = int(np.count_nonzero(tree["cell"] >= 0))
-    if check_count(owner, "n_cells_", state.get("n_cells_")) != n_cells:
-        raise damaged(owner, f"n_cells_ is not the tree's {n_cells} leaves")
-    if check_count(owner, "depth_", state.get("depth_")) != n_levels:
-        raise damaged(owner, f"depth_ is not the tree's depth {n_levels}")
-    state["tree_"] = tree
-    path = _kdtree.leaf_path_axes(
-        tree["feature"], tree["children_left"], tree["children_right"],
-        tree["cell"], tree["depth"],
-    )  # fmt: skip
-    want, slot = _kdtree.distinct_path_axes(path)
-    if "leaf_axes_" in state:
-        shape = (n_cells, n_levels)
-        axes = check_array_state(
-            owner, "leaf_axes_", state.pop("leaf_axes_"), "i", shape
-        )
-        if np.any((axes < -1) | (axes >= n_split)):
-            raise damaged(owner, f"a leaf_axes_ entry lies outside -1 .. {n_split - 1}")
-        if not np.array_equal(axes, path):
-            raise damaged(owner, "leaf_axes_ are not the coordinates of the paths")
-        lower, upper = (
-            check_array_state(owner, name, state.pop(name, None), "f", shape,
-                              finite=False)
-            for name in ("leaf_lower_", "leaf_upper_")
-        )  # fmt: skip
-        state["bound_axes_"] = want
-        state["bound_lower_"], state["bound_upper_"] = _kdtree.collapse_bounds(
-            slot, lower, upper, want.shape[1]
-        )
-    else:
-        axes = check_array_state(
-            owner, "bound_axes_", state.get("bound_axes_"), "i", (n_cells, None)
-        )
-        if not np.array_equal(axes, want):
-            raise damaged(
-                owner, "bound_axes_ are not the distinct coordinates of the paths"
-            )
-        state["bound_axes_"] = axes
-        for name in ("bound_lower_", "bound_upper_"):
-            state[name] = check_array_state(
-                owner, name, state.get(name), "f", axes.shape, finite=False
-            )
-    state["leaf_n_samples_"] = check_array_state(
-        owner, "leaf_n_samples_", state.get("leaf_n_samples_"), "i", (n_cells,)
-    )

@@ -29,6 +29,7 @@ from .._kernels._scaling import (
     to_logit,
     unit_exponent,
 )
+from .._state import FEATURES, Array, Custom, Float, Int, Schema
 from .._validation import (
     MAX_COUNT_TOTAL,
     check_binary_labels,
@@ -38,8 +39,6 @@ from .._validation import (
 from . import _merge
 from ._base import (
     _PartitionerMixin,
-    check_array_state,
-    check_count,
     check_node_arrays,
     damaged,
     node_ancestors,
@@ -315,6 +314,100 @@ def recalibration_directions(X, y, w, h, random_state, groups=None):
         u *= np.where(np.sum(u * dirs, axis=1) < 0, -1.0, 1.0)[:, None]
         proj[keep[held]] = Xk[held] @ u.T
     return np.ascontiguousarray(dirs), np.ldexp(proj, e)  # in units of X
+
+
+def _merging(state):
+    return state["strategy"] == "merge"
+
+
+def _growing(state):
+    return state["strategy"] == "tree"
+
+
+def _max_cells(state):
+    """What fit can produce: at most ``MAX_FINE_CELLS`` merged cells, or
+    ``2**max_depth`` leaves (a single leaf at depth 0)."""
+    if _merging(state):
+        return _merge.MAX_FINE_CELLS
+    return 2 ** min(max(state["max_depth"], 1), 62)
+
+
+def _n_split(state):
+    """Number of features the tree splits on (the projections, or X's)."""
+    comps = state.get("components_")
+    return state["n_features_in_"] if comps is None else comps.shape[0]
+
+
+def _check_learned_tree(owner, name, tree, state):
+    """``2 n_cells_ - 1`` node arrays (checked before they are read), one
+    tree over the split features whose cells are its leaves in node order."""
+    n_nodes = 2 * state["n_cells_"] - 1
+    feature = tree.get("feature") if isinstance(tree, dict) else None
+    if not isinstance(feature, np.ndarray) or feature.shape != (n_nodes,):
+        raise damaged(owner, f"tree_ is not the {n_nodes} nodes of n_cells_ leaves")
+    tree, _ = check_node_arrays(owner, tree, _n_split(state))
+    leaves = np.flatnonzero(tree["cell"] >= 0)
+    if not np.array_equal(tree["cell"][leaves], np.arange(leaves.shape[0])):
+        raise damaged(owner, "the cells are not the leaves in node order")
+    return tree
+
+
+def _check_relations(owner, state):
+    """The projection, the scales and the cells agree with each other and
+    with ``strategy``."""
+    d, comps, mean = state["n_features_in_"], state["components_"], state["mean_"]
+    n_dir, n_cells = state["n_directions_"], state["n_cells_"]
+    n_comp = 0 if comps is None else comps.shape[0]
+    if _merging(state):
+        if n_dir != n_comp:
+            raise damaged(owner, "n_directions_ is not the rows of components_")
+        if mean is None:
+            raise damaged(owner, "mean_ is missing")
+        n_scale = d + n_dir
+    else:
+        if n_dir > n_comp:
+            raise damaged(owner, "n_directions_ exceeds the rows of components_")
+        if (comps is None) != (mean is None):
+            raise damaged(owner, "mean_ and components_ are not set together")
+        n_scale = _n_split(state)
+    scale = state["scale_"]
+    if scale is None or scale.shape != (n_scale,):
+        raise damaged(owner, f"scale_ is not {n_scale} spreads")
+    # a spread is a normal float64, and not below 2**-60 of the features'
+    # magnitude: float64 rows that close together are equal (1e-308 moved
+    # every row to the first fine cell)
+    floor = np.finfo(np.float64).tiny
+    if mean is not None and mean.size:
+        floor = max(floor, float(np.max(np.abs(mean))) * 2.0**-60)
+    if np.any(scale < floor):
+        raise damaged(owner, f"scale_ holds a spread below {floor:.3g}")
+    if _merging(state):
+        centers, fine = state["centers_"], state["fine_cell_"]
+        if centers.shape[1] != n_scale or fine.shape != (centers.shape[0],):
+            raise damaged(
+                owner,
+                f"centers_ and fine_cell_ have shapes {centers.shape}, "
+                f"{fine.shape}: not one row of {n_scale} per fine cell",
+            )
+        if not np.array_equal(np.unique(fine), np.arange(n_cells)):
+            raise damaged(
+                owner, f"fine_cell_ does not use the cells 0 .. {n_cells - 1}"
+            )
+        if state["cell_parent_"].shape != (2 * n_cells - 1,) or not (
+            _merge.check_hierarchy(state["cell_parent_"], n_cells)
+        ):
+            raise damaged(owner, "cell_parent_ is not a merge hierarchy of the cells")
+        leaves = np.arange(n_cells)
+    else:
+        leaves = np.flatnonzero(state["tree_"]["cell"] >= 0)
+    if not np.array_equal(state["leaf_nodes_"], leaves):
+        raise damaged(owner, "leaf_nodes_ are not the tree's leaves")
+    if state["leaf_n_samples_"].shape != (n_cells,):
+        raise damaged(owner, "leaf_n_samples_ is not one weight per cell")
+    state["leaf_nodes_"] = state["leaf_nodes_"].astype(np.int64)
+    for key in ("fine_cell_", "cell_parent_"):
+        if state.get(key) is not None:
+            state[key] = state[key].astype(np.int64)
 
 
 class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
@@ -596,6 +689,28 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    _state_schema = Schema(
+        **FEATURES,
+        min_samples_leaf_=Int(low=1),
+        # at most what fit makes, checked before any array is read
+        n_cells_=Int(low=1, high=_max_cells),
+        n_directions_=Int(low=0),
+        components_=Array("f", (None, "n_features_in_"), none=True,
+                          max_len=lambda s: s["n_features_in_"] + 2),
+        mean_=Array("f", ("n_features_in_",), none=True),
+        scale_=Array("f", (None,), none=True),
+        tree_=Custom(_check_learned_tree, when=_growing, kept=True),
+        centers_=Array("f", (None, None), when=_merging, kept=True,
+                       max_len=_merge.MAX_FINE_CELLS),
+        fine_cell_=Array("i", (None,), when=_merging, kept=True,
+                         max_len=_merge.MAX_FINE_CELLS),
+        cell_parent_=Array("i", (None,), when=_merging, kept=True),
+        split_pvalue_=Float(0, 1, what="a p-value", when=_merging, kept=True),
+        leaf_nodes_=Array("i", (None,)),
+        leaf_n_samples_=Array("if", (None,), low=0),
+        rules=(_check_relations,),
+    )  # fmt: skip
+
     def __init__(
         self,
         max_depth=3,
@@ -802,27 +917,6 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         same rows, as ``betacal fit --tune``'s candidates do, computes them
         once)."""
         return recalibration_scores(h, y, w, return_info=True)
-
-    def __setstate__(self, state):
-        # a model saved before the learned directions existed was grown on
-        # the features (or their principal components): it keeps doing so,
-        # and a refit (clone) reproduces it; before scale_ the tree saw the
-        # features unscaled
-        if "directions" not in state:
-            state["directions"] = None
-            if "tree_" in state:
-                state["n_directions_"] = 0
-        # before the fine cells merged by recalibration: always a tree
-        state.setdefault("strategy", "tree")
-        if "tree_" in state:
-            state.setdefault("scale_", None)
-            tree = state["tree_"]
-            if isinstance(tree, DecisionTreeRegressor):
-                # before the node arrays: a fitted scikit-learn tree (a
-                # pickle; a skops file needs its Tree type trusted)
-                state["tree_"] = _node_arrays(tree.tree_)
-            _check_fitted_state(state)
-        super().__setstate__(state)
 
     def _fit_merge(self, X, target, w, leaf, total, y, h, info=None, groups=None):
         """``strategy="merge"``: fine k-means cells merged by their
@@ -1070,116 +1164,3 @@ def _node_arrays(nodes):
         "cell": cell,
         "depth": depth,
     }
-
-
-def _check_fitted_state(state):
-    """Check a fitted state before any array of it is used (a loaded model).
-
-    The node arrays form one tree over the split features
-    (:func:`~._base.check_node_arrays`), its cells are its leaves in node
-    order (``leaf_nodes_``), the projection (``mean_``, ``components_``) and
-    ``scale_`` fit ``n_features_in_``, and the per-cell arrays have one
-    entry per cell. The checked arrays replace the stored ones.
-    """
-    owner = "CalibrationTreePartitioner"
-    d = check_count(owner, "n_features_in_", state.get("n_features_in_"), 1)
-    for key in ("centers_", "fine_cell_", "cell_parent_", "split_pvalue_"):
-        state.setdefault(key, None)  # saved before strategy="merge"
-    if state.get("tree_") is None:
-        _check_merge_state(owner, state, d)
-        return
-    if state["centers_"] is not None or state["fine_cell_"] is not None:
-        raise damaged(owner, "a tree also holds fine cells (centers_, fine_cell_)")
-    comps = check_array_state(
-        owner, "components_", state.get("components_"), "f", (None, d), allow_none=True
-    )
-    n_split = d if comps is None else comps.shape[0]
-    mean = check_array_state(
-        owner, "mean_", state.get("mean_"), "f", (d,), allow_none=comps is None
-    )
-    if comps is None and mean is not None:
-        raise damaged(owner, "mean_ is set without components_")
-    n_dir = check_count(owner, "n_directions_", state.get("n_directions_", 0))
-    if n_dir > (0 if comps is None else comps.shape[0]):
-        raise damaged(owner, "n_directions_ exceeds the rows of components_")
-    scale = check_array_state(
-        owner, "scale_", state.get("scale_"), "f", (n_split,), allow_none=True
-    )
-    if scale is not None and np.any(scale <= 0):
-        raise damaged(owner, "scale_ holds a value <= 0")
-    tree, _ = check_node_arrays(owner, state.get("tree_"), n_split)
-    leaves = np.flatnonzero(tree["cell"] >= 0)
-    if not np.array_equal(tree["cell"][leaves], np.arange(leaves.shape[0])):
-        raise damaged(owner, "the cells are not the leaves in node order")
-    nodes = check_array_state(
-        owner, "leaf_nodes_", state.get("leaf_nodes_"), "i", (leaves.shape[0],)
-    )
-    if not np.array_equal(nodes, leaves):
-        raise damaged(owner, "leaf_nodes_ are not the tree's leaves")
-    if check_count(owner, "n_cells_", state.get("n_cells_")) != leaves.shape[0]:
-        raise damaged(owner, f"n_cells_ is not the tree's {leaves.shape[0]} leaves")
-    counts = check_array_state(
-        owner, "leaf_n_samples_", state.get("leaf_n_samples_"), "if", (leaves.shape[0],)
-    )
-    state.update(
-        tree_=tree,
-        components_=comps,
-        mean_=mean,
-        scale_=scale,
-        leaf_nodes_=nodes.astype(np.int64),
-        leaf_n_samples_=counts,
-    )
-
-
-def _check_merge_state(owner, state, d):
-    """The fitted state of ``strategy="merge"`` (``tree_`` is ``None``): the
-    fine cells' centres in the scaled feature space, their cells ``0 ..
-    n_cells_ - 1`` (every one used), the merge hierarchy above the cells,
-    and ``mean_``/``scale_`` of the ``n_features_in_`` features."""
-    comps = check_array_state(
-        owner, "components_", state.get("components_"), "f", (None, d), allow_none=True
-    )
-    n_dir = check_count(owner, "n_directions_", state.get("n_directions_", 0))
-    if n_dir != (0 if comps is None else comps.shape[0]):
-        raise damaged(owner, "n_directions_ is not the rows of components_")
-    mean = check_array_state(owner, "mean_", state.get("mean_"), "f", (d,))
-    scale = check_array_state(owner, "scale_", state.get("scale_"), "f", (d + n_dir,))
-    if np.any(scale <= 0):
-        raise damaged(owner, "scale_ holds a value <= 0")
-    centers = check_array_state(
-        owner, "centers_", state.get("centers_"), "f", (None, d + n_dir)
-    )
-    if centers.shape[0] < 1:
-        raise damaged(owner, "centers_ has no fine cell")
-    fine = check_array_state(
-        owner, "fine_cell_", state.get("fine_cell_"), "i", (centers.shape[0],)
-    )
-    n_cells = check_count(owner, "n_cells_", state.get("n_cells_"), 1)
-    if not np.array_equal(np.unique(fine), np.arange(n_cells)):
-        raise damaged(owner, f"fine_cell_ does not use the cells 0 .. {n_cells - 1}")
-    parent = check_array_state(
-        owner, "cell_parent_", state.get("cell_parent_"), "i", (2 * n_cells - 1,)
-    )
-    if not _merge.check_hierarchy(parent, n_cells):
-        raise damaged(owner, "cell_parent_ is not a merge hierarchy of the cells")
-    nodes = check_array_state(
-        owner, "leaf_nodes_", state.get("leaf_nodes_"), "i", (n_cells,)
-    )
-    if not np.array_equal(nodes, np.arange(n_cells)):
-        raise damaged(owner, "leaf_nodes_ are not the cells 0 .. n_cells_ - 1")
-    counts = check_array_state(
-        owner, "leaf_n_samples_", state.get("leaf_n_samples_"), "if", (n_cells,)
-    )
-    pvalue = state.get("split_pvalue_")
-    if not isinstance(pvalue, float) or not 0.0 <= pvalue <= 1.0:
-        raise damaged(owner, "split_pvalue_ is not a p-value")
-    state.update(
-        components_=comps,
-        mean_=mean,
-        scale_=scale,
-        centers_=centers,
-        fine_cell_=fine.astype(np.int64),
-        cell_parent_=parent.astype(np.int64),
-        leaf_nodes_=nodes.astype(np.int64),
-        leaf_n_samples_=counts,
-    )

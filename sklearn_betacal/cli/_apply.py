@@ -161,11 +161,6 @@ def _load_model(path):
             f"model file {path} records an unknown confidence format {fmt!r}; "
             "refit it with this version of 'betacal fit'"
         )
-    if not callable(getattr(est, "predict_proba", None)):
-        raise UsageError(
-            f"model file {path} holds a {type(est).__name__}, not a calibrator "
-            "(no predict_proba); fit one with 'betacal fit'"
-        )
     return _reading_and_calibrator(est, spec, path), spec
 
 
@@ -195,27 +190,64 @@ def _check_spec(spec, path):
         )
 
 
-def _reading_and_calibrator(model, spec, path):
-    """The calibrator of a model file, after checking its stored reading.
+def _is_calibrator(est):
+    """A calibrator of this package (the classes 'betacal fit' writes)."""
+    from .. import PlattScaler  # noqa: F401 -- the public classes, loaded
+    from .._base import calibrator_input
 
-    ``fit --percent`` / ``--verbalized`` saves ``Pipeline([("read",
-    ConfidenceReader), ("calibrate", calibrator)])``; apply reads the
-    confidences with the reader's format (the function it calls) and gives
-    the read rows to the calibrator, so that unreadable rows stay empty
-    instead of failing the chunk.
+    return calibrator_input(est) in ("confidence", "group") and type(
+        est
+    ).__module__.startswith("sklearn_betacal.")
+
+
+def _reading_and_calibrator(model, spec, path):
+    """The calibrator of a model file, after checking its shape.
+
+    ``apply`` accepts exactly what ``fit`` writes: a calibrator of this
+    package (``--confidence-format number``), or ``Pipeline([("read",
+    ConfidenceReader), ("calibrate", calibrator)])`` for ``--percent`` /
+    ``--verbalized``, whose reader reads the header's column and format from
+    the columns ``fit`` gave it. Anything else (a reversed or nested
+    Pipeline, a reader of other columns: a nested reader read percentages
+    twice) is an altered file. apply reads the confidences with the reader's
+    format and gives the read rows to the calibrator, so that unreadable
+    rows stay empty instead of failing the chunk.
     """
     from sklearn.pipeline import Pipeline
 
     from .._elicitation import ConfidenceReader
 
-    if not isinstance(model, Pipeline):
-        return model
-    reader = model.steps[0][1]
     fmt = spec.get("confidence_format", "number")
+    altered = (
+        f"model file {path} does not hold what 'betacal fit' writes for "
+        f"--confidence-format {fmt} (%s): the file was altered; refit it with "
+        "'betacal fit'"
+    )
+    if fmt == "number":
+        if not _is_calibrator(model):
+            raise UsageError(
+                altered
+                % f"a calibrator with predict_proba, not a {type(model).__name__}"
+            )
+        return model
+    steps = getattr(model, "steps", None) if type(model) is Pipeline else None
     if (
-        not isinstance(reader, ConfidenceReader)
-        or reader.confidence_format != fmt
+        not isinstance(steps, list)
+        or len(steps) != 2
+        or not all(isinstance(s, tuple) and len(s) == 2 for s in steps)
+        or [name for name, _ in steps] != ["read", "calibrate"]
+        or type(steps[0][1]) is not ConfidenceReader
+        or not _is_calibrator(steps[1][1])
+    ):
+        raise UsageError(altered % "Pipeline([read, calibrate])")
+    reader = steps[0][1]
+    columns = [spec.get("confidence"), *spec.get("features", [])]
+    names = getattr(reader, "feature_names_in_", None)
+    if (
+        reader.confidence_format != fmt
         or reader.confidence_column != spec.get("confidence")
+        or names is None
+        or list(names) != columns
     ):
         raise UsageError(
             f"model file {path}: its stored reading of the confidences does not "
@@ -224,7 +256,7 @@ def _reading_and_calibrator(model, spec, path):
         )
     # the reader's options (--scale, --table, --qualitative of fit)
     spec["reading"] = reader._options()
-    return model.steps[-1][1]
+    return steps[-1][1]
 
 
 def _output_writer(path, kind):

@@ -627,6 +627,19 @@ def _check_plot_dir(folder, force, input_path=None):
     return folder
 
 
+def _check_output_beside_plots(output, folder):
+    """``--output`` is neither the ``--plot`` folder nor inside it: the
+    report was written there, then the folder failed (or replaced it), and
+    a file was left behind."""
+    out, plots = Path(output).resolve(), Path(folder).resolve()
+    if out == plots or plots in out.parents:
+        raise UsageError(
+            f"--output {output} is the --plot folder {folder} or inside it (the "
+            "folder is written as a whole, with its own report.md); name the "
+            "output elsewhere"
+        )
+
+
 def _write_plots(folder, report, text, p, y, groups, args):
     # every file is written into a temporary folder beside FOLDER first: a
     # failure midway leaves FOLDER as it was (atomic_report_folder)
@@ -705,6 +718,8 @@ def _run_report(args):
     plot_dir = None
     if args.plot is not None:
         plot_dir = _check_plot_dir(args.plot, args.force, args.file)
+        if output is not None:
+            _check_output_beside_plots(output, plot_dir)
     if args.per_cell and (args.max_error is None or args.group is None):
         raise UsageError("--per-cell needs --max-error and --group COL (the cells)")
     fmt = "percent" if args.percent else "verbalized" if args.verbalized else "number"

@@ -120,7 +120,7 @@ def _check_inputs(y_true, y_prob, sample_weight, n_bins=None, *, pos_label=None)
     fast = fast and _is_clean_binary(y)
     if not fast:
         y = check_binary_labels(y_true, name="y_true", pos_label=pos_label)
-        p = check_confidence(y_prob, input="probability", name="y_prob")
+        p = check_confidence(y_prob, input="probability", name="y_prob", text=False)
         if y.shape[0] != p.shape[0]:
             raise ValueError(
                 f"y_true and y_prob must have the same length; got {y.shape[0]} "
