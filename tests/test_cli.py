@@ -561,8 +561,40 @@ def test_report_group_table_matches_cell_table_and_warns_small(csv_file, capsys)
     assert "## Groups (worst calibration error first)" in out
     n_small = sum(row["too_small"] for row in report["groups"])
     assert n_small > 0  # ~140 rows per model in this file
-    assert f"Warning: {n_small} group(s) have fewer than {minimum} rows" in out
-    assert out.count("(too small)") == n_small
+    assert f"Small: {n_small} group(s) have fewer than {minimum} rows" in out
+    assert out.count(" (small)") == n_small
+    # significance is shown with the group's size and p-value
+    for group in report["significant_groups"][:10]:
+        row = rows[group]
+        assert f"{group} (n = {row['count']}, p = " in out
+    # --min-count sets the one size: the table's "small" and the figure's
+    status, out, err = run([*argv, "--format", "json", "--min-count", "1"], capsys)
+    assert status == 0
+    one = json.loads(out)
+    assert one["min_group_count"] == 1
+    assert not any(row["too_small"] for row in one["groups"])
+    status, out, err = run([*argv, "--min-count", "0"], capsys)
+    assert_usage_error(status, out, err, "--min-count")
+
+
+def test_report_plot_hides_small_groups_unless_min_count_says(
+    csv_file, tmp_path, capsys
+):
+    """--plot's per-group figure leaves out the groups the report marks
+    small, says so in the command's words, and --min-count 1 draws them."""
+    pytest.importorskip("matplotlib")
+    path, frame = csv_file
+    argv = ["report", str(path), "-c", "conf", "-l", "ok", "-g", "llm"]
+    status, out, err = run([*argv, "--plot", str(tmp_path / "a")], capsys)
+    assert status == 0
+    n_groups = frame.llm.nunique()
+    assert f"of {n_groups} cells" in err and "--min-count 1 draws them" in err
+    assert "min_count=" not in err
+    status, out, err = run(
+        [*argv, "--min-count", "1", "--plot", str(tmp_path / "b")], capsys
+    )
+    assert status == 0
+    assert "not drawn" not in err
 
 
 def test_report_plot_writes_figures_and_refuses_a_full_folder(

@@ -4,6 +4,7 @@
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from ._common import (
     read_labels,
     separator,
 )
+from ._fit import _int_at_least
 
 
 def _bundled_frame():
@@ -195,8 +197,15 @@ def _finite_or_none(value):
     return value if math.isfinite(value) else None
 
 
-def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
-    """All report numbers as a JSON-ready dict (``None`` where undefined)."""
+def compute_report(
+    p, y, *, groups=None, n_bins=10, strategy="uniform", min_count=None
+):
+    """All report numbers as a JSON-ready dict (``None`` where undefined).
+
+    ``min_count``: the size below which a group is marked small
+    (``--min-count``; default Thm 3.1's size for +-0.1, see
+    :func:`_group_rows`).
+    """
     from sklearn.metrics import log_loss, roc_auc_score
 
     from ..metrics import (
@@ -226,7 +235,7 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     if groups is not None:
         metrics["beta_ce"] = beta_calibration_error(y, p, groups=groups, **binning)
         metrics["n_groups"] = int(len(np.unique(groups)))
-        extra = _group_rows(p, y, groups, binning)
+        extra = _group_rows(p, y, groups, binning, min_count)
     table = reliability_table(y, p, **binning)
     rows = []
     for b, row in table.iterrows():
@@ -259,11 +268,13 @@ def compute_report(p, y, *, groups=None, n_bins=10, strategy="uniform"):
     }
 
 
-def _group_rows(p, y, groups, binning):
+def _group_rows(p, y, groups, binning, min_count=None):
     """Per-group counts, accuracy, mean confidence and CE, worst CE first.
 
-    ``too_small`` marks groups below the size at which Thm 3.1 pins a
-    group's accuracy down to +-0.1 (``min_group_count``). ``ecce``,
+    ``too_small`` marks groups below ``min_count`` rows (``--min-count``),
+    by default the size at which Thm 3.1 pins a group's accuracy down to
+    +-0.1 (``min_group_count``): the rule ``--plot``'s per-group figure
+    draws by too. ``ecce``,
     ``pvalue_adjusted`` and ``significant`` are the group's Kuiper test
     (:func:`~sklearn_betacal.metrics.calibration_test`, Holm-adjusted at
     ``SIGNIFICANCE``); ``significant_groups`` lists the rejected groups.
@@ -272,7 +283,7 @@ def _group_rows(p, y, groups, binning):
     from ..metrics._plot.beta_reliability import auto_min_count
 
     table = cell_calibration_table(y, p, groups=groups, n_resamples=0, **binning)
-    min_count = auto_min_count(len(y))
+    min_count = auto_min_count(len(y)) if min_count is None else int(min_count)
     table = table.sort_values("calibration_error", ascending=False, kind="stable")
     tests = calibration_test(y, p, groups=groups, alpha=SIGNIFICANCE).table
     tests.index = tests.index.astype(str)
@@ -391,7 +402,7 @@ def _format_groups(report):
     ]
     small = []
     for row in report["groups"]:
-        note = " (too small)" if row["too_small"] else ""
+        note = " (small)" if row["too_small"] else ""
         note += " **miscalibrated**" if row["significant"] else ""
         if row["too_small"]:
             small.append(row["group"])
@@ -407,7 +418,11 @@ def _format_groups(report):
         "adjusted for the number of groups.",
     ]
     found = report["significant_groups"]
-    shown = ", ".join(found[:10]) + (", ..." if len(found) > 10 else "")
+    size = {row["group"]: row for row in report["groups"]}
+    shown = ", ".join(
+        f"{g} (n = {size[g]['count']}, p = {_fmt(size[g]['pvalue_adjusted'])})"
+        for g in found[:10]
+    ) + (", ..." if len(found) > 10 else "")
     lines.append(
         f"Significantly miscalibrated (Holm-adjusted p < {SIGNIFICANCE:g}): "
         + (f"{len(found)} group(s): {shown}." if found else "none.")
@@ -415,10 +430,12 @@ def _format_groups(report):
     if small:
         shown = ", ".join(small[:10]) + (", ..." if len(small) > 10 else "")
         lines.append(
-            f"Warning: {len(small)} group(s) have fewer than {minimum} rows and "
-            f"are too small to judge: {shown}. Their CE is mostly sampling noise "
-            f"(Thm 3.1 pins a group's accuracy to +-0.1 at 90% from {minimum} "
-            "rows on)."
+            f"Small: {len(small)} group(s) have fewer than {minimum} rows: {shown}. "
+            "Their CE is mostly sampling noise (Thm 3.1 pins a group's accuracy "
+            f"to +-0.1 at 90% from {minimum} rows on), and --plot's per-group "
+            "figure leaves them out (--min-count N sets the size, --min-count 1 "
+            "shows every group). Their Kuiper test accounts for their size: "
+            "a small group marked miscalibrated is so beyond its noise."
         )
     return lines
 
@@ -491,6 +508,14 @@ def add_report(subparsers):
         "else markdown)",
     )
     parser.add_argument(
+        "--min-count",
+        type=_int_at_least(1),
+        metavar="N",
+        help="with --group: groups of fewer than N rows are marked small and "
+        "left out of --plot's per-group figure (default: the size at which "
+        "Thm 3.1 pins a group's accuracy to +-0.1; 1 shows every group)",
+    )
+    parser.add_argument(
         "--plot",
         type=Path,
         metavar="DIR",
@@ -557,7 +582,10 @@ def _write_plots(folder, report, text, p, y, groups, args):
     from ._panels import file_figures
 
     try:
-        with atomic_report_folder(folder, protect=args.file) as tmp:
+        with atomic_report_folder(folder, protect=args.file) as tmp, (
+            warnings.catch_warnings(record=True)
+        ) as caught:
+            warnings.simplefilter("always", UserWarning)
             figures = file_figures(
                 tmp,
                 y,
@@ -566,6 +594,7 @@ def _write_plots(folder, report, text, p, y, groups, args):
                 groups=groups,
                 n_bins=args.n_bins,
                 strategy=args.strategy,
+                min_count="auto" if args.min_count is None else args.min_count,
             )
             images = ["", "## Figures", ""]
             for name, caption in figures.items():
@@ -573,6 +602,12 @@ def _write_plots(folder, report, text, p, y, groups, args):
             atomic_write(tmp / "report.md", text + "\n".join(images))
     except OSError as exc:
         raise UsageError(f"could not write to --plot {folder}: {exc}") from None
+    # the figures' own warnings (groups left out of groups.png), in the
+    # command's words
+    for message in dict.fromkeys(one_line(w.message) for w in caught):
+        message = message.replace("pass min_count=1", "--min-count 1 draws them")
+        message = message.replace("min_count=", "--min-count ")
+        print(f"betacal: warning: {message}", file=sys.stderr)
     return len(figures)
 
 
@@ -626,7 +661,12 @@ def _run_report(args):
             "n_empty": n_empty,
         },
         **compute_report(
-            p, y, groups=groups, n_bins=args.n_bins, strategy=args.strategy
+            p,
+            y,
+            groups=groups,
+            n_bins=args.n_bins,
+            strategy=args.strategy,
+            min_count=args.min_count,
         ),
     }
     fmt = args.format

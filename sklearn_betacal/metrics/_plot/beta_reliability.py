@@ -666,10 +666,13 @@ class BetaCalibrationDisplay(_DisplayMixin):
         Parameters
         ----------
         estimator : fitted estimator with ``predict_proba``
-            A group-conditional calibrator (its cells come from
-            ``estimator.apply(X)`` and are named by its partitioner, and its
-            root-fallback cells are marked), or any calibrator or classifier
-            together with ``groups``.
+            A group-conditional calibrator, or a ``Pipeline`` ending in one
+            (e.g. ``betacal fit``'s reader and calibrator), whose cells come
+            from ``apply`` (of the last step, on ``X`` transformed by the
+            steps before it) and are named by its partitioner -- a group
+            column's cells *are* its values, as in ``from_predictions(...,
+            groups=column)`` -- with its root-fallback cells marked; or any
+            calibrator or classifier together with ``groups``.
         X : array-like
             Input of ``estimator.predict_proba``.
         y : array-like of shape (n_samples,)
@@ -697,16 +700,35 @@ class BetaCalibrationDisplay(_DisplayMixin):
         )
         fallback, cell_names = (), None
         if groups is None:
-            if not hasattr(estimator, "apply"):
+            from sklearn.pipeline import Pipeline
+
+            # a Pipeline ending in a calibrator (a reader, an embedder before
+            # it): its cells are the last step's, as the scorers take them
+            final, Xt = estimator, X
+            if isinstance(estimator, Pipeline):
+                final, Xt = estimator[-1], estimator[:-1].transform(X)
+            if not hasattr(final, "apply"):
                 raise ValueError(
-                    f"{type(estimator).__name__} has no apply method giving the "
+                    f"{type(final).__name__} has no apply method giving the "
                     "cell of each row; pass groups= (one cell id or name per row)."
                 )
-            groups = np.asarray(estimator.apply(X)).reshape(-1)
+            groups = np.asarray(final.apply(Xt)).reshape(-1)
             cells = np.unique(groups).tolist()
-            fallback = _fallback_cells(estimator, cells)
-            partitioner = getattr(estimator, "partitioner_", None)
+            fallback = _fallback_cells(final, cells)
+            partitioner = getattr(final, "partitioner_", None)
             if partitioner is not None:
                 cell_names = cell_descriptions(partitioner, cells)
+                values = getattr(
+                    getattr(partitioner, "estimator", partitioner), "groups_", None
+                )
+                if values is not None:
+                    # a group column: the cells are its values, as in
+                    # from_predictions(..., groups=column) (order= across both)
+                    lut = np.empty(len(values) + 1, dtype=object)
+                    lut[:-1] = list(values)
+                    lut[-1] = cell_names.get(-1, "outside every cell")
+                    groups = lut[groups]
+                    fallback = [lut[c] for c in fallback]
+                    cell_names = None
         kwargs = {"fallback_cells": fallback, "cell_names": cell_names, **kwargs}
         return cls.from_predictions(y_true, y_prob, groups=groups, name=name, **kwargs)
