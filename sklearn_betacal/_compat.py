@@ -24,6 +24,7 @@ from sklearn.metrics._scorer import _BaseScorer
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     StrOptions,
     validate_params,
@@ -38,6 +39,7 @@ from sklearn.utils.validation import (
 
 __all__ = [
     "HasMethods",
+    "Hidden",
     "Interval",
     "StrOptions",
     "_BaseComposition",

@@ -735,3 +735,43 @@ def test_report_takes_sep_as_fit_and_apply_do(tmp_path, capsys):
         ["report", str(path), "-c", "p", "-l", "y", "--sep", ","], capsys
     )
     assert status == 0 and "4" in out
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_an_empty_file_is_one_clear_line_in_every_subcommand(tmp_path, capsys, suffix):
+    """A 0-byte input (pandas: "No columns to parse from file") is named as
+    empty in report, fit and apply alike; a header without rows too."""
+    import gzip
+
+    empty = tmp_path / f"empty{suffix}"
+    if suffix == ".csv.gz":
+        empty.write_bytes(gzip.compress(b""))
+    else:
+        empty.write_bytes(b"")
+    model = tmp_path / "m.skops"
+    commands = [
+        ["report", str(empty), "-c", "conf", "-l", "ok"],
+        ["fit", str(empty), "--confidence", "conf", "--label", "ok",
+         "--method", "platt", "--output", str(model)],
+    ]  # fmt: skip
+    for argv in commands:
+        status, out, err = run(argv, capsys)
+        assert_usage_error(status, out, err, f"{empty} is empty", "header line")
+        assert "No columns to parse" not in err
+    good = tmp_path / "good.csv"
+    pd.DataFrame({"conf": [0.2, 0.8, 0.6, 0.3], "ok": [0, 1, 1, 0]}).to_csv(
+        good, index=False
+    )
+    assert main(["fit", str(good), "--confidence", "conf", "--label", "ok",
+                 "--method", "platt", "--output", str(model)]) == 0  # fmt: skip
+    capsys.readouterr()
+    status, out, err = run(["apply", str(model), str(empty), str(tmp_path / "o.csv")],
+                           capsys)  # fmt: skip
+    assert_usage_error(status, out, err, f"{empty} is empty", "header line")
+    header = tmp_path / "header.csv"
+    header.write_text("conf,ok\n")
+    status, out, err = run(
+        ["fit", str(header), "--confidence", "conf", "--label", "ok",
+         "--method", "platt", "--output", str(tmp_path / "n.skops")], capsys,
+    )  # fmt: skip
+    assert_usage_error(status, out, err, "header line but no rows")

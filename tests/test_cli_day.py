@@ -265,6 +265,12 @@ def test_verbalized_model_reads_raw_strings_in_apply_and_python(
     X = log.loc[readable, ["response", "model"]].assign(response=h)
     assert_array_equal(p, calibrator.predict_proba(X)[:, 1])
     assert_array_equal(written["cell"][readable], calibrator.apply(X))
+    # a row that was not calibrated has no cell either (it was -1, the root's)
+    assert (~readable).any()
+    assert written["cell"][~readable].isna().all()
+    out_csv = tmp_path / "cal.csv"
+    assert main(["apply", str(model), str(log_csv), str(out_csv), "--cells"]) == 0
+    assert_array_equal(pd.read_csv(out_csv)["cell"].isna(), ~readable)
     with pytest.raises(ValueError, match=r"row\(s\) of the confidence column give no"):
         loaded.predict_proba(log)
 

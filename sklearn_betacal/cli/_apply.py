@@ -400,7 +400,12 @@ def _calibrator(est, spec, args, where):
         frame = frame.copy()
         frame[args.column] = p
         if args.cells:
-            frame["cell"] = cells
+            import pandas as pd
+
+            # a row that was not calibrated has no cell (empty, as its
+            # calibrated value): -1 is the partition's own "outside every
+            # cell", served by the root calibrator
+            frame["cell"] = pd.arrays.IntegerArray(cells, ~ok)
         return frame, int(np.count_nonzero(~ok)), scale
 
     return calibrate

@@ -1055,6 +1055,8 @@ def run_fit(args):
         )
     keep &= other
     n_used = int(keep.sum())
+    if len(frame) == 0:
+        raise UsageError(f"{path} has a header line but no rows: nothing to fit")
     if n_used == 0:
         raise UsageError(f"no usable rows in {path} (all confidences missing)")
     y = read_labels(frame[args.label][keep], args.label, args.pos_label)
