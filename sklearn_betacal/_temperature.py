@@ -15,10 +15,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import binary_predict, binary_proba, check_logit_eps, positive_index
-from ._compat import StrOptions, _fit_context
+from ._compat import StrOptions, _fit_context, validate_data
 from ._docstrings import fill_doc
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit

@@ -189,9 +189,10 @@ def _is_default_estimator(name):
     parts = module.split(".")
     if parts[0] != "sklearn" or not all(p.isidentifier() for p in parts + [cls_name]):
         return None
-    try:
-        from sklearn.utils.discovery import _MODULE_TO_IGNORE as ignore
-    except ImportError:
+    from ._compat import all_estimators_skipped_modules
+
+    ignore = all_estimators_skipped_modules()
+    if ignore is None:
         return None
     public = []
     for part in parts:
