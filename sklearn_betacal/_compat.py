@@ -21,7 +21,7 @@ import numpy as np
 # -- scikit-learn private names ------------------------------------------------
 from sklearn.base import _fit_context
 from sklearn.metrics._scorer import _BaseScorer
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing as _sk_safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Hidden,
@@ -183,4 +183,20 @@ def all_estimators_skipped_modules():
 
     skipped = getattr(discovery, "_MODULE_TO_IGNORE", None)
     return None if skipped is None else frozenset(skipped)
+
+
+def _safe_indexing(X, indices, *, axis=0):
+    """scikit-learn's ``_safe_indexing``; columns of a polars frame by name
+    also where scikit-learn cannot read its names
+    (:func:`_names_scikit_learn_misses`: it refuses string keys there), by
+    their positions."""
+    if axis == 1 and _names_scikit_learn_misses(X) is not None:
+        names = list(X.columns)
+        if isinstance(indices, str):
+            indices = names.index(indices)
+        elif not isinstance(indices, slice):
+            keys = np.asarray(indices, dtype=object).ravel()
+            if keys.size and all(isinstance(k, str) for k in keys):
+                indices = [names.index(k) for k in keys]
+    return _sk_safe_indexing(X, indices, axis=axis)
 

@@ -261,3 +261,10 @@ def test_polars_names_where_scikit_learn_cannot_read_them(monkeypatch):
     assert_allclose(p, bb.predict_proba(X.to_pandas()))
     with pytest.raises(ValueError, match="feature names should match"):
         bb.predict_proba(X.rename({"flag": "other"}))
+    # a partitioner that selects its column by name (scikit-learn < 1.8
+    # refused string keys on such a frame in _safe_indexing)
+    by_name = BetaBinningCalibrator(
+        sb.GroupColumnPartitioner("flag"), confidence_column="conf", points_per_bin=20
+    ).fit(X, y)
+    assert by_name.partitioner_.groups_.tolist() == [False, True]
+    assert_array_equal(by_name.apply(X), X["flag"].to_numpy().astype(int))
