@@ -357,7 +357,7 @@ def test_report_unknown_format_and_unparsable_file(tmp_path, capsys):
     path = tmp_path / "empty.csv"
     path.write_bytes(b"")
     status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
-    assert_usage_error(status, out, err, "could not read", "as csv")
+    assert_usage_error(status, out, err, "is empty", "csv file")
     path = tmp_path / "broken.csv.gz"
     path.write_bytes(b"\x1f\x8b\x08\x00" + bytes(40))
     status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
