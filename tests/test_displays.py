@@ -392,6 +392,40 @@ def test_beta_display_from_a_pipeline_names_cells_by_group_value(plt):
     assert direct.cell_table.equals(table)
 
 
+def test_beta_display_from_a_calibrated_classifier_takes_its_cells(plt):
+    """A CalibratedClassifier with a group calibrator: its cells are those
+    the scorer reads (its calibrator's partition of the partition
+    features), named by the group values."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from sklearn_betacal import CalibratedClassifier
+
+    rng = np.random.default_rng(0)
+    n = 1200
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 3, n).astype(float)])
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    clf = LogisticRegression().fit(X[:, :1], y)
+    pick = FunctionTransformer(lambda Z: Z[:, :1])
+    cal = CalibratedClassifier(
+        FrozenEstimator(make_pipeline(pick, clf)),
+        BetaBinningCalibrator(GroupColumnPartitioner(), points_per_bin=40,
+                              random_state=0),
+        partition_features=[1],
+    ).fit(X, y)  # fmt: skip
+    disp = BetaCalibrationDisplay.from_estimator(
+        cal, X, y, min_count=1, n_resamples=5, random_state=0
+    )
+    assert sorted(disp.cells_) == [0.0, 1.0, 2.0]
+    table = cell_calibration_table(
+        y, cal.predict_proba(X)[:, 1], groups=X[:, 1], n_resamples=5,
+        random_state=0,
+    )  # fmt: skip
+    assert disp.cell_table.equals(table)
+
+
 # --------------------------------------------------- AccuracyConfidenceDisplay
 def test_accuracy_confidence_display_matches_curves(plt):
     y, p, _ = _data()

@@ -666,13 +666,16 @@ class BetaCalibrationDisplay(_DisplayMixin):
         Parameters
         ----------
         estimator : fitted estimator with ``predict_proba``
-            A group-conditional calibrator, or a ``Pipeline`` ending in one
-            (e.g. ``betacal fit``'s reader and calibrator), whose cells come
-            from ``apply`` (of the last step, on ``X`` transformed by the
-            steps before it) and are named by its partitioner -- a group
-            column's cells *are* its values, as in ``from_predictions(...,
-            groups=column)`` -- with its root-fallback cells marked; or any
-            calibrator or classifier together with ``groups``.
+            A group-conditional calibrator, a ``Pipeline`` ending in one
+            (e.g. ``betacal fit``'s reader and calibrator) or a
+            ``CalibratedClassifier`` with one (any estimator the beta-CE
+            scorer reads cells from), whose cells come from ``apply`` (of the
+            last step, on ``X`` transformed by the steps before it; of the
+            CalibratedClassifier's first calibrator) and are named by its
+            partitioner -- a group column's cells *are* its values, as in
+            ``from_predictions(..., groups=column)`` -- with its
+            root-fallback cells marked; or any calibrator or classifier
+            together with ``groups``.
         X : array-like
             Input of ``estimator.predict_proba``.
         y : array-like of shape (n_samples,)
@@ -704,15 +707,28 @@ class BetaCalibrationDisplay(_DisplayMixin):
 
             # a Pipeline ending in a calibrator (a reader, an embedder before
             # it): its cells are the last step's, as the scorers take them
+            from ..._calibrated import CalibratedClassifier
+
             final, Xt = estimator, X
             if isinstance(estimator, Pipeline):
                 final, Xt = estimator[-1], estimator[:-1].transform(X)
-            if not hasattr(final, "apply"):
+            if isinstance(final, CalibratedClassifier):
+                # its (first) calibrator's partition, as the scorer takes it
+                from .._scorers import _calibrated_classifier_cells
+
+                try:
+                    groups = _calibrated_classifier_cells(final, Xt)
+                except TypeError as exc:
+                    raise ValueError(f"{exc} Or pass groups=.") from None
+                final = final.calibrated_classifiers_[0]["calibrators"][0]
+            elif not hasattr(final, "apply"):
                 raise ValueError(
                     f"{type(final).__name__} has no apply method giving the "
                     "cell of each row; pass groups= (one cell id or name per row)."
                 )
-            groups = np.asarray(final.apply(Xt)).reshape(-1)
+            else:
+                groups = final.apply(Xt)
+            groups = np.asarray(groups).reshape(-1)
             cells = np.unique(groups).tolist()
             fallback = _fallback_cells(final, cells)
             partitioner = getattr(final, "partitioner_", None)
