@@ -21,10 +21,10 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._cells import fit_supervised, is_supervised, supervised_step
-from ._compat import _fit_context, _num_samples
+from ._compat import _fit_context, _num_samples, validate_data
 from ._docstrings import fill_doc
 from ._groups import check_groups
 from ._random import seed_inner

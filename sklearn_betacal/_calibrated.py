@@ -39,6 +39,7 @@ from ._base import calibrator_input, smooth_proba
 from ._cells import fit_takes
 from ._compat import (
     HasMethods,
+    Hidden,
     StrOptions,
     _check_method_params,
     _fit_context,
@@ -301,6 +302,17 @@ def _check_scores(out, clf, n, k, *, proba):
     return a
 
 
+def _already_fitted(estimator):
+    """Whether ``estimator`` is fitted (scikit-learn's own test)."""
+    from sklearn.exceptions import NotFittedError
+
+    try:
+        check_is_fitted(estimator)
+    except (NotFittedError, TypeError):
+        return False
+    return True
+
+
 class CalibratedClassifier(
     StateChecked, MetaEstimatorMixin, ClassifierMixin, BaseEstimator
 ):
@@ -446,7 +458,9 @@ default=None
         "estimator": [HasMethods(["fit"])],
         # checked in fit, with a message that lists our calibrators
         "calibrator": "no_validation",
-        "cv": ["cv_object"],
+        # "prefit" (scikit-learn's old spelling) is refused in fit, with
+        # the FrozenEstimator that replaces it
+        "cv": ["cv_object", Hidden(StrOptions({"prefit"}))],
         "multiclass": [StrOptions(set(_MULTICLASS))],
         "partition_features": [
             None,
@@ -724,11 +738,27 @@ default=None
         self : CalibratedClassifier
             The fitted meta-estimator.
         """
+        if isinstance(self.cv, str):  # "prefit", the only string allowed
+            raise ValueError(
+                "cv='prefit' is not a cv of CalibratedClassifier: pass the fitted "
+                "classifier as FrozenEstimator(clf) (from sklearn.frozen import "
+                "FrozenEstimator), and only the calibrator is fitted, on the "
+                "rows given to fit (as scikit-learn >= 1.6 replaced cv='prefit')."
+            )
         self._kind = self._check_setup()
         check_classification_targets(y)
         X, y = indexable(X, y)
         y = column_or_1d(y, warn=True)
         frozen = isinstance(self.estimator, FrozenEstimator)
+        if not frozen and _already_fitted(self.estimator):
+            warnings.warn(
+                f"the {type(self.estimator).__name__} given is already fitted; "
+                "CalibratedClassifier cross-fits unfitted clones of it on the "
+                "cv folds and does not use its fitted state. To calibrate this "
+                "fitted classifier as it is, pass FrozenEstimator(clf).",
+                UserWarning,
+                stacklevel=2,
+            )
         if frozen:
             check_is_fitted(self.estimator)
             self.classes_ = np.asarray(self.estimator.classes_)

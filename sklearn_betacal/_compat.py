@@ -21,9 +21,10 @@ import numpy as np
 # -- scikit-learn private names ------------------------------------------------
 from sklearn.base import _fit_context
 from sklearn.metrics._scorer import _BaseScorer
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing as _sk_safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     InvalidParameterError,
     StrOptions,
@@ -33,13 +34,17 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.metadata_routing import _routing_enabled
 from sklearn.utils.metaestimators import _BaseComposition
 from sklearn.utils.validation import (
+    _check_feature_names,
     _check_feature_names_in,
     _check_method_params,
+    _get_feature_names,
     _num_samples,
 )
+from sklearn.utils.validation import validate_data as _validate_data
 
 __all__ = [
     "HasMethods",
+    "Hidden",
     "Interval",
     "InvalidParameterError",
     "StrOptions",
@@ -55,6 +60,8 @@ __all__ = [
     "validate_params",
     "fit_bayes_mixed_glm",
     "parametrize_with_checks",
+    "validate_data",
+    "all_estimators_skipped_modules",
 ]
 
 # ---------------------------------------------------------------------------
@@ -126,3 +133,74 @@ def parametrize_with_checks(estimators, *, expected_failed_checks=None):
     if isinstance(cases, list | tuple):
         return mark
     return pytest.mark.parametrize(names, list(cases), **mark.kwargs)
+
+
+def _names_scikit_learn_misses(X):
+    """A zero-row pandas frame of ``X``'s column names when ``X`` is a polars
+    DataFrame whose names scikit-learn cannot read, else None.
+
+    scikit-learn < 1.8 reads a non-pandas frame's column names through the
+    dataframe interchange protocol (``__dataframe__``), which polars 2
+    dropped: there, a polars frame's columns were invisible to every
+    estimator (no ``feature_names_in_``; a ``confidence_column`` given by
+    name was refused). scikit-learn >= 1.8 reads them through narwhals.
+    """
+    if type(X).__module__.split(".")[0] != "polars" or not hasattr(X, "columns"):
+        return None
+    columns = list(X.columns)
+    if not columns or _get_feature_names(X) is not None:
+        return None
+    import pandas as pd
+
+    return pd.DataFrame(columns=columns)
+
+
+def validate_data(
+    _estimator, /, X="no_validation", y="no_validation", reset=True, **kwargs
+):
+    """scikit-learn's ``validate_data``, with a polars frame's column names
+    set and checked where scikit-learn cannot read them
+    (:func:`_names_scikit_learn_misses`), by scikit-learn's own rules
+    (``_check_feature_names`` on the names alone)."""
+    header = _names_scikit_learn_misses(X)
+    if header is None:
+        return _validate_data(_estimator, X, y, reset=reset, **kwargs)
+    import warnings
+
+    with warnings.catch_warnings():
+        # what scikit-learn says of the nameless array it sees; the names
+        # are checked below
+        warnings.filterwarnings(
+            "ignore", "X does not have valid feature names", UserWarning
+        )
+        out = _validate_data(_estimator, X, y, reset=reset, **kwargs)
+    _check_feature_names(_estimator, header, reset=reset)
+    return out
+
+
+def all_estimators_skipped_modules():
+    """The module names scikit-learn's ``all_estimators()`` does not walk
+    (``sklearn.utils.discovery._MODULE_TO_IGNORE``), or None if this
+    scikit-learn has no such set (then :mod:`sklearn_betacal.io` asks the
+    full list)."""
+    from sklearn.utils import discovery
+
+    skipped = getattr(discovery, "_MODULE_TO_IGNORE", None)
+    return None if skipped is None else frozenset(skipped)
+
+
+def _safe_indexing(X, indices, *, axis=0):
+    """scikit-learn's ``_safe_indexing``; columns of a polars frame by name
+    also where scikit-learn cannot read its names
+    (:func:`_names_scikit_learn_misses`: it refuses string keys there), by
+    their positions."""
+    if axis == 1 and _names_scikit_learn_misses(X) is not None:
+        names = list(X.columns)
+        if isinstance(indices, str):
+            indices = names.index(indices)
+        elif not isinstance(indices, slice):
+            keys = np.asarray(indices, dtype=object).ravel()
+            if keys.size and all(isinstance(k, str) for k in keys):
+                indices = [names.index(k) for k in keys]
+    return _sk_safe_indexing(X, indices, axis=axis)
+

@@ -177,6 +177,11 @@ def _reading(path, kind):
             "UTF-8 (e.g. pandas to_csv(encoding='utf-8'))"
         ) from None
     except _READ_ERRORS as exc:
+        if type(exc).__name__ == "EmptyDataError":  # pandas: no header line
+            raise TableReadError(
+                f"{path} is empty (no header line, no rows); give a {kind} file "
+                "whose first line names its columns"
+            ) from None
         raise TableReadError(
             f"could not read {path} as {kind}: {shorten(_one_line(exc), 500)}"
         ) from None

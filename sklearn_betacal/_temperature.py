@@ -15,10 +15,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._base import binary_predict, binary_proba, logit_eps_spec, positive_index
-from ._compat import StrOptions, _fit_context
+from ._compat import StrOptions, _fit_context, validate_data
 from ._docstrings import fill_doc
 from ._kernels import _scaling
 from ._kernels._scaling import LOGIT_EPS, to_logit
@@ -107,6 +107,11 @@ def _encode_multiclass_labels(y, n_classes):
             "row for binary 'is this answer correct' calibration."
         )
     return classes, np.searchsorted(classes, y)
+
+
+#: Distance of the calibrated mean confidence from the accuracy beyond which a
+#: temperature pinned at its upper bound is reported as unable to reach it.
+_FAR_FROM_ACCURACY = 0.05
 
 
 def _ranks_labels(s, y, w):
@@ -210,13 +215,15 @@ class TemperatureScaler(StateChecked, ClassifierMixin, BaseEstimator):
     decreases all the way to ``tau -> 0``: the maximum-likelihood temperature
     does not exist. ``temperature_`` is then the lower bound (``0.05``) and a
     ``ConvergenceWarning`` says so. If the NLL decreases toward
-    ``tau -> infinity``, ``temperature_`` is the upper bound (``20``): with a
-    warning when the scores carry no usable signal or point the wrong way
-    (their AUC is not significantly above 0.5), without one when they rank
-    the labels the right way but all lie on the wrong side of 0.5
-    (overconfident verbalized confidences whose accuracy is below 0.5: no
-    temperature lowers them below 0.5; :class:`PlattScaler` has the bias
-    that can). If
+    ``tau -> infinity``, ``temperature_`` is the upper bound (``20``), with a
+    warning: when even there the calibrated confidences lie more than 0.05
+    from the accuracy, it says that no temperature can lower (or raise) them
+    to it -- overconfident verbalized confidences whose accuracy is below
+    0.5: a temperature moves confidences toward 0.5, never past it -- and
+    points to :class:`PlattScaler` (whose bias can) and :class:`UMDBinner`;
+    otherwise, when the scores carry no usable signal or point the wrong way
+    (their AUC is not significantly above 0.5), it says so. Scores that rank
+    the labels and end within 0.05 of the accuracy give no warning. If
     every score is 0 the NLL does not depend on ``tau``: ``temperature_`` is
     ``1.0``, with a warning.
 
@@ -399,17 +406,46 @@ class TemperatureScaler(StateChecked, ClassifierMixin, BaseEstimator):
             )
         self.temperature_ = float(1.0 / beta)
         self.n_iter_ = int(n_iter)
-        if status == _scaling.AT_LOWER and s.ndim == 1 and _ranks_labels(s, y, sw):
-            # the scores rank the labels the right way but sit on the wrong
-            # side of 0.5 (overconfident verbalized answers: mean confidence
-            # 0.85, accuracy 0.32): no temperature lowers them below 0.5, so
-            # the NLL falls toward tau -> inf although the signal is sound
-            status = _scaling.CONVERGED
-        self._warn(status)
+        gap = None
+        if status == _scaling.AT_LOWER and s.ndim == 1:
+            ranks = _ranks_labels(s, y, sw)
+            # the scores sit on the wrong side of 0.5 (overconfident verbalized
+            # answers: mean confidence 0.85, accuracy 0.32): no temperature
+            # moves them past 0.5, so the NLL falls toward tau -> inf; say so
+            # when even there they stay far from the accuracy
+            p = 1.0 / (1.0 + np.exp(-s / self.temperature_))
+            gap = (
+                float(np.average(p, weights=sw)),
+                float(np.average(y == 1, weights=sw)),
+                ranks,
+            )
+            if abs(gap[0] - gap[1]) <= _FAR_FROM_ACCURACY:
+                gap = None
+                if ranks:
+                    status = _scaling.CONVERGED
+        self._warn(status, gap)
         return self
 
-    def _warn(self, status):
+    def _warn(self, status, gap=None):
         tau_min, tau_max = self.temperature_bounds
+        if gap is not None:
+            mean, accuracy, ranks = gap
+            way = "lower" if mean > accuracy else "raise"
+            msg = (
+                f"temperature_ is pinned at the upper bound {tau_max}: even there "
+                f"the calibrated confidences (mean {mean:.2f}) lie far from the "
+                f"accuracy ({accuracy:.2f}). A temperature only moves confidences "
+                f"toward 0.5, never past it, so no temperature can {way} them to "
+                "the accuracy. Use PlattScaler (betacal fit --method platt), "
+                "whose bias can, or UMDBinner (--method umd)."
+            )
+            if not ranks:
+                msg += (
+                    " The scores also carry no or inverted signal about the "
+                    "labels (AUC not significantly above 0.5)."
+                )
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+            return
         if status == _scaling.AT_UPPER:
             msg = (
                 "The NLL keeps decreasing as the temperature falls: the "

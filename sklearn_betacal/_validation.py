@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import validate_data
+
+from ._compat import validate_data
 
 INPUT_KINDS = ("probability", "logit")
 

@@ -38,6 +38,8 @@ import json
 import os
 import stat
 import struct
+import threading
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -106,12 +108,194 @@ class ModelFileError(ValueError):
     """A model file that cannot be loaded: the message says why and what to do."""
 
 
+#: This thread is inside :func:`load`: skops' default trust of scikit-learn
+#: estimators is empty there (:func:`_untrusted` decides each type itself).
+_LOADING = threading.local()
+
+
+class _SklearnEstimatorNames(list):
+    """skops' list of trusted scikit-learn estimators, computed on first use.
+
+    skops computes it when ``skops.io`` is imported, by calling scikit-learn's
+    ``all_estimators()``, which imports every scikit-learn module (and torch,
+    where it is installed): seconds before a model file is read. :func:`_skops`
+    imports skops without it and puts this list in its place, so that skops
+    still trusts exactly its default types for anyone who calls it directly
+    (the list is computed then), while :func:`load` never needs the list.
+    """
+
+    def _full(self):
+        if list.__len__(self) == 0 and not getattr(_LOADING, "active", False):
+            from sklearn.utils import all_estimators
+
+            self.extend(_sklearn_estimator_names(all_estimators()))
+        return self
+
+    def __add__(self, other):
+        if getattr(_LOADING, "active", False):
+            return list(other)
+        return list.__add__(self._full(), other)
+
+    def __iter__(self):
+        return list.__iter__(self._full())
+
+    def __contains__(self, item):
+        return list.__contains__(self._full(), item)
+
+    def __len__(self):
+        return list.__len__(self._full())
+
+    def __getitem__(self, item):
+        return list.__getitem__(self._full(), item)
+
+
+def _sklearn_estimator_names(estimators):
+    """skops' names of ``all_estimators()``' classes (its own expression)."""
+    from skops.io._utils import get_type_name
+
+    names = (get_type_name(cls) for _, cls in estimators)
+    return [n for n in names if n.startswith("sklearn.")]
+
+
 def _skops():
+    """``skops.io``, imported without computing skops' scikit-learn trust list.
+
+    See :class:`_SklearnEstimatorNames`. If skops is already imported, or its
+    layout is not the one this relies on, skops is used as it is.
+    """
+    import sys
+
+    if sys.modules.get("skops.io") is not None:
+        return sys.modules["skops.io"]
+    import sklearn.utils
+
+    real = sklearn.utils.all_estimators
+    sklearn.utils.all_estimators = lambda *args, **kwargs: []
     try:
         import skops.io as sio
     except ImportError:
         raise ImportError(_SKOPS_HINT) from None
+    finally:
+        sklearn.utils.all_estimators = real
+    from skops.io import _general, _trusted_types
+
+    names = _SklearnEstimatorNames()
+    if (
+        _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES == []
+        and getattr(_general, "SKLEARN_ESTIMATOR_TYPE_NAMES", None)
+        is _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES
+    ):
+        _general.SKLEARN_ESTIMATOR_TYPE_NAMES = names
+        _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES = names
+    else:  # another layout: skops' own list, computed now
+        _trusted_types.SKLEARN_ESTIMATOR_TYPE_NAMES[:] = _sklearn_estimator_names(
+            real()
+        )
     return sio
+
+
+def _is_default_estimator(name):
+    """Whether skops trusts scikit-learn type ``name`` by default, or None.
+
+    skops trusts the classes of ``all_estimators()``: public
+    ``BaseEstimator`` subclasses, not abstract, found in a public
+    scikit-learn module. A class its defining module's public parent exports
+    under its own name is one of them (True); anything else is left to the
+    full list (None), so nothing beyond skops' defaults is trusted.
+    """
+    import importlib
+    import inspect
+
+    module, _, cls_name = name.rpartition(".")
+    parts = module.split(".")
+    if parts[0] != "sklearn" or not all(p.isidentifier() for p in parts + [cls_name]):
+        return None
+    from ._compat import all_estimators_skipped_modules
+
+    ignore = all_estimators_skipped_modules()
+    if ignore is None:
+        return None
+    public = []
+    for part in parts:
+        if part.startswith("_"):
+            break
+        public.append(part)
+    if len(public) < 2 or any(p in ignore for p in parts) or cls_name[0] == "_":
+        return None
+    try:
+        cls = getattr(importlib.import_module(module), cls_name, None)
+        parent = importlib.import_module(".".join(public))
+    except Exception:
+        return None
+    from sklearn.base import BaseEstimator
+
+    if (
+        not inspect.isclass(cls)
+        or getattr(parent, cls_name, None) is not cls
+        or cls.__module__ != module
+        or not issubclass(cls, BaseEstimator)
+        or cls_name == "BaseEstimator"
+        or inspect.isabstract(cls)
+        or getattr(cls, "__abstractmethods__", None)  # all_estimators' own test
+    ):
+        return None
+    return True
+
+
+def _is_public_estimator(name):
+    """Whether ``name`` is one of :func:`trusted_types`, importing only its
+    module (False: decide with the full list)."""
+    import sklearn_betacal as pkg
+
+    module, _, cls_name = name.rpartition(".")
+    if not module.startswith("sklearn_betacal.") or cls_name not in pkg._LAZY:
+        return False
+    cls = getattr(pkg, cls_name)
+    return (
+        isinstance(cls, type)
+        and hasattr(cls, "get_params")
+        and cls.__module__ == module
+        and cls.__qualname__ == cls_name
+    )
+
+
+def _untrusted(sio, data, allowed):
+    """``(untrusted, trusted)`` types of skops archive ``data``.
+
+    ``untrusted``: those outside ``allowed``, :func:`trusted_types` and skops'
+    defaults; ``trusted``: what :func:`skops.io.loads` is then given. Only the
+    modules the file names are imported: this package's types are checked
+    one at a time (:func:`_is_public_estimator`), and skops' default scikit-learn
+    estimators are decided one type at a time (:func:`_is_default_estimator`),
+    importing only the modules the file names; the full list is computed only
+    for a type that check cannot place.
+    """
+    _LOADING.active = True
+    try:
+        found = sio.get_untrusted_types(data=data)
+    finally:
+        _LOADING.active = False
+    full = ours = None
+    untrusted = []
+    for name in found:
+        if name in allowed or _is_public_estimator(name):
+            continue
+        if name.startswith("sklearn_betacal."):
+            if ours is None:
+                ours = set(trusted_types())
+            if name in ours:
+                continue
+        if name.startswith("sklearn."):
+            if _is_default_estimator(name):
+                continue
+            if full is None:
+                from sklearn.utils import all_estimators
+
+                full = set(_sklearn_estimator_names(all_estimators()))
+            if name in full:
+                continue
+        untrusted.append(name)
+    return untrusted, sorted(set(allowed) | set(found))
 
 
 def _public_estimator_classes():
@@ -229,7 +413,9 @@ def dump(estimator, file, *, metadata=None):
     """
     sio = _skops()
     path = Path(file)
-    buffer = _stdio.BytesIO(sio.dumps(estimator))
+    data = sio.dumps(estimator)
+    _warn_untrusted(sio, data, path)
+    buffer = _stdio.BytesIO(data)
     with zipfile.ZipFile(buffer) as archive:
         digest = _digest((n, _member_hash(archive.read(n))) for n in archive.namelist())
     header = {
@@ -256,6 +442,25 @@ def dump(estimator, file, *, metadata=None):
         archive.writestr(HEADER_NAME, header_text)
     atomic_write(path, buffer.getvalue())
     return path
+
+
+def _warn_untrusted(sio, data, path):
+    """Warn at save time of the types :func:`load` will ask to be trusted."""
+    untrusted, _ = _untrusted(sio, data, set())
+    with zipfile.ZipFile(_stdio.BytesIO(data)) as archive:
+        raw = archive.read(SCHEMA_NAME)
+    if b'"sklearn.tree._tree"' in raw and b'"Tree"' in raw:
+        untrusted = sorted(set(untrusted) | {_SKLEARN_TREE})
+    if untrusted:
+        warnings.warn(
+            f"{path} holds types that sklearn_betacal.io.load does not trust by "
+            f"default: {', '.join(untrusted)}. Loading it will need "
+            f"load(path, trusted={untrusted!r}); pass that only for a file you "
+            "wrote yourself, since skops builds these types without checking "
+            "their content.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _mib(n):
@@ -617,9 +822,9 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             _check_members(path, archive, {HEADER_NAME, SCHEMA_NAME}, hashes)
         fh.seek(0)
         data = fh.read()  # at most max_size plus the zip's own records
-    allowed = set(trusted_types()) | set(trusted or ())
+    allowed = set(trusted or ())  # and trusted_types(), see _untrusted
     try:
-        untrusted = [t for t in sio.get_untrusted_types(data=data) if t not in allowed]
+        untrusted, trusted_now = _untrusted(sio, data, allowed)
     except Exception as exc:  # skops' own schema reading: any damage
         raise ModelFileError(
             f"{path} is a damaged model file ({type(exc).__name__}: {exc}); "
@@ -648,13 +853,16 @@ def load(file, *, trusted=None, max_size=MAX_SIZE):
             "If you wrote this file yourself and trust these types, pass them as "
             "load(..., trusted=[...])."
         )
+    _LOADING.active = True
     try:
-        estimator = sio.loads(data, trusted=sorted(allowed))
+        estimator = sio.loads(data, trusted=trusted_now)
     except Exception as exc:  # damage skops or a fitted-state check found
         raise ModelFileError(
             f"{path} is a damaged model file ({type(exc).__name__}: "
             f"{' '.join(str(exc).split())}); write it again"
         ) from None
+    finally:
+        _LOADING.active = False
     if type(estimator).__name__ != header["estimator"]:
         raise ModelFileError(
             f"{path} holds a {type(estimator).__name__!r} where its header names "

@@ -590,3 +590,35 @@ def test_calibrated_partition_features_of_a_polars_frame():
         assert cal.n_cells_fitted_ == 3
         probas.append(model.predict_proba(df[1000:]))
     assert_array_equal(probas[0], probas[1])
+
+
+# ------------------------------------------ fitted classifiers (issue 39, item 6)
+def test_cv_prefit_points_to_frozen_estimator():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = LogisticRegression().fit(X, y)
+    cal = CalibratedClassifier(clf, cv="prefit")
+    with pytest.raises(ValueError, match=r"FrozenEstimator\(clf\)"):
+        cal.fit(X, y)
+
+
+def test_a_fitted_classifier_without_frozen_estimator_is_said_to_be_refitted():
+    import warnings
+
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    clf = LogisticRegression().fit(X, y)
+    with pytest.warns(UserWarning, match=r"already fitted.*FrozenEstimator\(clf\)"):
+        CalibratedClassifier(clf, cv=3).fit(X, y)
+    # neither an unfitted classifier nor a frozen one is warned about
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        CalibratedClassifier(LogisticRegression(), cv=3).fit(X, y)
+        CalibratedClassifier(FrozenEstimator(clf)).fit(X, y)

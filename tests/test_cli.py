@@ -357,7 +357,7 @@ def test_report_unknown_format_and_unparsable_file(tmp_path, capsys):
     path = tmp_path / "empty.csv"
     path.write_bytes(b"")
     status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
-    assert_usage_error(status, out, err, "could not read", "as csv")
+    assert_usage_error(status, out, err, "is empty", "csv file")
     path = tmp_path / "broken.csv.gz"
     path.write_bytes(b"\x1f\x8b\x08\x00" + bytes(40))
     status, out, err = run(["report", str(path), "-c", "p", "-l", "y"], capsys)
@@ -561,8 +561,40 @@ def test_report_group_table_matches_cell_table_and_warns_small(csv_file, capsys)
     assert "## Groups (worst calibration error first)" in out
     n_small = sum(row["too_small"] for row in report["groups"])
     assert n_small > 0  # ~140 rows per model in this file
-    assert f"Warning: {n_small} group(s) have fewer than {minimum} rows" in out
-    assert out.count("(too small)") == n_small
+    assert f"Small: {n_small} group(s) have fewer than {minimum} rows" in out
+    assert out.count(" (small)") == n_small
+    # significance is shown with the group's size and p-value
+    for group in report["significant_groups"][:10]:
+        row = rows[group]
+        assert f"{group} (n = {row['count']}, p = " in out
+    # --min-count sets the one size: the table's "small" and the figure's
+    status, out, err = run([*argv, "--format", "json", "--min-count", "1"], capsys)
+    assert status == 0
+    one = json.loads(out)
+    assert one["min_group_count"] == 1
+    assert not any(row["too_small"] for row in one["groups"])
+    status, out, err = run([*argv, "--min-count", "0"], capsys)
+    assert_usage_error(status, out, err, "--min-count")
+
+
+def test_report_plot_hides_small_groups_unless_min_count_says(
+    csv_file, tmp_path, capsys
+):
+    """--plot's per-group figure leaves out the groups the report marks
+    small, says so in the command's words, and --min-count 1 draws them."""
+    pytest.importorskip("matplotlib")
+    path, frame = csv_file
+    argv = ["report", str(path), "-c", "conf", "-l", "ok", "-g", "llm"]
+    status, out, err = run([*argv, "--plot", str(tmp_path / "a")], capsys)
+    assert status == 0
+    n_groups = frame.llm.nunique()
+    assert f"of {n_groups} cells" in err and "--min-count 1 draws them" in err
+    assert "min_count=" not in err
+    status, out, err = run(
+        [*argv, "--min-count", "1", "--plot", str(tmp_path / "b")], capsys
+    )
+    assert status == 0
+    assert "not drawn" not in err
 
 
 def test_report_plot_writes_figures_and_refuses_a_full_folder(
@@ -721,3 +753,43 @@ def test_report_takes_sep_as_fit_and_apply_do(tmp_path, capsys):
         ["report", str(path), "-c", "p", "-l", "y", "--sep", ","], capsys
     )
     assert status == 0 and "4" in out
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_an_empty_file_is_one_clear_line_in_every_subcommand(tmp_path, capsys, suffix):
+    """A 0-byte input (pandas: "No columns to parse from file") is named as
+    empty in report, fit and apply alike; a header without rows too."""
+    import gzip
+
+    empty = tmp_path / f"empty{suffix}"
+    if suffix == ".csv.gz":
+        empty.write_bytes(gzip.compress(b""))
+    else:
+        empty.write_bytes(b"")
+    model = tmp_path / "m.skops"
+    commands = [
+        ["report", str(empty), "-c", "conf", "-l", "ok"],
+        ["fit", str(empty), "--confidence", "conf", "--label", "ok",
+         "--method", "platt", "--output", str(model)],
+    ]  # fmt: skip
+    for argv in commands:
+        status, out, err = run(argv, capsys)
+        assert_usage_error(status, out, err, f"{empty} is empty", "header line")
+        assert "No columns to parse" not in err
+    good = tmp_path / "good.csv"
+    pd.DataFrame({"conf": [0.2, 0.8, 0.6, 0.3], "ok": [0, 1, 1, 0]}).to_csv(
+        good, index=False
+    )
+    assert main(["fit", str(good), "--confidence", "conf", "--label", "ok",
+                 "--method", "platt", "--output", str(model)]) == 0  # fmt: skip
+    capsys.readouterr()
+    status, out, err = run(["apply", str(model), str(empty), str(tmp_path / "o.csv")],
+                           capsys)  # fmt: skip
+    assert_usage_error(status, out, err, f"{empty} is empty", "header line")
+    header = tmp_path / "header.csv"
+    header.write_text("conf,ok\n")
+    status, out, err = run(
+        ["fit", str(header), "--confidence", "conf", "--label", "ok",
+         "--method", "platt", "--output", str(tmp_path / "n.skops")], capsys,
+    )  # fmt: skip
+    assert_usage_error(status, out, err, "header line but no rows")

@@ -265,6 +265,12 @@ def test_verbalized_model_reads_raw_strings_in_apply_and_python(
     X = log.loc[readable, ["response", "model"]].assign(response=h)
     assert_array_equal(p, calibrator.predict_proba(X)[:, 1])
     assert_array_equal(written["cell"][readable], calibrator.apply(X))
+    # a row that was not calibrated has no cell either (it was -1, the root's)
+    assert (~readable).any()
+    assert written["cell"][~readable].isna().all()
+    out_csv = tmp_path / "cal.csv"
+    assert main(["apply", str(model), str(log_csv), str(out_csv), "--cells"]) == 0
+    assert_array_equal(pd.read_csv(out_csv)["cell"].isna(), ~readable)
     with pytest.raises(ValueError, match=r"row\(s\) of the confidence column give no"):
         loaded.predict_proba(log)
 
@@ -395,7 +401,7 @@ def test_tune_shows_only_the_written_models_warnings_once(log_csv, tmp_path, cap
         ).fit(X, y)  # fmt: skip
     expected = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     assert shown == [f"betacal: warning: {m}" for m in expected]
-    assert "debiased squared beta-CE" in captured.out and "not the ECE" in captured.out
+    assert "cross-validated Brier score (a proper score" in captured.out
 
 
 def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, capsys):
@@ -428,27 +434,23 @@ def test_tune_with_frozen_fold_partitions_scores_as_a_grid_search(tmp_path, caps
 
 
 def _check_tune_is_a_grid_search(out, est, X, y, part, confidence_column):
-    """--tune's choice and error (in ``out``) are a GridSearchCV's over
-    TUNE_GRID, scored on the cells of ``part`` (fitted on all rows) with
-    every candidate refitted whole; returns the search's mean scores."""
-    from sklearn.frozen import FrozenEstimator
+    """--tune's choice and scores (in ``out``) are a GridSearchCV's over
+    TUNE_GRID by the Brier score, every candidate refitted whole; returns
+    the search's mean scores. (``part``, ``confidence_column``: unused
+    since --tune scores by the Brier score, which needs no cells.)"""
     from sklearn.model_selection import GridSearchCV, KFold
 
     from sklearn_betacal.cli._fit import TUNE_GRID
-    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
 
-    scorer = make_beta_calibration_error_scorer(
-        FrozenEstimator(part), confidence_column=confidence_column,
-        norm="l2_squared", debiased=True,
-    )  # fmt: skip
     grid = [b for b in TUNE_GRID if 4 * b <= len(X)]
     search = GridSearchCV(
-        est, {"points_per_bin": grid}, scoring=scorer,
+        est, {"points_per_bin": grid}, scoring="neg_brier_score",
         cv=KFold(5, shuffle=True, random_state=0), error_score="raise",
     ).fit(X, y)  # fmt: skip
     best = search.best_params_["points_per_bin"]
-    assert f"b = {best} " in out
-    assert f"error {-search.best_score_:.5f}" in out
+    assert f"b = {best};" in out
+    for b, score in zip(grid, search.cv_results_["mean_test_score"], strict=True):
+        assert f"b={b}: {-score:.5f}" in out
     return search.cv_results_["mean_test_score"]
 
 
@@ -550,25 +552,16 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit(
     import warnings
 
     from sklearn.base import clone
-    from sklearn.frozen import FrozenEstimator
     from sklearn.model_selection import KFold, cross_val_score
 
-    from sklearn_betacal._cells import fit_supervised
     from sklearn_betacal._partition import _tree
     from sklearn_betacal.cli import build_parser
     from sklearn_betacal.cli._fit import _embedded_bb_folds, build_estimator
-    from sklearn_betacal.metrics import make_beta_calibration_error_scorer
 
     argv, args, est, X, y = _learned_tune_on_triviaqa()
-    Z = X[["question", "answer"]]
-    part = clone(est.partitioner)
-    fit_supervised(part, Z, y, confidence=X["verbal_confidence"].to_numpy())
-    debiased = {"norm": "l2_squared", "debiased": True}
-    scorer = make_beta_calibration_error_scorer(
-        FrozenEstimator(part), confidence_column="verbal_confidence", **debiased
-    )
+    scorer = "neg_brier_score"
     cv = KFold(5, shuffle=True, random_state=0)
-    folds = _embedded_bb_folds(est, X, y, cv, args, part.transform(Z), debiased)
+    folds = _embedded_bb_folds(est, X, y, cv, args)
     assert len(folds) == 5
     n_platt = []
     scores = _tree.recalibration_scores
@@ -603,7 +596,7 @@ def test_tune_of_bb_on_the_fold_embedding_scores_as_refitting_bit_for_bit(
     sbb, _ = build_estimator(
         build_parser().parse_args(["s-bb" if a == "bb" else a for a in argv])
     )
-    assert _embedded_bb_folds(sbb, X, y, cv, args, part.transform(Z), debiased) is None
+    assert _embedded_bb_folds(sbb, X, y, cv, args) is None
 
 
 # ------------------------------------------------------------------ summary
@@ -648,6 +641,89 @@ def test_summary_names_crossed_cells_and_says_when_the_tree_found_nothing(
     assert ("do not differ" in out) == (tree.split_pvalue_ > tree.split_alpha)
     assert ("merged back into one" in out) == (tree.split_pvalue_ <= tree.split_alpha)
     assert "| 0 | text[all] | 1500 |" in out
+
+
+def _X(log):
+    """The rows ``fit --verbalized`` uses of a raw log, as the model reads them."""
+    h = parse_verbalized_confidence(log["response"]).confidence
+    ok = ~np.isnan(h)
+    X = log.loc[ok, ["response", "question", "model"]].reset_index(drop=True)
+    X["response"] = h[ok]
+    return X
+
+
+def test_summary_names_each_serving_region_once_with_its_bins(tmp_path, capsys):
+    """The cells one ancestor region serves are one line naming the region
+    (the group value its cells share) with the bins of its calibrator; a
+    serving calibrator with one bin is named in a warning."""
+    log = make_raw_answer_log(1500, random_state=0)
+    src = tmp_path / "log.csv"
+    log.to_csv(src, index=False)
+    model = tmp_path / "m.skops"
+    assert main(["fit", str(src), "--confidence", "response", "--label", "correct",
+                 "--verbalized", "--group", "model", "--text", "question",
+                 "--method", "bb", "--points-per-bin", "60",
+                 "--output", str(model)]) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    out, err = captured.out, captured.err
+    est = model_io.load(model)[-1]
+    groups = est.partitioner_.partitioners_[0][1].groups_
+    codes = est.partitioner_.cell_codes_
+    regions = np.unique(est.fallback_to_[est.fallback_to_ >= 0])
+    assert regions.size >= 2  # the regions the test is about
+    route = est._router()
+    one_bin = []
+    for node in regions.tolist():
+        lines = [x for x in out.splitlines() if f"| ancestor region {node} |" in x]
+        assert len(lines) == 1, lines
+        cells = est.fallback_cells_[est.fallback_to_ == node]
+        # the group value all its cells share names it
+        (g,) = set(codes[cells, 0].tolist())
+        bins = est.tables_.table(int(route(cells[:1])[0])).values.shape[0]
+        what, name, rows, who, n_bins = lines[0].split("|")[1:6]
+        assert name.strip().startswith(f"model={groups[g]}")
+        assert who.strip() == f"ancestor region {node}" and int(n_bins) == bins
+        X = _X(log)[list(est.feature_names_in_)]
+        assert int(rows) == int(np.isin(est.apply(X), cells).sum())
+        assert what.strip().startswith(f"{len(cells)} cells: " * (len(cells) > 1))
+        if bins == 1:
+            one_bin.append(f"ancestor region {node} (model={groups[g]})")
+    own_one_bin = [s for s in est.cell_tables_ if est.cell_tables_[s]["bin_values"].size == 1]
+    if one_bin or own_one_bin:
+        assert "have one bin" in err and "no longer ranked" in err
+        for who in one_bin[:6]:
+            assert who in err
+    else:
+        assert "one bin" not in err
+
+
+@pytest.mark.slow
+def test_tune_on_the_docs_day_serves_no_model_a_constant(tmp_path, capsys):
+    """docs/cli.rst's day, --tune with --text question --group model: the
+    Brier score keeps every model ranked (the squared beta-CE chose b = 200,
+    one value for every answer of 7 of 12 models) and the calibrated log's
+    AUAC at least the raw log's - 0.01."""
+    from sklearn_betacal.metrics import area_under_accuracy_confidence
+
+    log = make_raw_answer_log(5000, random_state=0)
+    src = tmp_path / "answers.csv"
+    log.to_csv(src, index=False)
+    model, out = tmp_path / "tuned.skops", tmp_path / "calibrated.csv"
+    assert main(["fit", str(src), "--confidence", "response", "--label", "correct",
+                 "--verbalized", "--text", "question", "--group", "model",
+                 "--method", "bb", "--tune", "--output", str(model)]) == 0  # fmt: skip
+    assert main(["apply", str(model), str(src), str(out)]) == 0
+    capsys.readouterr()
+    cal = pd.read_csv(out).dropna(subset=["calibrated_confidence"])
+    assert cal.groupby("model")["calibrated_confidence"].nunique().min() > 1
+    h = parse_verbalized_confidence(log["response"]).confidence
+    ok = ~np.isnan(h)
+    y = (log["correct"] == "yes").to_numpy(dtype=float)[ok]
+    raw = area_under_accuracy_confidence(y, h[ok])
+    calibrated = area_under_accuracy_confidence(
+        y, cal["calibrated_confidence"].to_numpy()
+    )
+    assert calibrated >= raw - 0.01
 
 
 # ------------------------------------------------------------- lazy imports

@@ -84,11 +84,21 @@ def test_fit_prints_cells_fallbacks_and_bounds(frame, tmp_path, capsys):
     )
     assert "| cell | name | rows | served by | bins | epsilon |" in out
     est = model_io.load(tmp_path / "m.skops")
+    small = []
     for s, e in zip(est.cells_, est.epsilon_, strict=True):
         group = est.partitioner_.groups_[s]
-        who = "own calibrator" if sizes[group] >= 1000 else "root"
-        assert f"| {s} | model={group} | {sizes[group]} | {who} |" in out
-        assert f"| {e:.4f} |" in out
+        if sizes[group] >= 1000:
+            bins = est.cell_tables_[s]["bin_values"].shape[0]
+            assert f"| {s} | model={group} | {sizes[group]} | own calibrator | " in out
+            assert f"| own calibrator | {bins} | {e:.4f} |" in out
+        else:
+            small.append((s, sizes[group]))
+    # the cells the root serves: one line, with the root's bins
+    cells = ", ".join(str(s) for s, _ in small[:8]) + ", ..." * (len(small) > 8)
+    rows = sum(n for _, n in small)
+    bins = est.root_["bin_values"].shape[0]
+    line = f"| {len(small)} cells: {cells} | (all rows) | {rows} | root | {bins} | "
+    assert line in out
     assert f"rows: {len(frame)} used, 0 left out" in out
 
 
@@ -317,7 +327,7 @@ def test_every_method_fits_and_applies(frame, tmp_path, method, flags):
         )
 
 
-def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):
+def test_tune_chooses_points_per_bin_by_the_brier_score(frame, tmp_path, capsys):
     src = tmp_path / "train.csv"
     frame.to_csv(src, index=False)
     model = tmp_path / "m.skops"
@@ -328,21 +338,20 @@ def test_tune_chooses_points_per_bin_by_beta_ce(frame, tmp_path, capsys):
     )  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0
-    what = "tuned points per bin by 5-fold debiased squared beta-CE"
-    assert what in out and "not the ECE" in out
+    what = "tuned points per bin by 5-fold cross-validated Brier score"
+    assert what in out
     b = model_io.load(model).points_per_bin_
-    assert f"Kumar et al.): b = {b} " in out
+    assert f"together): b = {b};" in out
 
 
-def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
+def test_tune_without_groups_minimises_the_cross_validated_brier_score(
     frame, tmp_path, capsys
 ):
-    """The chosen b is the argmin of a by-hand 5-fold debiased ECE."""
+    """The chosen b is the argmin of a by-hand 5-fold Brier score."""
     from sklearn.model_selection import KFold
 
     from sklearn_betacal import UMDBinner
     from sklearn_betacal.cli._fit import TUNE_GRID
-    from sklearn_betacal.metrics import beta_calibration_error
 
     src = tmp_path / "train.csv"
     frame.to_csv(src, index=False)
@@ -351,7 +360,7 @@ def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
             "correct_judge", "--method", "umd", "--tune",
             "--output", str(model)]  # fmt: skip
     assert main(argv) == 0
-    assert "by 5-fold debiased squared ECE" in capsys.readouterr().out
+    assert "by 5-fold cross-validated Brier score" in capsys.readouterr().out
     X = frame[["verbal_confidence"]]
     y = frame["correct_judge"].to_numpy()
     scores = {}
@@ -362,12 +371,7 @@ def test_tune_without_groups_minimises_the_cross_validated_debiased_ece(
                 X.iloc[train], y[train]
             )
             p = est.predict_proba(X.iloc[test])[:, 1]
-            errors.append(
-                beta_calibration_error(
-                    y[test], p, cells=np.zeros(len(test)), norm="l2_squared",
-                    debiased=True,
-                )
-            )  # fmt: skip
+            errors.append(np.mean((p - y[test]) ** 2))
         scores[b] = np.mean(errors)
     assert model_io.load(model).points_per_bin == min(scores, key=scores.get)
 
@@ -832,7 +836,7 @@ def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     capsys.readouterr()
     argv = [*base[:-2], "--tune", "--output", str(tuned)]
     assert main(argv) == 0
-    what = "tuned points per bin by 5-fold debiased squared beta-CE"
+    what = "tuned points per bin by 5-fold cross-validated Brier score"
     assert what in capsys.readouterr().out
     # the learned tree needs text
     _fail(capsys, [*base[:8], "--partition", "learned", "--group", "model",

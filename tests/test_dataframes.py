@@ -7,6 +7,8 @@ names come out as ``feature_names_in_`` and a renamed column is refused as
 scikit-learn refuses it; every partitioner follows ``set_output``.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -224,3 +226,45 @@ def test_take_rows_slices_a_dataframe_like_iloc(rows):
     Z = pd.DataFrame({"a": np.arange(10) * 1.5, "g": list("abcdefghij")})
     assert take_rows(Z, rows).equals(Z.iloc[rows])
     assert np.array_equal(take_rows(Z.to_numpy(), rows), Z.to_numpy()[rows])
+
+
+def test_polars_names_where_scikit_learn_cannot_read_them(monkeypatch):
+    """scikit-learn < 1.8 reads a polars frame's column names through the
+    interchange protocol, which polars 2 dropped (issue 39, item 8: at the
+    scikit-learn floor, confidence_column="conf" on a polars frame was
+    refused). Simulated here on any version: the names are set and checked
+    by scikit-learn's own rules all the same."""
+    pl = pytest.importorskip("polars")
+    import sklearn.utils.validation as skv
+
+    from sklearn_betacal import BetaBinningCalibrator, _compat
+
+    real = skv._get_feature_names
+
+    def blind(X):  # what scikit-learn 1.7 sees of a polars 2 frame
+        return None if type(X).__module__.startswith("polars") else real(X)
+
+    monkeypatch.setattr(skv, "_get_feature_names", blind)
+    monkeypatch.setattr(_compat, "_get_feature_names", blind, raising=False)
+    rng = np.random.default_rng(0)
+    n = 200
+    X = pl.DataFrame(
+        {"flag": (np.arange(n) % 3 == 0), "conf": rng.uniform(size=n)}
+    )
+    y = rng.integers(0, 2, n)
+    bb = BetaBinningCalibrator(confidence_column="conf", points_per_bin=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "valid feature names"
+        bb.fit(X, y)
+        p = bb.predict_proba(X)
+    assert list(bb.feature_names_in_) == ["flag", "conf"]
+    assert_allclose(p, bb.predict_proba(X.to_pandas()))
+    with pytest.raises(ValueError, match="feature names should match"):
+        bb.predict_proba(X.rename({"flag": "other"}))
+    # a partitioner that selects its column by name (scikit-learn < 1.8
+    # refused string keys on such a frame in _safe_indexing)
+    by_name = BetaBinningCalibrator(
+        sb.GroupColumnPartitioner("flag"), confidence_column="conf", points_per_bin=20
+    ).fit(X, y)
+    assert by_name.partitioner_.groups_.tolist() == [False, True]
+    assert_array_equal(by_name.apply(X), X["flag"].to_numpy().astype(int))

@@ -320,8 +320,9 @@ def test_beta_display_from_estimator_names_cells_and_marks_fallback(plt):
         bb, X, y, min_count=1, n_resamples=10, random_state=0
     )
     tiny = int(np.flatnonzero(np.unique(g) == "tiny")[0])
-    assert disp.fallback_cells == [tiny]
-    assert disp.cell_names == {0: "0.0", 1: "1.0", 2: "2.0"}
+    # a group column's cells are its values (here the codes 0.0, 1.0, 2.0)
+    assert disp.fallback_cells == [float(tiny)]
+    assert sorted(disp.cells_) == [0.0, 1.0, 2.0]
     ce, ypos = disp.errorbar_.lines[0].get_data()
     hollow = disp.fallback_markers_.get_offsets()
     assert_allclose(hollow[:, 1], [disp.cells_.index(tiny)])
@@ -347,6 +348,82 @@ def test_beta_display_needs_groups_without_apply(plt):
         umd, p, y, cells=g, min_count=40, n_resamples=5
     )
     assert set(disp.cells_) == {"easy", "hard"}
+
+
+def test_beta_display_from_a_pipeline_names_cells_by_group_value(plt):
+    """from_estimator takes what the scorer takes (a Pipeline ending in a
+    calibrator, as betacal fit writes it), and a group column's cells are
+    its values, so docs/displays.rst's side-by-side recipe (order= of the
+    raw display's cells) runs."""
+    import pandas as pd
+    from sklearn.pipeline import Pipeline
+
+    from sklearn_betacal import ConfidenceReader
+
+    y, p, g = _data()
+    raw_text = pd.DataFrame({"response": 100 * p, "model": g})
+    reader = ConfidenceReader("response", confidence_format="percent")
+    X = reader.fit_transform(raw_text)
+    bb = BetaBinningCalibrator(
+        partitioner=GroupColumnPartitioner("model"),
+        confidence_column="response",
+        points_per_bin=20,
+        random_state=0,
+    ).fit(X, y)
+    model = Pipeline([("read", reader), ("calibrate", bb)])
+    h = X["response"].to_numpy()
+    raw = BetaCalibrationDisplay.from_predictions(
+        y, h, cells=g, name="raw", min_count=1, n_resamples=5, random_state=0
+    )
+    disp = BetaCalibrationDisplay.from_estimator(
+        model, raw_text, y, order=raw.cells_, min_count=1, n_resamples=5,
+        random_state=0,
+    )  # fmt: skip
+    assert set(disp.cells_) == set(np.unique(g))
+    table = cell_calibration_table(
+        y, model.predict_proba(raw_text)[:, 1], cells=g, n_resamples=5,
+        random_state=0,
+    )  # fmt: skip
+    assert disp.cell_table.equals(table)
+    # the same as the calibrator on the read rows
+    direct = BetaCalibrationDisplay.from_estimator(
+        bb, X, y, min_count=1, n_resamples=5, random_state=0
+    )
+    assert direct.cell_table.equals(table)
+
+
+def test_beta_display_from_a_calibrated_classifier_takes_its_cells(plt):
+    """A CalibratedClassifier with a group calibrator: its cells are those
+    the scorer reads (its calibrator's partition of the partition
+    features), named by the group values."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from sklearn_betacal import CalibratedClassifier
+
+    rng = np.random.default_rng(0)
+    n = 1200
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 3, n).astype(float)])
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    clf = LogisticRegression().fit(X[:, :1], y)
+    pick = FunctionTransformer(lambda Z: Z[:, :1])
+    cal = CalibratedClassifier(
+        FrozenEstimator(make_pipeline(pick, clf)),
+        BetaBinningCalibrator(GroupColumnPartitioner(), points_per_bin=40,
+                              random_state=0),
+        partition_features=[1],
+    ).fit(X, y)  # fmt: skip
+    disp = BetaCalibrationDisplay.from_estimator(
+        cal, X, y, min_count=1, n_resamples=5, random_state=0
+    )
+    assert sorted(disp.cells_) == [0.0, 1.0, 2.0]
+    table = cell_calibration_table(
+        y, cal.predict_proba(X)[:, 1], cells=X[:, 1], n_resamples=5,
+        random_state=0,
+    )  # fmt: skip
+    assert disp.cell_table.equals(table)
 
 
 # --------------------------------------------------- AccuracyConfidenceDisplay
@@ -562,11 +639,11 @@ def test_beta_display_from_every_group_calibrator(plt, kind):
     disp = BetaCalibrationDisplay.from_estimator(
         est, X, y, min_count=1, n_resamples=5, random_state=0
     )
-    assert disp.cell_names == {0: "0.0", 1: "1.0", 2: "2.0"}
+    assert sorted(disp.cells_) == [0.0, 1.0, 2.0]
     table = cell_calibration_table(
         y,
         est.predict_proba(X)[:, 1],
-        cells=est.apply(X),
+        cells=est.partitioner_.groups_[est.apply(X)],
         n_resamples=5,
         random_state=0,
     )

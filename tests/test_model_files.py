@@ -230,8 +230,9 @@ def test_skops_file_without_header_or_with_untrusted_types_is_refused(tmp_path):
 
     # a valid header on a file that asks for a type nobody trusted
     odd = tmp_path / "odd.skops"
-    model_io.dump(Odd(), odd)
     name = f"{Odd.__module__}.Odd"
+    with pytest.warns(UserWarning, match=f"not trust by default: {name}"):
+        model_io.dump(Odd(), odd)
     with pytest.raises(ValueError, match=f"not trusted: {name}"):
         model_io.load(odd)
     assert isinstance(model_io.load(odd, trusted=[name]), Odd)

@@ -414,11 +414,12 @@ def test_temperature_invariance_exact_on_influences_verb(influences_verb):
     y = influences_verb.correct_judge.to_numpy(dtype=np.float64)
     # 85 % mean confidence, 43 % accuracy, nearly all confidences above 0.5:
     # the NLL wants tau -> infinity, so the fit stops at the bound, and
-    # temperature scaling cannot fix this bias (Platt can); the confidences
-    # still rank the labels (AUC > 0.5), so no "inverted signal" warning
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
+    # temperature scaling cannot fix this bias (Platt can), which the warning
+    # says; the confidences still rank the labels (AUC > 0.5), so it does not
+    # blame their signal
+    with pytest.warns(ConvergenceWarning, match="no temperature can lower") as w:
         ts = TemperatureScaler().fit(h, y)
+    assert "AUC" not in str(w[0].message)
     assert ts.temperature_ == 20.0
     assert_binary_invariance(h, ts.predict_proba(h)[:, 1], y)
     # the token-probability confidences: 1e5 distinct values, many within
@@ -588,19 +589,27 @@ def test_temperature_inverted_scores_hit_upper_bound():
 
 
 @pytest.mark.parametrize("model", ["gemma2", "llama31-8", "llama7", "llama8", "phi4"])
-def test_temperature_bound_on_verbalized_data_does_not_warn(model):
+def test_temperature_bound_on_verbalized_data_says_no_temperature_lowers_them(
+    model,
+):
     # these models' verbalized confidences are mostly above 0.5 at accuracy
-    # 32-46 %: the fit stops at the upper bound, but the confidences rank the
-    # labels (AUC 0.60-0.75), so the signal is not inverted
+    # 32-46 %: the fit stops at the upper bound, where the confidences are
+    # still far above the accuracy. They rank the labels (AUC 0.60-0.75), so
+    # the warning does not blame the signal: it says what a temperature
+    # cannot do and what can
     from sklearn_betacal.datasets import load_triviaqa_confidence
 
     frame = load_triviaqa_confidence().frame
     rows = frame[frame.model == model]
     h = rows.verbal_confidence.to_numpy()
     y = rows.correct_judge.to_numpy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
+    with pytest.warns(ConvergenceWarning) as caught:
         ts = TemperatureScaler().fit(h, y)
+    (message,) = [str(w.message) for w in caught]
+    assert "no temperature can lower them to the accuracy" in message
+    assert "PlattScaler" in message and "UMDBinner" in message
+    assert f"({y.mean():.2f})" in message
+    assert "AUC" not in message
     assert ts.temperature_ == 20.0
     # the same confidences with labels drawn against them do warn
     rng = np.random.default_rng(0)

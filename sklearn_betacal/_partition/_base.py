@@ -59,9 +59,9 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .._compat import _check_feature_names_in
+from .._compat import _check_feature_names_in, validate_data
 from .._docstrings import fill_doc
 from .._state import StateChecked
 from .._validation import check_array_state, check_count, damaged

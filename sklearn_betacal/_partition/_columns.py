@@ -12,7 +12,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import (
     assert_all_finite,
     check_is_fitted,
-    validate_data,
 )
 
 from .._cells import (
@@ -28,6 +27,7 @@ from .._compat import (
     _BaseComposition,
     _fit_context,
     _num_samples,
+    validate_data,
 )
 from .._docstrings import fill_doc
 from .._random import seed_inner

@@ -191,10 +191,14 @@ def _check_spec(spec, path):
 
 
 def _is_calibrator(est):
-    """A calibrator of this package (the classes 'betacal fit' writes)."""
+    """A calibrator of this package (the classes 'betacal fit' writes), or
+    an AbstentionGate around one (``fit --max-error``)."""
     from .. import PlattScaler  # noqa: F401 -- the public classes, loaded
     from .._base import calibrator_input
+    from ._gate import is_gate
 
+    if is_gate(est):
+        est = getattr(est, "calibrator_", None)
     return calibrator_input(est) in ("confidence", "group") and type(
         est
     ).__module__.startswith("sklearn_betacal.")
@@ -481,7 +485,12 @@ def _calibrator(est, spec, args, where, unread, lost):
         frame = frame.copy()
         frame[args.column] = p
         if args.cells:
-            frame["cell"] = cells
+            import pandas as pd
+
+            # a row that was not calibrated has no cell (empty, as its
+            # calibrated value): -1 is the partition's own "outside every
+            # cell", served by the root calibrator
+            frame["cell"] = pd.arrays.IntegerArray(cells, ~ok)
         if gate.is_gate(est):  # the answer and why not, beside the confidence
             gate.check_new_gate_columns(frame, args.column)
             for name, values in gate.gate_columns(est, X, ok, len(frame)).items():

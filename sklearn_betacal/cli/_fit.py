@@ -424,61 +424,31 @@ def build_estimator(args):
 
 
 def _tune(est, X, y, args, out, progress, questions=None):
-    """Choose points_per_bin by cross-validated squared beta-CE (squared ECE
-    without groups); return the estimator set to the chosen value.
+    """Choose points_per_bin by the cross-validated Brier score; return the
+    estimator set to the chosen value.
 
-    Each candidate is scored on the same 5 folds; the warnings of its fold
-    fits (cells too small in a fold, ...) are recorded per candidate and
-    not shown: they describe fold models, not the model written, whose own
-    fit warns afresh. ``questions`` (``--question-column``): the folds keep
-    every question whole (:func:`_tune_folds`) and each fold's fits get
-    their rows' questions for their own splits.
+    The Brier score is a proper score: calibration and resolution together
+    (its refinement term). A calibration error alone is smallest for a
+    constant per cell (one bin: every answer of a cell gets the cell's mean
+    accuracy), so tuning by it chose the largest ``b`` and lost the ranking
+    of the confidences; the Brier score chooses one bin only where the data
+    give nothing better. Each candidate is scored on the same 5 folds; the
+    warnings of its fold fits (cells too small in a fold, ...) are recorded
+    per candidate and not shown: they describe fold models, not the model
+    written, whose own fit warns afresh. ``questions``
+    (``--question-column``): the folds keep every question whole
+    (:func:`_tune_folds`) and each fold's fits get their rows' questions for
+    their own splits.
     """
     from sklearn.base import clone
-    from sklearn.metrics import make_scorer
+    from sklearn.metrics import get_scorer
     from sklearn.model_selection import cross_val_score
-
-    from ..metrics import beta_calibration_error, make_beta_calibration_error_scorer
 
     n = X.shape[0]
     grid = [b for b in TUNE_GRID if 4 * b <= n] or [TUNE_GRID[0]]
-    # Kumar et al.'s debiased squared error: the plug-in estimate favours
-    # large bins (less noise), the debiased one does not
-    debiased = {"norm": "l2_squared", "debiased": True}
-    cells = None
-    if "partitioner" in est.get_params(deep=False):
-        # every candidate is scored on the same cells: the partition fitted
-        # on all rows (the beta of the search)
-        part = clone(est.partitioner)
-        Z = X.drop(columns=[args.confidence])
-        with progress.step(f"tuning: fitting the scoring partition on {n} rows"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the final fit warns again
-                if args.partition == "learned":  # the learned tree needs y, h
-                    from .._cells import fit_supervised
-
-                    h = X[args.confidence].to_numpy(dtype=np.float64)
-                    fit_supervised(
-                        part, Z, np.asarray(y, dtype=np.float64), confidence=h
-                    )
-                else:
-                    part.fit(Z)
-        row_cells = _row_cells(part, Z)
-        cells = row_cells.transform(Z)
-        scorer = make_beta_calibration_error_scorer(
-            row_cells, confidence_column=args.confidence, **debiased
-        )
-        what = "debiased squared beta-CE (CE^2(h; beta), Kumar et al.)"
-    else:
-
-        def neg_ece(y_true, y_prob):
-            one = np.zeros(len(y_true), dtype=np.int64)
-            return -beta_calibration_error(y_true, y_prob, cells=one, **debiased)
-
-        scorer = make_scorer(neg_ece, response_method="predict_proba")
-        what = "debiased squared ECE (ECE^2, Kumar et al.)"
+    scorer = get_scorer("neg_brier_score")
     cv = _tune_folds(X, args, questions)
-    folds = _embedded_bb_folds(est, X, y, cv, args, cells, debiased, questions)
+    folds = _embedded_bb_folds(est, X, y, cv, args, questions)
     if folds is None:
         folds = _fold_partitions(est, X, cv, args, progress)
         if folds is not None:
@@ -521,9 +491,9 @@ def _tune(est, X, y, args, out, progress, questions=None):
     if progress.enabled and progress.tty:
         progress.stream.write("\n")
     print(
-        f"tuned points per bin by 5-fold {what}: b = {best} (candidates "
-        f"{', '.join(map(str, grid))}; its cross-validated error "
-        f"{-scores[best_at]:.5f}, a squared error, not the ECE)",
+        f"tuned points per bin by 5-fold cross-validated Brier score (a proper "
+        f"score: calibration and resolution together): b = {best}; "
+        + ", ".join(f"b={b}: {-v:.5f}" for b, v in zip(grid, scores, strict=True)),
         file=out,
     )
     return est.set_params(points_per_bin=best)
@@ -601,12 +571,11 @@ def _refit_scorer(scorer, X_fit, y_fit, X_test, y_test, part, questions=None):
     return score
 
 
-def _embedded_bb_folds(est, X, y, cv, args, cells, debiased, questions=None):
+def _embedded_bb_folds(est, X, y, cv, args, questions=None):
     """Per fold, the score of a candidate, for ``--method bb`` on a text
     embedder then a learned tree (a two-step Pipeline); None otherwise.
 
-    ``cells``: the scoring partition's cell of every row of ``X``;
-    ``debiased``: the keywords of the squared beta-CE. Within a fold every
+    Within a fold every
     candidate grows its tree on the same rows (the honest split does not
     depend on b), so the embedder it would fit there is the same: it is
     fitted once per fold and every row embedded once (as
@@ -630,7 +599,7 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased, questions=None):
     from .._random import seed_inner
 
     part = est.get_params(deep=False).get("partitioner")
-    if type(est) is not BetaBinningCalibrator or cells is None:
+    if type(est) is not BetaBinningCalibrator:
         return None
     if not isinstance(part, Pipeline) or len(part.steps) != 2:
         return None
@@ -685,9 +654,7 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased, questions=None):
         E[rest] = head.transform(Z.iloc[rest])
         F = np.column_stack([h, E])
         folds.append(
-            _EmbeddedFold(
-                tree, F[train], y[train], F[test], y[test], cells[test], debiased, q_fit
-            )
+            _EmbeddedFold(tree, F[train], y[train], F[test], y[test], q_fit)
         )
     return folds
 
@@ -696,16 +663,14 @@ class _EmbeddedFold:
     """One fold of :func:`_embedded_bb_folds`: ``fit(candidate)`` fits the
     candidate on the fold's ``[confidence, embedding]`` rows with ``tree``
     as its partitioner; calling it scores the candidate as the search's
-    scorer does (negated squared beta-CE of ``predict_proba``'s column of
-    the greater label, on the scoring partition's cells ``groups`` of the
-    held-out rows); ``questions``: the fit rows' question codes (or None)."""
+    scorer does (the negated Brier score of ``predict_proba``'s column of
+    the greater label on the held-out rows); ``questions``: the fit rows'
+    question codes (or None)."""
 
-    def __init__(
-        self, tree, F_fit, y_fit, F_test, y_test, groups, debiased, questions=None
-    ):
-        self.tree, self.debiased, self.questions = tree, debiased, questions
+    def __init__(self, tree, F_fit, y_fit, F_test, y_test, questions=None):
+        self.tree, self.questions = tree, questions
         self.F_fit, self.y_fit = F_fit, y_fit
-        self.F_test, self.y_test, self.groups = F_test, y_test, groups
+        self.F_test, self.y_test = F_test, y_test
 
     def fit(self, candidate):
         from sklearn.base import clone
@@ -716,12 +681,10 @@ class _EmbeddedFold:
         return fitted.fit(self.F_fit, self.y_fit, groups=self.questions)
 
     def __call__(self, candidate):
-        from ..metrics import beta_calibration_error
+        from sklearn.metrics import brier_score_loss
 
         p = self.fit(candidate).predict_proba(self.F_test)[:, -1]
-        return -beta_calibration_error(
-            self.y_test, p, cells=self.groups, **self.debiased
-        )
+        return -brier_score_loss(self.y_test, p)
 
 
 def _learned_fold_partitions(est, X, cv, args):
@@ -964,7 +927,6 @@ def summarize(est, X, args, out):
         cells = cells[rows]
     ids, counts = np.unique(cells, return_counts=True)
     b = est.points_per_bin_
-    tables = est.cell_tables_
     labels = _cell_labels(est)
     # the estimator's own Thm 3.1 bounds: per cell, simultaneous over cells
     eps = dict(zip(est.cells_.tolist(), est.epsilon_.tolist(), strict=True))
@@ -1013,21 +975,93 @@ def summarize(est, X, args, out):
         )
     elif tree is not None:
         print(f"the learned tree split the text into {tree.n_cells_} leaves", file=out)
+    _serving_table(est, ids, counts, labels, eps, up, out)
+
+
+def _region_name(names):
+    """The part of the cell names ``names`` that all cells below a region
+    share: equal components of a crossed name kept, a tree path cut to its
+    common first conditions (``text[e0<=0.48, e1>0.1]`` and ``text[e0<=0.48,
+    e1<=0.1]`` give ``text[e0<=0.48]``)."""
+    split = [n.split(" x ") for n in names if n]
+    if not split or len({len(p) for p in split}) != 1:
+        return ""
+    shared = []
+    for parts in zip(*split, strict=True):
+        if len(set(parts)) == 1:
+            shared.append(parts[0])
+            continue
+        heads = {p.split("[", 1)[0] for p in parts}
+        if len(heads) != 1 or not all(p.endswith("]") for p in parts):
+            continue
+        paths = [p.split("[", 1)[1][:-1].split(", ") for p in parts]
+        common = []
+        for conds in zip(*paths, strict=False):
+            if len(set(conds)) != 1:
+                break
+            common.append(conds[0])
+        shared.append(f"{heads.pop()}[{', '.join(common) or 'all'}]")
+    # a component that no longer splits says nothing beside the others
+    named = [p for p in shared if not p.endswith("[all]")]
+    return " x ".join(named or shared)
+
+
+def _serving_table(est, ids, counts, labels, eps, up, out):
+    """The summary's table: one line per cell with its own calibrator, one
+    line per ancestor region (or the root) for all the cells it serves, each
+    with the bins of the calibrator that serves it; a warning line where
+    that calibrator has one bin (a constant: the confidences of its rows are
+    no longer ranked)."""
+    tables = est.tables_
+    route = est._router()(np.asarray(ids, dtype=np.int64))
+    n_bins = {int(t): int(tables.table(int(t)).values.shape[0]) for t in set(route)}
     print("| cell | name | rows | served by | bins | epsilon |", file=out)
     print("|---:|---|---:|---|---:|---:|", file=out)
-    for s, n_s in zip(ids.tolist(), counts.tolist(), strict=True):
-        name = labels.get(s, "")
-        if s == -1:
-            print(f"| -1 | (outside) | {n_s} | root | | |", file=out)
+    shared = {}  # serving table -> [(cell, rows)] of the cells it serves
+    for s, n_s, t in zip(ids.tolist(), counts.tolist(), route.tolist(), strict=True):
+        if s in up or s == -1:
+            shared.setdefault(t, []).append((s, n_s))
             continue
-        table = tables.get(s)
-        if s in up:
-            who = f"ancestor region {up[s]}" if up[s] >= 0 else "root"
-        else:
-            who = "own calibrator"
-        n_bins = "" if table is None else int(table["bin_values"].shape[0])
+        name = labels.get(s, "")
         e = eps.get(s, est.epsilon_root_)
-        print(f"| {s} | {name} | {n_s} | {who} | {n_bins} | {e:.4f} |", file=out)
+        print(
+            f"| {s} | {name} | {n_s} | own calibrator | {n_bins[t]} | {e:.4f} |",
+            file=out,
+        )
+    one_bin = []
+    for t, members in sorted(shared.items()):
+        cells = [s for s, _ in members]
+        rows = sum(n for _, n in members)
+        node = up.get(cells[0], -1)
+        if t == 0:
+            region, who = "(all rows)", "root"
+        else:
+            region = _region_name([labels.get(s, "") for s in cells])
+            who = f"ancestor region {node}"
+        shown = ", ".join(map(str, cells[:8])) + (", ..." if len(cells) > 8 else "")
+        what = f"{len(cells)} cells: {shown}" if len(cells) > 1 else shown
+        if cells == [-1]:
+            what, region = "-1", "(outside)"
+        e = eps.get(cells[0], est.epsilon_root_)
+        print(
+            f"| {what} | {region} | {rows} | {who} | {n_bins[t]} | {e:.4f} |",
+            file=out,
+        )
+        if n_bins[t] == 1:
+            one_bin.append((who if not region else f"{who} ({region})", rows))
+    for s, n_s, t in zip(ids.tolist(), counts.tolist(), route.tolist(), strict=True):
+        if s not in up and s != -1 and n_bins[t] == 1:
+            one_bin.append((f"cell {s} ({labels.get(s, '')})", n_s))
+    if one_bin:
+        listed = "; ".join(f"{who}: {rows} rows" for who, rows in one_bin[:6])
+        more = f"; and {len(one_bin) - 6} more" if len(one_bin) > 6 else ""
+        print(
+            f"betacal: warning: {len(one_bin)} serving calibrator(s) have one "
+            f"bin, so every row they serve gets the same calibrated value and "
+            f"the confidences are no longer ranked there ({listed}{more}); "
+            "lower --points-per-bin, or use fewer, larger cells",
+            file=sys.stderr,
+        )
 
 
 # --------------------------------------------------------------------------
@@ -1239,6 +1273,8 @@ def run_fit(args):
         )
     keep &= other
     n_used = int(keep.sum())
+    if len(frame) == 0:
+        raise UsageError(f"{path} has a header line but no rows: nothing to fit")
     if n_used == 0:
         raise UsageError(
             f"no usable rows in {path} (all confidences missing)"

@@ -252,11 +252,13 @@ def file_figures(
     n_bins=10,
     strategy="uniform",
     random_state=0,
+    min_count="auto",
 ):
     """The figures of ``betacal report --plot``: ``{file name: caption}``.
 
     ``reliability.png`` and ``selective.png`` for all rows; with ``groups``,
-    ``groups.png``: the per-group errors, worst first, with the worst groups'
+    ``groups.png``: the per-group errors of the groups of at least
+    ``min_count`` rows (``--min-count``), worst first, with the worst groups'
     diagrams.
     """
     written = {}
@@ -277,6 +279,7 @@ def file_figures(
             strategy=strategy,
             random_state=random_state,
             name=name,
+            min_count=min_count,
         )
         save_png(cells_figure(disp), out_dir / "groups.png")
         written["groups.png"] = "calibration error per group, worst first"

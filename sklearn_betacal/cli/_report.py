@@ -4,6 +4,7 @@
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ from ._common import (
     separator,
     verbalized_options,
 )
+from ._fit import _int_at_least
 from ._gate import add_gate_flags, format_gate, gate_figure, report_gate
 
 
@@ -230,8 +232,15 @@ def _finite_or_none(value):
     return value if math.isfinite(value) else None
 
 
-def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
-    """All report numbers as a JSON-ready dict (``None`` where undefined)."""
+def compute_report(
+    p, y, *, cells=None, n_bins=10, strategy="uniform", min_count=None
+):
+    """All report numbers as a JSON-ready dict (``None`` where undefined).
+
+    ``min_count``: the size below which a group is marked small
+    (``--min-count``; default Thm 3.1's size for +-0.1, see
+    :func:`_group_rows`).
+    """
     from sklearn.metrics import log_loss, roc_auc_score
 
     from ..metrics import (
@@ -274,7 +283,7 @@ def compute_report(p, y, *, cells=None, n_bins=10, strategy="uniform"):
             y, p, cells=cells, norm="l2_squared", debiased=True, **binning
         )
         metrics["n_groups"] = int(len(np.unique(cells)))
-        extra = _group_rows(p, y, cells, binning)
+        extra = _group_rows(p, y, cells, binning, min_count)
     return _report_body(
         n_rows=int(len(y)),
         accuracy=float(np.mean(y)),
@@ -320,11 +329,13 @@ def _report_body(*, n_rows, accuracy, mean_confidence, binning, metrics, table, 
     }
 
 
-def _group_rows(p, y, groups, binning):
+def _group_rows(p, y, groups, binning, min_count=None):
     """Per-group counts, accuracy, mean confidence and CE, worst CE first.
 
-    ``too_small`` marks groups below the size at which Thm 3.1 pins a
-    group's accuracy down to +-0.1 (``min_group_count``). ``ecce``,
+    ``too_small`` marks groups below ``min_count`` rows (``--min-count``),
+    by default the size at which Thm 3.1 pins a group's accuracy down to
+    +-0.1 (``min_group_count``): the rule ``--plot``'s per-group figure
+    draws by too. ``ecce``,
     ``pvalue_adjusted`` and ``significant`` are the group's Kuiper test
     (:func:`~sklearn_betacal.metrics.calibration_test`, Holm-adjusted at
     ``SIGNIFICANCE``); ``significant_groups`` lists the rejected groups.
@@ -333,16 +344,16 @@ def _group_rows(p, y, groups, binning):
 
     table = cell_calibration_table(y, p, cells=groups, n_resamples=0, **binning)
     tests = calibration_test(y, p, cells=groups, alpha=SIGNIFICANCE).table
-    return _group_rows_from(table, tests, len(y))
+    return _group_rows_from(table, tests, len(y), min_count)
 
 
-def _group_rows_from(table, tests, n_rows):
+def _group_rows_from(table, tests, n_rows, min_count=None):
     """The ``groups`` part of the report from the per-group table of
     :func:`~sklearn_betacal.metrics.cell_calibration_table` and the test
     table of :func:`~sklearn_betacal.metrics.calibration_test`."""
     from ..metrics._plot.beta_reliability import auto_min_count
 
-    min_count = auto_min_count(n_rows)
+    min_count = auto_min_count(n_rows) if min_count is None else int(min_count)
     table = table.sort_values("calibration_error", ascending=False, kind="stable")
     tests = tests.copy()
     tests.index = tests.index.astype(str)
@@ -464,7 +475,7 @@ def _format_groups(report):
     ]
     small = []
     for row in report["groups"]:
-        note = " (too small)" if row["too_small"] else ""
+        note = " (small)" if row["too_small"] else ""
         note += " **miscalibrated**" if row["significant"] else ""
         if row["too_small"]:
             small.append(row["group"])
@@ -480,7 +491,11 @@ def _format_groups(report):
         "adjusted for the number of groups.",
     ]
     found = report["significant_groups"]
-    shown = ", ".join(found[:10]) + (", ..." if len(found) > 10 else "")
+    size = {row["group"]: row for row in report["groups"]}
+    shown = ", ".join(
+        f"{g} (n = {size[g]['count']}, p = {_fmt(size[g]['pvalue_adjusted'])})"
+        for g in found[:10]
+    ) + (", ..." if len(found) > 10 else "")
     lines.append(
         f"Significantly miscalibrated (Holm-adjusted p < {SIGNIFICANCE:g}): "
         + (f"{len(found)} group(s): {shown}." if found else "none.")
@@ -488,10 +503,12 @@ def _format_groups(report):
     if small:
         shown = ", ".join(small[:10]) + (", ..." if len(small) > 10 else "")
         lines.append(
-            f"Warning: {len(small)} group(s) have fewer than {minimum} rows and "
-            f"are too small to judge: {shown}. Their CE is mostly sampling noise "
-            f"(Thm 3.1 pins a group's accuracy to +-0.1 at 90% from {minimum} "
-            "rows on)."
+            f"Small: {len(small)} group(s) have fewer than {minimum} rows: {shown}. "
+            "Their CE is mostly sampling noise (Thm 3.1 pins a group's accuracy "
+            f"to +-0.1 at 90% from {minimum} rows on), and --plot's per-group "
+            "figure leaves them out (--min-count N sets the size, --min-count 1 "
+            "shows every group). Their Kuiper test accounts for their size: "
+            "a small group marked miscalibrated is so beyond its noise."
         )
     return lines
 
@@ -564,6 +581,14 @@ def add_report(subparsers):
         choices=["markdown", "json"],
         help="report format (default: json for an --output ending in .json, "
         "else markdown)",
+    )
+    parser.add_argument(
+        "--min-count",
+        type=_int_at_least(1),
+        metavar="N",
+        help="with --group: groups of fewer than N rows are marked small and "
+        "left out of --plot's per-group figure (default: the size at which "
+        "Thm 3.1 pins a group's accuracy to +-0.1; 1 shows every group)",
     )
     parser.add_argument(
         "--plot",
@@ -646,7 +671,10 @@ def _write_plots(folder, report, text, p, y, groups, args):
     from ._panels import file_figures
 
     try:
-        with atomic_report_folder(folder, protect=args.file) as tmp:
+        with atomic_report_folder(folder, protect=args.file) as tmp, (
+            warnings.catch_warnings(record=True)
+        ) as caught:
+            warnings.simplefilter("always", UserWarning)
             figures = file_figures(
                 tmp,
                 y,
@@ -655,6 +683,7 @@ def _write_plots(folder, report, text, p, y, groups, args):
                 groups=groups,
                 n_bins=args.n_bins,
                 strategy=args.strategy,
+                min_count="auto" if args.min_count is None else args.min_count,
             )
             figures.update(gate_figure(tmp, report.get("abstention"), p, y, groups))
             images = ["", "## Figures", ""]
@@ -663,6 +692,12 @@ def _write_plots(folder, report, text, p, y, groups, args):
             atomic_write(tmp / "report.md", text + "\n".join(images))
     except OSError as exc:
         raise UsageError(f"could not write to --plot {folder}: {exc}") from None
+    # the figures' own warnings (groups left out of groups.png), in the
+    # command's words
+    for message in dict.fromkeys(one_line(w.message) for w in caught):
+        message = message.replace("pass min_count=1", "--min-count 1 draws them")
+        message = message.replace("min_count=", "--min-count ")
+        print(f"betacal: warning: {message}", file=sys.stderr)
     return len(figures)
 
 
@@ -745,7 +780,12 @@ def _run_report(args):
             "n_empty": n_empty,
         },
         **compute_report(
-            p, y, cells=groups, n_bins=args.n_bins, strategy=args.strategy
+            p,
+            y,
+            cells=groups,
+            n_bins=args.n_bins,
+            strategy=args.strategy,
+            min_count=args.min_count,
         ),
     }
     if args.max_error is not None:

@@ -28,8 +28,9 @@ from ._report import (
 )
 
 
-def report_from_statistics(stats, *, strategy="uniform"):
-    """The report dict of :func:`._report.compute_report` from statistics."""
+def report_from_statistics(stats, *, strategy="uniform", min_count=None):
+    """The report dict of :func:`._report.compute_report` from statistics
+    (``min_count``: ``--min-count``, as there)."""
     if strategy == "quantile" and getattr(stats, "quantile_edges", None) is None:
         stats = stats.equal_mass()  # exact edges from the value table
     binning = {"n_bins": stats.n_bins, "strategy": strategy}
@@ -55,7 +56,7 @@ def report_from_statistics(stats, *, strategy="uniform"):
         )
         metrics["n_groups"] = int(stats.labels.shape[0])
         tests = stats.calibration_test(alpha=SIGNIFICANCE)
-        extra = _group_rows_from(stats.group_table(), tests, n)
+        extra = _group_rows_from(stats.group_table(), tests, n, min_count)
     return _report_body(
         n_rows=n,
         accuracy=float(np.sum(totals["n_pos"]) / n),
@@ -516,7 +517,9 @@ def run_report_set(args):
             "n_unparsed": n_unparsed,
             "n_empty": n_empty,
         },
-        **report_from_statistics(shown, strategy=args.strategy),
+        **report_from_statistics(
+            shown, strategy=args.strategy, min_count=args.min_count
+        ),
     }
     if drift is not None:
         report["drift"] = drift

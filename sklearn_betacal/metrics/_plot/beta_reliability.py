@@ -666,9 +666,15 @@ class BetaCalibrationDisplay(_DisplayMixin):
         Parameters
         ----------
         estimator : fitted estimator with ``predict_proba``
-            A group-conditional calibrator (its cells come from
-            ``estimator.apply(X)`` and are named by its partitioner, and its
-            root-fallback cells are marked), or any calibrator or classifier
+            A group-conditional calibrator, a ``Pipeline`` ending in one
+            (e.g. ``betacal fit``'s reader and calibrator) or a
+            ``CalibratedClassifier`` with one (any estimator the beta-CE
+            scorer reads cells from), whose cells come from ``apply`` (of the
+            last step, on ``X`` transformed by the steps before it; of the
+            CalibratedClassifier's first calibrator) and are named by its
+            partitioner -- a group column's cells *are* its values, as in
+            ``from_predictions(..., cells=column)`` -- with its
+            root-fallback cells marked; or any calibrator or classifier
             together with ``cells``.
         X : array-like
             Input of ``estimator.predict_proba``.
@@ -697,16 +703,48 @@ class BetaCalibrationDisplay(_DisplayMixin):
         )
         fallback, cell_names = (), None
         if cells is None:
-            if not hasattr(estimator, "apply"):
+            from sklearn.pipeline import Pipeline
+
+            # a Pipeline ending in a calibrator (a reader, an embedder before
+            # it): its cells are the last step's, as the scorers take them
+            from ..._calibrated import CalibratedClassifier
+
+            final, Xt = estimator, X
+            if isinstance(estimator, Pipeline):
+                final, Xt = estimator[-1], estimator[:-1].transform(X)
+            if isinstance(final, CalibratedClassifier):
+                # its (first) calibrator's partition, as the scorer takes it
+                from .._scorers import _calibrated_classifier_cells
+
+                try:
+                    cells = _calibrated_classifier_cells(final, Xt)
+                except TypeError as exc:
+                    raise ValueError(f"{exc} Or pass cells=.") from None
+                final = final.calibrated_classifiers_[0]["calibrators"][0]
+            elif not hasattr(final, "apply"):
                 raise ValueError(
-                    f"{type(estimator).__name__} has no apply method giving the "
+                    f"{type(final).__name__} has no apply method giving the "
                     "cell of each row; pass cells= (one cell id or name per row)."
                 )
-            cells = np.asarray(estimator.apply(X)).reshape(-1)
+            else:
+                cells = final.apply(Xt)
+            cells = np.asarray(cells).reshape(-1)
             ids = np.unique(cells).tolist()
-            fallback = _fallback_cells(estimator, ids)
-            partitioner = getattr(estimator, "partitioner_", None)
+            fallback = _fallback_cells(final, ids)
+            partitioner = getattr(final, "partitioner_", None)
             if partitioner is not None:
                 cell_names = cell_descriptions(partitioner, ids)
+                values = getattr(
+                    getattr(partitioner, "estimator", partitioner), "groups_", None
+                )
+                if values is not None:
+                    # a group column: the cells are its values, as in
+                    # from_predictions(..., cells=column) (order= across both)
+                    lut = np.empty(len(values) + 1, dtype=object)
+                    lut[:-1] = list(values)
+                    lut[-1] = cell_names.get(-1, "outside every cell")
+                    cells = lut[cells]
+                    fallback = [lut[c] for c in fallback]
+                    cell_names = None
         kwargs = {"fallback_cells": fallback, "cell_names": cell_names, **kwargs}
         return cls.from_predictions(y_true, y_prob, cells=cells, name=name, **kwargs)
