@@ -804,8 +804,8 @@ def test_fit_crosses_groups_before_text_so_fallback_stays_in_the_group(frame, tm
 
 def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     # --partition learned: the text embedding split by CalibrationTreePartitioner
-    # (its default: fine cells merged by recalibration), grown on half of the
-    # rows, the other half binned
+    # (a tree along the learned recalibration directions), grown on half of
+    # the rows, the other half binned
     from sklearn_betacal import CalibrationTreePartitioner
 
     src = tmp_path / "train.csv"
@@ -817,8 +817,8 @@ def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     assert main([*base, "--output", str(model)]) == 0
     est = model_io.load(model)
     tree = est.partitioner_[-1]
-    assert isinstance(tree, CalibrationTreePartitioner) and tree.strategy == "merge"
-    assert tree.tree_ is None and tree.centers_.shape[0] >= 8
+    assert isinstance(tree, CalibrationTreePartitioner)
+    assert tree.n_directions_ == 2 and tree.tree_["cell"].max() + 1 == tree.n_cells_
     assert tree.leaf_n_samples_.sum() == 2000  # grown on half of the 4,000 rows
     assert est.n_cells_fallback_ == 0
     out = tmp_path / "o.csv"

@@ -88,7 +88,7 @@ def _fitted_models():
             "bb-learned-tree",
             sb.BetaBinningCalibrator(
                 sb.CalibrationTreePartitioner(
-                    max_depth=2, strategy="tree", random_state=0
+                    max_depth=2, random_state=0
                 ),
                 points_per_bin=20,
                 random_state=0,
@@ -288,7 +288,7 @@ X_LEARNED = _BY_NAME["bb-learned-tree"][1]
 #: a learned tree that splits (7 nodes), as the hostile files need
 LEARNED = sb.BetaBinningCalibrator(
     sb.CalibrationTreePartitioner(
-        max_depth=2, split_alpha=None, strategy="tree", random_state=0
+        max_depth=2, split_alpha=None, random_state=0
     ),
     points_per_bin=20,
     random_state=0,
@@ -542,7 +542,7 @@ def _legacy_partitioner():
 
     h, _, emb, y = _data()
     part = sb.CalibrationTreePartitioner(
-        max_depth=3, split_alpha=None, strategy="tree", random_state=0
+        max_depth=3, split_alpha=None, random_state=0
     )
     part.fit(emb, y, confidence=h, points_per_bin=20)
     Z = part._project(emb)

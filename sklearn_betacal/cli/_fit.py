@@ -486,7 +486,7 @@ def _embedded_bb_folds(est, X, y, cv, args, cells, debiased):
             key = (h.tobytes(), y.tobytes(), w.tobytes())
             if key not in scores:
                 scores[key] = super()._recalibration_scores(h, y, w)
-            return tuple(a.copy() for a in scores[key])
+            return scores[key].copy()
 
     # named as the tree it stands for, in any message of a fold's fit
     FoldTree.__name__ = FoldTree.__qualname__ = tree_type.__name__
@@ -684,18 +684,6 @@ def _component_labels(part, prefix=""):
         column = getattr(part, "group_column", "")
         head = f"{prefix or column}="
         return {i: f"{head}{g}" for i, g in enumerate(groups.tolist())}
-    fine = getattr(part, "fine_cell_", None)
-    if fine is not None:
-        # strategy="merge": each cell is a union of fine k-means cells
-        head = prefix or "cells"
-        if int(part.n_cells_) == 1:
-            return {0: f"{head}[all]"}
-        names = {}
-        for c in range(int(part.n_cells_)):
-            ids = np.flatnonzero(np.asarray(fine) == c).tolist()
-            shown = ", ".join(map(str, ids[:6])) + (", ..." if len(ids) > 6 else "")
-            names[c] = f"{head}[k-means {shown}]"
-        return names
     tree = getattr(part, "tree_", None)
     if isinstance(tree, dict) and "children_left" in tree:
         if getattr(part, "components_", None) is not None:
@@ -802,37 +790,17 @@ def summarize(est, X, args, out):
         file=out,
     )
     tree = _learned_tree(est)
-    merge = tree is not None and getattr(tree, "fine_cell_", None) is not None
     if tree is not None and tree.n_cells_ == 1:
-        if not merge:
-            why = (
-                "no direction of the text embedding along which the "
-                "miscalibration differs enough for its leaves of at least "
-                f"{tree.min_samples_leaf_} rows"
-            )
-        elif tree.split_alpha is not None and tree.split_pvalue_ > tree.split_alpha:
-            why = (
-                f"the text's {len(tree.fine_cell_)} fine k-means cells do not differ "
-                f"in their miscalibration (p = {tree.split_pvalue_:.3g} > "
-                f"split_alpha = {tree.split_alpha:g})"
-            )
-        else:
-            why = (
-                f"no group of the text's {len(tree.fine_cell_)} fine k-means cells "
-                "differs from the rest by more than a merge costs, so they merged "
-                f"back into one (their overall test: p = {tree.split_pvalue_:.3g})"
-            )
+        why = (
+            "no direction of the text embedding along which the "
+            "miscalibration differs enough for its leaves of at least "
+            f"{tree.min_samples_leaf_} rows"
+        )
         print(
             f"the learned tree found nothing to split: {why}; it is one cell, "
             "so every row gets the same calibrator, as without --text (more "
             "rows may show a split; --partition kdtree splits at medians "
             "regardless)",
-            file=out,
-        )
-    elif merge:
-        print(
-            f"the learned partition merged the text's {len(tree.fine_cell_)} fine "
-            f"k-means cells into {tree.n_cells_} cells",
             file=out,
         )
     elif tree is not None:
@@ -902,8 +870,8 @@ def add_fit(subparsers):
         default="kdtree",
         help="cells of the --text embedding: the paper's kd-tree (median "
         "splits), or cells learned where the miscalibration differs "
-        "(CalibrationTreePartitioner: fine cells merged by their "
-        "recalibration, fitted on half of the rows)",
+        "(CalibrationTreePartitioner: a tree along the directions in which "
+        "the recalibration changes, grown on half of the rows)",
     )
     parser.add_argument(
         "--cv",
