@@ -160,47 +160,10 @@ def _tree_arrays(nodes):
     }
 
 
-def _log_loss(y, p, w):
-    """Mean (weighted) log loss of probabilities ``p`` of labels ``y``."""
-    p = np.clip(p, 1e-15, 1 - 1e-15)
-    return float(np.average(-(y * np.log(p) + (1 - y) * np.log1p(-p)), weights=w))
-
-
-def _validation_rows(y, groups, fraction, seed):
-    """The early-stopping rows of the boosting, as a boolean mask: about
-    ``fraction`` of the rows, stratified by label; with ``groups``, whole
-    question groups (the groups in one random order, taken until the rows
-    reach it; never all of them)."""
-    rng = np.random.RandomState(seed)
-    n = y.shape[0]
-    if groups is None:
-        val = np.zeros(n, dtype=bool)
-        for label in (0, 1):
-            rows = np.flatnonzero(y == label)
-            k = max(int(round(fraction * rows.shape[0])), 1)
-            val[rng.choice(rows, k, replace=False)] = True
-        return val
-    codes = np.unique(np.asarray(groups), return_inverse=True)[1].reshape(-1)
-    n_groups = int(codes.max()) + 1
-    if n_groups < 2:
-        return _validation_rows(y, None, fraction, seed)
-    order = rng.permutation(n_groups)
-    sizes = np.bincount(codes, minlength=n_groups)[order]
-    # at least one group, never all of them
-    take = int(np.searchsorted(np.cumsum(sizes), fraction * codes.shape[0])) + 1
-    chosen = np.zeros(n_groups, dtype=bool)
-    chosen[order[: min(take, n_groups - 1)]] = True
-    return chosen[codes]
-
-
-def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who, groups=None):
+def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who):
     """The boosting of ``scaler="features"`` on the base probabilities ``q``.
 
     Fitted on D1 (``q``: the hierarchical scaler's fitted values there).
-    ``groups``: the D1 rows' question groups; early stopping then holds out
-    whole questions (``validation_fraction`` of the rows): a question whose
-    answers sit on both sides of that check lets the boosting memorise
-    question difficulty that new questions do not share, and stop late.
     Returns its fitted state, a dict of plain arrays and numbers:
     ``logit_eps`` (the data-aware clip of ``logit(q)``), ``baseline`` (the
     initial raw score), ``trees`` (a list of node-array dicts, see
@@ -232,37 +195,8 @@ def fit_boosted_scaler(q, Z, y, sample_weight, random_state, who, groups=None):
     model = HistGradientBoostingClassifier(
         monotonic_cst=[1] + [0] * (F.shape[1] - 1), random_state=seed, **params
     )
-    y = y.astype(np.int64)
-    if not params["early_stopping"]:
-        model.fit(F, y, sample_weight=sample_weight)
-        trees = [_tree_arrays(tree.nodes) for (tree,) in model._predictors]
-    else:
-        # the early-stopping rows drawn here (whole questions where groups
-        # are given), so that the rounds after the best held-out loss, which
-        # scikit-learn keeps, are dropped, and the boosting is kept only if
-        # it beats the hierarchical scaler's q on those rows
-        fraction = params.pop("validation_fraction")
-        model.set_params(validation_fraction=None)
-        val = _validation_rows(y, groups, fraction, seed)
-        fit = ~val
-        sw = (None, None) if sample_weight is None else (w[fit], w[val])
-        model.fit(
-            F[fit],
-            y[fit],
-            sample_weight=sw[0],
-            X_val=F[val],
-            y_val=y[val],
-            sample_weight_val=sw[1],
-        )
-        best = int(np.argmax(model.validation_score_))  # 0: before any tree
-        trees = [_tree_arrays(tree.nodes) for (tree,) in model._predictors[:best]]
-        baseline = float(np.ravel(model._baseline_prediction)[0])
-        if best == 0 or _log_loss(
-            y[val], expit(forest_raw(F[val], baseline, prepare_forest(trees))), sw[1]
-        ) >= _log_loss(y[val], q[val], sw[1]):
-            # the boosting does not beat q on held-out rows: q is the scaler
-            state.update(baseline=0.0, trees=[], passthrough=True)
-            return state
+    model.fit(F, y.astype(np.int64), sample_weight=sample_weight)
+    trees = [_tree_arrays(tree.nodes) for (tree,) in model._predictors]
     if not any(np.any(t["feature"] == 0) for t in trees):
         # No tree splits on logit(q): the boosting's output ignores the
         # confidence (a constant where it found no split at all, which its
@@ -651,10 +585,8 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         nu = 0.0 if self.nu == "auto" else float(self.nu)
         return self._resolve_points_per_bin(float(d2), nu=nu)
 
-    def _fit_scaler(self, X, h, Z, y, sw, cells, d1, d2, groups=None):
-        """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2
-        (``groups``: the rows' question groups, for the boosting's early
-        stopping)."""
+    def _fit_scaler(self, X, h, Z, y, sw, cells, d1, d2):
+        """Alg. 3, lines 1-3: fit the scaler on D1, return proxies on D2."""
         w1 = None if sw is None else sw[d1]
         features = self.scaler == "features"
         if features or self.scaler == "hierarchical":
@@ -689,10 +621,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         # the boosting on [logit q, features], q: Eq. 5's fitted values
         who = type(self).__name__
         q1 = _positive_proba(scaler, X1)
-        g1 = None if groups is None else groups[d1]
-        state = fit_boosted_scaler(
-            q1, take_rows(Z, d1), y1, w1, self._scaler_seed, who, groups=g1
-        )
+        state = fit_boosted_scaler(q1, take_rows(Z, d1), y1, w1, self._scaler_seed, who)
         self.scaler_ = {"hierarchical": scaler, **state}
         return boosted_proba(self.scaler_, t2, take_rows(Z, d2), who)
 
@@ -766,14 +695,11 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
         Z = self._split_block(X, X_arr, 0, X_arr.shape[0])[1]
         return partition_view(self.partitioner_, Z)
 
-    def _fit_split(
-        self, X, h, y, sample_weight, cells, d1, d2, rng, view=None, groups=None
-    ):
+    def _fit_split(self, X, h, y, sample_weight, cells, d1, d2, rng, view=None):
         """Alg. 3 on the split ``d1`` (scaler) / ``d2`` (binning); ``rng``
         has drawn the split and draws the rest (boosting seed, nudges);
         ``view``: the boosting's features (``scaler="features"``), computed
-        here when not given; ``groups``: the rows' question groups (the
-        boosting's early stopping holds out whole questions of D1)."""
+        here when not given."""
         sw = sample_weight
         self.scaling_indices_, self.binning_indices_ = d1, d2
 
@@ -783,7 +709,7 @@ n_cells_fitted_, n_cells_fallback_, n_features_in_, feature_names_in_
             self._scaler_seed = rng.randint(np.iinfo(np.int32).max)
         if features and view is None:
             view = self._fit_view(X)
-        t2 = self._fit_scaler(X, h, view, y, sw, cells, d1, d2, groups)
+        t2 = self._fit_scaler(X, h, view, y, sw, cells, d1, d2)
         # the binned score: the confidence (Alg. 3), or the feature-aware
         # scaler's own output, whose resolution the binning then keeps
         s2 = t2 if features else h[d2]

@@ -802,6 +802,55 @@ def test_fit_crosses_groups_before_text_so_fallback_stays_in_the_group(frame, tm
         assert np.unique(part.cell_codes_[members, group]).size == 1
 
 
+def test_fit_without_method_is_the_recommended_calibrator(frame, tmp_path, capsys):
+    # no --method with --text: s-bb, feature-aware scaler, cv=3, learned tree
+    # where every question occurs once; bb on the learned tree where a
+    # question repeats (several models' answers: the bundled log) or with
+    # groups only; --scaler keeps s-bb; nothing to group by: --method needed
+    from sklearn_betacal import (
+        BetaBinningCalibrator,
+        CalibrationTreePartitioner,
+        GroupColumnPartitioner,
+        ScalingBetaBinningCalibrator,
+    )
+
+    pooled = frame.iloc[:3000]
+    once = frame.drop_duplicates("question").iloc[:900]
+    assert pooled.question.duplicated().any() and not once.question.duplicated().any()
+    base = ["--confidence", "verbal_confidence", "--label", "correct_judge"]
+    for name, rows, extra, cls, kind in [
+        ("once", once, ["--text", "question"], ScalingBetaBinningCalibrator, "s-bb"),
+        ("pooled", pooled, ["--text", "question"], BetaBinningCalibrator, "bb"),
+        ("groups", pooled, ["--group", "model"], BetaBinningCalibrator, "bb"),
+        (
+            "scaler",
+            pooled,
+            ["--text", "question", "--scaler", "features"],
+            ScalingBetaBinningCalibrator,
+            "s-bb",
+        ),
+    ]:
+        src, model = tmp_path / f"{name}.csv", tmp_path / f"{name}.skops"
+        rows.to_csv(src, index=False)
+        assert main(["fit", str(src), *base, *extra, "--output", str(model)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"# betacal fit: {kind}")
+        assert "# the recommended calibrator where" in out
+        est = model_io.load(model)
+        assert type(est) is cls
+        part = est.partitioner_
+        if name == "groups":
+            assert isinstance(part, GroupColumnPartitioner)
+        else:
+            assert isinstance(part[-1], CalibrationTreePartitioner)
+        if cls is ScalingBetaBinningCalibrator:
+            assert est.scaler == "features" and est.cv == 3
+    src = tmp_path / "once.csv"
+    status = main(["fit", str(src), *base, "--output", str(tmp_path / "x.skops")])
+    assert status == 2
+    assert "give --method NAME" in capsys.readouterr().err
+
+
 def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     # --partition learned: the text embedding split by CalibrationTreePartitioner
     # (a tree along the learned recalibration directions), grown on half of

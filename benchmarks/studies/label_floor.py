@@ -47,7 +47,7 @@ def run_arm(floor, argv, tmp):
     )
     try:
         out = Path(tmp) / f"floor_{floor}.md"
-        merge_stop.main([*argv, "--split-test", "score", "--out", str(out)])
+        merge_stop.main([*argv, "--out", str(out)])
     finally:
         merge_stop.UMDBinner = UMDBinner
         merge_stop.BetaBinningCalibrator = BetaBinningCalibrator

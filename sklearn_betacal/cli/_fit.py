@@ -232,10 +232,56 @@ def _partitioner(args):
     return CrossPartitioner(parts), features
 
 
+#: ``--method`` omitted with --text/--group/--model-column: the recommended
+#: calibrator for grouped miscalibration (issue 38, the protocol of
+#: ``benchmarks/studies/recommended.py``). With --text whose every row is a
+#: question of its own: S-BB with the feature-aware scaler cross-fitted over
+#: 3 folds, over the learned partition of the text (it beat the tree
+#: one-liner on every score there); where questions repeat (several answers
+#: per question, or no text): BB over the learned partition (the groups'
+#: cells without text), which S-BB lost to on those logs.
+RECOMMENDED = {"method": "s-bb", "scaler": "features", "cv": 3}
+RECOMMENDED_REPEATED = {"method": "bb", "scaler": None, "cv": None}
+
+
+def resolve_method(args, frame=None):
+    """Fill ``--method`` (and its scaler, cv and partition) when omitted:
+    the recommended calibrator where features are given (:data:`RECOMMENDED`,
+    or :data:`RECOMMENDED_REPEATED` without --text or once ``frame`` shows a
+    --text value on more than one row); ``--partition`` is ``learned`` for
+    it with --text, else ``kdtree``. Returns whether the method was chosen."""
+    chosen = getattr(args, "recommended", False)
+    if args.method is None:
+        if not (args.text or args.group or args.model_column):
+            raise UsageError(
+                "give --method NAME (temperature, platt, umd, s-b for the "
+                "confidence alone), or --text/--group/--model-column COL for the "
+                "recommended calibrator within groups"
+            )
+        chosen = args.recommended = True
+        args.given = {k: getattr(args, k) for k in ("scaler", "cv")}
+        args.method = "s-bb" if args.text else "bb"
+    if chosen:
+        if frame is not None:  # remembered for the calls without the rows
+            args.text_repeats = bool(frame[list(args.text or [])].duplicated().any())
+        repeated = not args.text or getattr(args, "text_repeats", False)
+        keep_sbb = any(v is not None for v in args.given.values())  # S-BB flags
+        pick = RECOMMENDED_REPEATED if repeated and not keep_sbb else RECOMMENDED
+        args.repeated = repeated
+        args.method = pick["method"]
+        for key in ("scaler", "cv"):
+            given = args.given[key]
+            setattr(args, key, pick[key] if given is None else given)
+    if args.partition is None:
+        args.partition = "learned" if chosen and args.text else "kdtree"
+    return chosen
+
+
 def build_estimator(args):
     """The unfitted calibrator for ``args.method``, and its feature columns."""
     import sklearn_betacal as sb
 
+    resolve_method(args)
     name, grouped = METHODS[args.method]
     has_features = bool(args.text or args.group or args.model_column)
     if grouped and not has_features:
@@ -846,7 +892,13 @@ def add_fit(subparsers):
     parser.add_argument(
         "--model-column", metavar="COL", help="column naming the answering model"
     )
-    parser.add_argument("--method", required=True, choices=sorted(METHODS))
+    parser.add_argument(
+        "--method",
+        choices=sorted(METHODS),
+        help="the calibrator; omitted with --text/--group/--model-column: the "
+        "recommended one, s-bb with --scaler features --cv 3 over the learned "
+        "partition of the text",
+    )
     parser.add_argument("--output", required=True, metavar="MODEL")
     add_confidence_scale(parser)
     parser.add_argument(
@@ -867,8 +919,9 @@ def add_fit(subparsers):
     parser.add_argument(
         "--partition",
         choices=["kdtree", "learned"],
-        default="kdtree",
-        help="cells of the --text embedding: the paper's kd-tree (median "
+        default=None,
+        help="cells of the --text embedding (default: learned without --method, "
+        "else kdtree): the paper's kd-tree (median "
         "splits), or cells learned where the miscalibration differs "
         "(CalibrationTreePartitioner: a tree along the directions in which "
         "the recalibration changes, grown on half of the rows)",
@@ -953,6 +1006,7 @@ def run_fit(args):
     output = check_output(args.output, path, args.force)
     if args.tune and args.points_per_bin is not None:
         raise UsageError("--tune chooses --points-per-bin; give one or the other")
+    resolve_method(args)
     if args.tune and args.method not in BINNING:
         raise UsageError(
             f"--tune chooses points per bin of a binning method "
@@ -968,6 +1022,8 @@ def run_fit(args):
         frame = read_table(path, columns, sep=args.sep)
     except TableReadError as exc:
         raise UsageError(str(exc)) from None
+    if resolve_method(args, frame):  # the recommended one, for these rows
+        est, features = build_estimator(args)
     fmt = confidence_format(args)
     if fmt == "verbalized" and plain_numbers_only(frame[args.confidence]):
         raise UsageError(
@@ -1002,6 +1058,13 @@ def run_fit(args):
     progress = Progress(args.progress)
     scaler = f" (scaler: {args.scaler})" if args.scaler is not None else ""
     print(f"# betacal fit: {args.method}{scaler} on {path.name}", file=out)
+    if getattr(args, "recommended", False):
+        why = (
+            "a --text value repeats (several answers per question), or no --text"
+            if args.repeated
+            else "every --text value once"
+        )
+        print(f"# the recommended calibrator where {why} (no --method)", file=out)
     out.flush()
     try:
         if args.tune:
