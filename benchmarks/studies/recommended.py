@@ -230,17 +230,30 @@ class OursGrouped(Ours):
         return self
 
 
+def _tree(strategy):
+    """``CalibrationTreePartitioner`` with ``strategy`` where the build has
+    the parameter (the merge strategy was retired after this protocol ran;
+    on later builds the tree is the only one and the merge arms are left out)."""
+    if "strategy" in CalibrationTreePartitioner().get_params():
+        return CalibrationTreePartitioner(strategy=strategy)
+    return CalibrationTreePartitioner()
+
+
+#: the build still has the merge strategy (the snapshot the protocol ran on)
+HAS_MERGE = "strategy" in CalibrationTreePartitioner().get_params()
+
+
 def candidates(seed, MCGrad, mcgrad=True):
     def bb(strategy):
         return lambda: BetaBinningCalibrator(
-            CalibrationTreePartitioner(strategy=strategy),
+            _tree(strategy),
             points_per_bin=B,
             random_state=seed,
         )
 
     def sbb(strategy):
         return lambda: ScalingBetaBinningCalibrator(
-            CalibrationTreePartitioner(strategy=strategy),
+            _tree(strategy),
             scaler="features",
             cv=3,
             points_per_bin=B,
@@ -249,7 +262,7 @@ def candidates(seed, MCGrad, mcgrad=True):
 
     def grouped(cls, **kw):
         return lambda: cls(
-            CalibrationTreePartitioner(strategy="tree"),
+            _tree("tree"),
             points_per_bin=B,
             random_state=seed,
             **kw,
@@ -272,6 +285,8 @@ def candidates(seed, MCGrad, mcgrad=True):
         "BB ceiling": Ceiling(oracle, "hg"),
         "BB oracle": Ours(oracle, "hg"),
     }
+    if not HAS_MERGE:
+        del out["BB merge"], out["S-BB features cv=3 merge"]
     if MCGrad is not None and mcgrad:
         out["MCGrad"] = Peer(MCGrad, seed)
     return out
