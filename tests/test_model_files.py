@@ -87,9 +87,7 @@ def _fitted_models():
         (
             "bb-learned-tree",
             sb.BetaBinningCalibrator(
-                sb.CalibrationTreePartitioner(
-                    max_depth=2, random_state=0
-                ),
+                sb.CalibrationTreePartitioner(max_depth=2, random_state=0),
                 points_per_bin=20,
                 random_state=0,
             ),
@@ -287,9 +285,7 @@ KD, X_KD = _BY_NAME["bb-kd"]
 X_LEARNED = _BY_NAME["bb-learned-tree"][1]
 #: a learned tree that splits (7 nodes), as the hostile files need
 LEARNED = sb.BetaBinningCalibrator(
-    sb.CalibrationTreePartitioner(
-        max_depth=2, split_alpha=None, random_state=0
-    ),
+    sb.CalibrationTreePartitioner(max_depth=2, split_alpha=None, random_state=0),
     points_per_bin=20,
     random_state=0,
 ).fit(X_LEARNED, _data()[3])
@@ -541,9 +537,7 @@ def _legacy_partitioner():
     from sklearn.tree import DecisionTreeRegressor
 
     h, _, emb, y = _data()
-    part = sb.CalibrationTreePartitioner(
-        max_depth=3, split_alpha=None, random_state=0
-    )
+    part = sb.CalibrationTreePartitioner(max_depth=3, split_alpha=None, random_state=0)
     part.fit(emb, y, confidence=h, points_per_bin=20)
     Z = part._project(emb)
     dtr = DecisionTreeRegressor(max_depth=3, min_samples_leaf=40, random_state=0)

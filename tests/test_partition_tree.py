@@ -78,9 +78,7 @@ def test_calibration_tree_does_not_split_noise():
     single = 0
     for seed in range(10):
         Z, h, y = _calibrated(100 + seed, 5)
-        part = CalibrationTreePartitioner(
-            max_depth=3, min_samples_leaf=50
-        )
+        part = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=50)
         single += part.fit(Z, y, confidence=h).n_cells_ == 1
         if seed == 0:
             free = CalibrationTreePartitioner(
@@ -117,9 +115,7 @@ def test_calibration_tree_never_makes_a_leaf_below_its_minimum(depth, b):
     assert part.min_samples_leaf_ == 2 * b
     assert part.leaf_n_samples_.min() >= 2 * b
     assert part.leaf_n_samples_.sum() == 3000
-    fixed = CalibrationTreePartitioner(
-        max_depth=depth, min_samples_leaf=77
-    )
+    fixed = CalibrationTreePartitioner(max_depth=depth, min_samples_leaf=77)
     assert fixed.fit(Z, y, confidence=h).leaf_n_samples_.min() >= 77
     # fewer rows than two leaves of 2b: a single cell, never an undersized leaf
     m = 4 * b - 1
@@ -186,15 +182,11 @@ def test_calibration_tree_without_confidence_splits_on_accuracy():
     rng = np.random.default_rng(5)
     Z = rng.uniform(size=(2000, 2))
     y = (rng.uniform(size=2000) < np.where(Z[:, 1] > 0.3, 0.8, 0.2)).astype(int)
-    part = CalibrationTreePartitioner(
-        max_depth=1, directions=None
-    ).fit(Z, y)
+    part = CalibrationTreePartitioner(max_depth=1, directions=None).fit(Z, y)
     assert part.tree_["feature"][0] == 1
     assert abs(part.tree_["threshold"][0] * part.scale_[1] - 0.3) < 0.05
     # by default along the ridge direction of y on Z: the second feature
-    learned = CalibrationTreePartitioner(
-        max_depth=1, random_state=0
-    ).fit(Z, y)
+    learned = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(Z, y)
     assert learned.n_directions_ == 1 and learned.components_[0, 1] > 0.95
     share = (Z[learned.apply(Z) == 0, 1] > 0.3).mean()
     assert max(share, 1 - share) > 0.95
@@ -212,9 +204,9 @@ def test_calibration_tree_errors():
 
 def test_calibration_tree_cell_ancestors_and_honest_split():
     Z, h, y, _ = _planted(7, n=4000)
-    part = CalibrationTreePartitioner(
-        max_depth=2, min_samples_leaf=200
-    ).fit(Z, y, confidence=h)
+    part = CalibrationTreePartitioner(max_depth=2, min_samples_leaf=200).fit(
+        Z, y, confidence=h
+    )
     nodes = part.tree_
     for cell, chain in enumerate(part.cell_ancestors()):
         leaf = part.leaf_nodes_[cell]
@@ -389,9 +381,7 @@ def test_calibration_tree_zero_weight_is_drop(n_components):
     part = CalibrationTreePartitioner(**kw)
     a = part.fit(Z, y, confidence=h, sample_weight=w).apply(Z)
     keep = w > 0
-    other = CalibrationTreePartitioner(**kw).fit(
-        Z[keep], y[keep], confidence=h[keep]
-    )
+    other = CalibrationTreePartitioner(**kw).fit(Z[keep], y[keep], confidence=h[keep])
     assert_array_equal(a, other.apply(Z))
     if n_components is not None:
         assert_allclose(part.components_, other.components_, atol=1e-12)
@@ -414,9 +404,7 @@ def test_calibration_tree_principal_directions_find_an_oblique_group():
     Z, h, y, group, u = _oblique(0)
     kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
     kw["directions"] = None
-    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(
-        Z, y, confidence=h
-    )
+    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
     raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
 
     def purity(part):
@@ -497,14 +485,10 @@ def _purity(part, Z, group):
 def test_calibration_tree_learned_directions_find_what_pca_misses():
     Z, h, y, group, u = _narrow(0)
     kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
-    learned = CalibrationTreePartitioner(
-        **kw
-    )  # directions="recalibration"
+    learned = CalibrationTreePartitioner(**kw)  # directions="recalibration"
     learned.fit(Z, y, confidence=h)
     kw["directions"] = None
-    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(
-        Z, y, confidence=h
-    )
+    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
     raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
     # the intercept direction is u (the group is an offset); unit rows
     assert learned.n_directions_ == 2 and learned.components_.shape == (2, 6)
@@ -516,9 +500,7 @@ def test_calibration_tree_learned_directions_find_what_pca_misses():
     assert _purity(raw, Z, group) < 0.85
     # with principal directions too: the learned ones come first
     kw["directions"] = "recalibration"
-    both = CalibrationTreePartitioner(n_components=3, **kw).fit(
-        Z, y, confidence=h
-    )
+    both = CalibrationTreePartitioner(n_components=3, **kw).fit(Z, y, confidence=h)
     assert both.components_.shape == (5, 6) and both.n_directions_ == 2
     assert_allclose(both.components_[:2], learned.components_)
     assert _purity(both, Z, group) > 0.9
@@ -551,9 +533,7 @@ def test_calibration_tree_directions_without_what_they_need():
     kw = {"max_depth": 2, "directions": "recalibration", "random_state": 0}
     # one class, or fewer rows of a class than folds: no direction, one cell
     for labels in (np.ones(400, dtype=int), np.r_[np.ones(396), np.zeros(4)]):
-        part = CalibrationTreePartitioner(**kw).fit(
-            Z, labels, confidence=h
-        )
+        part = CalibrationTreePartitioner(**kw).fit(Z, labels, confidence=h)
         assert_array_equal(part.components_, 0.0)
         assert part.n_cells_ == 1
     # without confidences: one direction, from the regression of y on X
@@ -567,18 +547,12 @@ def test_calibration_tree_directions_are_reproducible_and_zero_weight_is_drop():
     w[::3] = 0
     keep = w > 0
     kw = {"max_depth": 2, "directions": "recalibration", "random_state": 7}
-    a = CalibrationTreePartitioner(**kw).fit(
-        Z, y, confidence=h, sample_weight=w
-    )
-    b = CalibrationTreePartitioner(**kw).fit(
-        Z[keep], y[keep], confidence=h[keep]
-    )
+    a = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h, sample_weight=w)
+    b = CalibrationTreePartitioner(**kw).fit(Z[keep], y[keep], confidence=h[keep])
     # equal up to the summation order of the weighted sums (zeros included)
     assert_allclose(a.components_, b.components_, atol=1e-12)
     assert_array_equal(a.apply(Z), b.apply(Z))
-    again = CalibrationTreePartitioner(**kw).fit(
-        Z, y, confidence=h, sample_weight=w
-    )
+    again = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h, sample_weight=w)
     assert_array_equal(again.components_, a.components_)
 
 
@@ -612,9 +586,7 @@ def test_calibration_tree_saved_before_directions_keeps_its_behaviour(
 
     Z, h, y, _ = _planted(14, n=3000)
     kw = {"max_depth": 2, "n_components": n_components, "random_state": 0}
-    part = CalibrationTreePartitioner(directions=None, **kw).fit(
-        Z, y, confidence=h
-    )
+    part = CalibrationTreePartitioner(directions=None, **kw).fit(Z, y, confidence=h)
     with monkeypatch.context() as m:  # a tree grown on unscaled features
         m.setattr(_tree, "column_spread", lambda Z, w: np.ones(Z.shape[1]))
         legacy = CalibrationTreePartitioner(directions=None, **kw)
@@ -649,9 +621,7 @@ def test_calibration_tree_is_scale_free(directions, n_components):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow on the way either
         for scale in (2.0**-1000, 1e-30, 1e30, 1e150, 1e300):
-            part = CalibrationTreePartitioner(**kw).fit(
-                Z * scale, y, confidence=h
-            )
+            part = CalibrationTreePartitioner(**kw).fit(Z * scale, y, confidence=h)
             assert_array_equal(part.apply(Z * scale), ref.apply(Z))
 
 

@@ -521,9 +521,12 @@ def group_tables(G):
     return lines
 
 
-def report(R, argv):
+def report(R, argv, preface=""):
     lines = [
         "# The recommended calibrator: one protocol over every set (issue 38)",
+        "",
+        *([preface.rstrip(), ""] if preface else []),
+        "## The runs",
         "",
         *header("mcgrad", "lightgbm", prefix="").split("\n"),
         "",
@@ -549,7 +552,8 @@ def report(R, argv):
         G = R[select(R)]
         if G.empty:
             continue
-        n = G[["set", "seed"]].drop_duplicates().shape[0]
+        ref = G[G.method == REFERENCE]
+        n = ref[["set", "seed"]].drop_duplicates().shape[0]
         lines += [f"## {label} ({n} units)", ""]
         lines += group_tables(G)
         lines += [""]
@@ -567,6 +571,13 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=RESULTS / "recommended.md")
     parser.add_argument("--commit", default=None, help="recorded in the CSV")
     parser.add_argument(
+        "--preface",
+        type=Path,
+        default=None,
+        help="with --report: a Markdown file (the decision, written from the "
+        "tables) put before them",
+    )
+    parser.add_argument(
         "--methods", nargs="*", default=None, help="only these candidates"
     )
     parser.add_argument(
@@ -575,7 +586,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.report:
         R = pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)
-        text = report(R, [str(p) for p in args.report])
+        preface = args.preface.read_text() if args.preface else ""
+        text = report(R, [p.name for p in args.report], preface)
         args.out.write_text(text)
         print(text)
         return
