@@ -83,6 +83,7 @@ from peers_mcgrad import (  # noqa: E402
     Peer,
     _mcgrad,
     cifar_sets,
+    influence_frame,
     influences_sets,
     planted_sets,
     scores,
@@ -330,14 +331,9 @@ def triviaqa_sets(seeds):
 def paper_sets(data_dir, seeds):
     """The paper's pooled rows: per QA dataset and kind, all models, the
     model visible (one-hot) beside the text view; beta = the model."""
-    path = data_dir / "influences" / "influences_llm_calibration_all.parquet"
-    if not path.is_file():
-        print(f"no influences data at {path}: skipped")
+    A = influence_frame(data_dir)
+    if A is None:
         return
-    A = pd.read_parquet(path)
-    A = A[(A.prompt_style == "verb") & A.correct_judge.isin([0, 1])].copy()
-    A["answer"] = A["extracted_answer"].fillna("").astype(str)
-    A["question"] = A["question"].fillna("").astype(str)
     for dataset in sorted(A.dataset.unique()):
         for kind, col in KINDS.items():
             rows = A[(A.dataset == dataset) & A[col].between(0, 1)]
