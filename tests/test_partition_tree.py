@@ -804,3 +804,23 @@ def test_calibrator_with_too_few_rows_for_the_honest_split_says_so():
     for args, kwargs in (((X, y), {"sample_weight": w}), ((X[:1], y[:1]), {})):
         with pytest.raises(ValueError, match=r"honest split.*1 row.*FrozenEstimator"):
             est.fit(*args, **kwargs)
+
+
+def test_a_merge_partition_of_an_earlier_build_is_refused_and_a_tree_loads():
+    # the retired strategy="merge" kept no tree (tree_ None, fine cells);
+    # a state of it is refused with the advice to refit, while a tree saved
+    # with strategy="tree" still loads (the parameter is dropped)
+    Z, h, y, _ = _planted(14, n=2000)
+    part = CalibrationTreePartitioner(max_depth=1, random_state=0)
+    part.fit(Z, y, confidence=h)
+    tree_state = {**part.__getstate__(), "strategy": "tree", "centers_": None}
+    old = CalibrationTreePartitioner.__new__(CalibrationTreePartitioner)
+    old.__setstate__(tree_state)
+    assert "strategy" not in old.__dict__ and "centers_" not in old.__dict__
+    assert_array_equal(old.apply(Z), part.apply(Z))
+    merge_state = {**part.__getstate__(), "strategy": "merge", "tree_": None}
+    merge_state["centers_"] = np.zeros((8, Z.shape[1]))
+    with pytest.raises(ValueError, match="strategy='merge'.*refit"):
+        CalibrationTreePartitioner.__new__(CalibrationTreePartitioner).__setstate__(
+            merge_state
+        )
