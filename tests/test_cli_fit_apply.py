@@ -802,7 +802,9 @@ def test_fit_crosses_groups_before_text_so_fallback_stays_in_the_group(frame, tm
         assert np.unique(part.cell_codes_[members, group]).size == 1
 
 
-def test_fit_without_method_is_the_recommended_calibrator(frame, tmp_path, capsys):
+def test_fit_without_method_is_the_recommended_calibrator(
+    frame, tmp_path, capsys, monkeypatch
+):
     # no --method with --text: s-bb, feature-aware scaler, cv=3, learned tree
     # where every question occurs once; bb on the learned tree where a
     # question repeats (several models' answers: the bundled log) or with
@@ -845,7 +847,17 @@ def test_fit_without_method_is_the_recommended_calibrator(frame, tmp_path, capsy
             assert isinstance(part[-1], CalibrationTreePartitioner)
         if cls is ScalingBetaBinningCalibrator:
             assert est.scaler == "features" and est.cv == 3
+    # with the embeddings extra installed the summary says --embedding minilm
+    # helps (the default word view was used); without it, nothing is said
+    from sklearn_betacal.cli import _fit
+
     src = tmp_path / "once.csv"
+    for installed in (True, False):
+        monkeypatch.setattr(_fit, "_has_embeddings_extra", lambda i=installed: i)
+        argv = ["fit", str(src), *base, "--text", "question", "--max-depth", "0"]
+        assert main([*argv, "--output", str(tmp_path / "e.skops"), "--force"]) == 0
+        out = capsys.readouterr().out
+        assert ("--embedding minilm" in out) == installed
     status = main(["fit", str(src), *base, "--output", str(tmp_path / "x.skops")])
     assert status == 2
     assert "give --method NAME" in capsys.readouterr().err

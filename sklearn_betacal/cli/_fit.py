@@ -244,6 +244,14 @@ RECOMMENDED = {"method": "s-bb", "scaler": "features", "cv": 3}
 RECOMMENDED_REPEATED = {"method": "bb", "scaler": None, "cv": None}
 
 
+def _has_embeddings_extra():
+    """Whether the ``embeddings`` extra (sentence-transformers) is installed,
+    without importing it."""
+    import importlib.util
+
+    return importlib.util.find_spec("sentence_transformers") is not None
+
+
 def resolve_method(args, frame=None):
     """Fill ``--method`` (and its scaler, cv and partition) when omitted:
     the recommended calibrator where features are given (:data:`RECOMMENDED`,
@@ -1065,6 +1073,12 @@ def run_fit(args):
             else "every --text value once"
         )
         print(f"# the recommended calibrator where {why} (no --method)", file=out)
+        if args.text and args.embedding == "tfidf-svd" and _has_embeddings_extra():
+            print(
+                "# the embeddings extra is installed: --embedding minilm gives "
+                "the learned partition purer cells of topics (docs: embeddings)",
+                file=out,
+            )
     out.flush()
     try:
         if args.tune:
