@@ -3,11 +3,9 @@
 
 1. ``BetaBinningCalibrator(CalibrationTreePartitioner())`` fit against
    ``BetaBinningCalibrator(KDTreePartitioner())`` on the same rows (goal: within
-   3x): today's default (``strategy="merge"``), the merge with the learned
-   directions as extra coordinates (``directions="recalibration"``), and the
-   tree before the merge, on planted groups (16 blobs in 32-d) at two sizes;
-   and the default with its fine k-means on all rows (as before it was fitted
-   on a draw of ``_tree.KMEANS_ROWS_PER_CELL`` rows per centre), side by side.
+   3x), on planted groups (16 blobs in 32-d) at two sizes, side by side.
+   (The retired merge strategy's contenders were measured here until issue
+   38; ``results/learned_cost.md`` keeps their figures.)
 2. ``betacal fit --partition learned --tune`` against the same command
    without ``--tune`` (goal: within 10x), on the first 600 and 5,000 rows of
    the bundled TriviaQA set (question + answer text), and, side by side, the
@@ -40,7 +38,6 @@ from _measure import RESULTS, header, load_average, median_times, write_result
 from _planted import planted_groups
 from threadpoolctl import threadpool_limits
 
-import sklearn_betacal._partition._tree as _tree
 from sklearn_betacal import (
     BetaBinningCalibrator,
     CalibrationTreePartitioner,
@@ -55,17 +52,8 @@ CLI_REPEATS = 2
 #: the contenders of the fit ratio: name -> partitioner maker
 PARTITIONERS = {
     "kd-tree": lambda: KDTreePartitioner(),
-    "merge (default)": lambda: CalibrationTreePartitioner(),
-    "merge, learned directions": lambda: CalibrationTreePartitioner(
-        directions="recalibration"
-    ),
-    "tree": lambda: CalibrationTreePartitioner(strategy="tree"),
-    "merge, k-means on all rows": lambda: CalibrationTreePartitioner(),
+    "tree": lambda: CalibrationTreePartitioner(),
 }
-#: contenders fitted with another ``_tree.KMEANS_ROWS_PER_CELL`` than the
-#: default (the merge before its k-means was fitted on a draw of the rows)
-KMEANS_ROWS = {"merge, k-means on all rows": None}
-DEFAULT_KMEANS_ROWS = _tree.KMEANS_ROWS_PER_CELL
 
 
 def fit_ratios():
@@ -76,12 +64,8 @@ def fit_ratios():
         X = np.column_stack([h, E])
 
         def fit(name, X=X, y=y):
-            _tree.KMEANS_ROWS_PER_CELL = KMEANS_ROWS.get(name, DEFAULT_KMEANS_ROWS)
-            try:
-                part = PARTITIONERS[name]()
-                BetaBinningCalibrator(part, points_per_bin=50, random_state=0).fit(X, y)
-            finally:
-                _tree.KMEANS_ROWS_PER_CELL = DEFAULT_KMEANS_ROWS
+            part = PARTITIONERS[name]()
+            BetaBinningCalibrator(part, points_per_bin=50, random_state=0).fit(X, y)
 
         fns = {name: (lambda name=name: fit(name)) for name in PARTITIONERS}
         med = median_times(fns, REPEATS, warmup=1, cpu=True)
@@ -192,7 +176,7 @@ def main(argv=None):
         cells = " | ".join(f"{med[k]:.3f} | {med[k] / kd:.1f}x" for k in names)
         lines.append(f"| {n} | {kd:.3f} | {cells} |")
         w = {k: wall for k, (wall, _) in both.items()}
-        walls.append(f"{n} rows {w['merge (default)'] / w['kd-tree']:.1f}x")
+        walls.append(f"{n} rows {w['tree'] / w['kd-tree']:.1f}x")
     lines += ["", "Wall-clock ratio of the default: " + ", ".join(walls) + "."]
     lines += [
         "",

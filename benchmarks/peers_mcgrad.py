@@ -429,18 +429,27 @@ EMBEDDINGS = {
 MINILM_CACHE = None
 
 
-def influence_rows(data_dir, models=None, kinds=("verbal", "token")):
-    """Each (model, kind) of the influences verb-prompt rows with a valid
-    confidence: ``(model, kind, rows, h, y, g, q)`` with the hidden dataset as
-    ``g`` and the question texts as ``q`` (nothing when the data is absent)."""
+def influence_frame(data_dir):
+    """The influences verb-prompt rows with a judged label, ``answer`` and
+    ``question`` as text (None, with a message, when the data is absent)."""
     path = data_dir / "influences" / "influences_llm_calibration_all.parquet"
     if not path.is_file():
         print(f"no influences data at {path}: skipped")
-        return
+        return None
     A = pd.read_parquet(path)
     A = A[(A.prompt_style == "verb") & A.correct_judge.isin([0, 1])].copy()
     A["answer"] = A["extracted_answer"].fillna("").astype(str)
     A["question"] = A["question"].fillna("").astype(str)
+    return A
+
+
+def influence_rows(data_dir, models=None, kinds=("verbal", "token")):
+    """Each (model, kind) of the influences verb-prompt rows with a valid
+    confidence: ``(model, kind, rows, h, y, g, q)`` with the hidden dataset as
+    ``g`` and the question texts as ``q`` (nothing when the data is absent)."""
+    A = influence_frame(data_dir)
+    if A is None:
+        return
     for model in models or sorted(A.model.unique()):
         for kind in kinds:
             col = CONFIDENCE_COLUMNS[kind]

@@ -141,7 +141,6 @@ INSTANCES = [
         max_depth=2,
         min_samples_leaf=1,
         split_alpha=None,
-        strategy="tree",
         random_state=0,
     ),
     CalibrationTreePartitioner(
@@ -149,12 +148,8 @@ INSTANCES = [
         min_samples_leaf=1,
         split_alpha=None,
         directions=None,
-        strategy="tree",
         random_state=0,
     ),
-    # the default strategy (fine cells merged by recalibration), without its
-    # test so that the checks' small data give more than one cell
-    CalibrationTreePartitioner(min_samples_leaf=1, split_alpha=None, random_state=0),
     GroupColumnPartitioner(),
     ClusterPartitioner(random_state=0),
     CrossPartitioner(
@@ -432,10 +427,6 @@ def expected_failed_checks(estimator):
                 **XFAIL.get(CalibratedClassifier, {}),
                 "check_sample_weight_equivalence_on_dense_data": KD_CELLS_FLOOR,
             }
-    if isinstance(estimator, CalibrationTreePartitioner) and (
-        estimator.strategy == "merge" and estimator.directions != "recalibration"
-    ):
-        return {}  # k-means and the merge take frequency weights exactly
     if getattr(estimator, "directions", None) is not None:
         return {"check_sample_weight_equivalence_on_dense_data": DIRECTION_CV}
     return XFAIL.get(type(estimator), {})

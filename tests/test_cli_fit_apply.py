@@ -806,10 +806,71 @@ def test_fit_crosses_groups_before_text_so_fallback_stays_in_the_group(frame, tm
         assert np.unique(part.cell_codes_[members, group]).size == 1
 
 
+def test_fit_without_method_is_the_recommended_calibrator(
+    frame, tmp_path, capsys, monkeypatch
+):
+    # no --method with --text: s-bb, feature-aware scaler, cv=3, learned tree
+    # where every question occurs once; bb on the learned tree where a
+    # question repeats (several models' answers: the bundled log) or with
+    # groups only; --scaler keeps s-bb; nothing to group by: --method needed
+    from sklearn_betacal import (
+        BetaBinningCalibrator,
+        CalibrationTreePartitioner,
+        GroupColumnPartitioner,
+        ScalingBetaBinningCalibrator,
+    )
+
+    pooled = frame.iloc[:3000]
+    once = frame.drop_duplicates("question").iloc[:900]
+    assert pooled.question.duplicated().any() and not once.question.duplicated().any()
+    base = ["--confidence", "verbal_confidence", "--label", "correct_judge"]
+    for name, rows, extra, cls, kind in [
+        ("once", once, ["--text", "question"], ScalingBetaBinningCalibrator, "s-bb"),
+        ("pooled", pooled, ["--text", "question"], BetaBinningCalibrator, "bb"),
+        ("groups", pooled, ["--group", "model"], BetaBinningCalibrator, "bb"),
+        (
+            "scaler",
+            pooled,
+            ["--text", "question", "--scaler", "features"],
+            ScalingBetaBinningCalibrator,
+            "s-bb",
+        ),
+    ]:
+        src, model = tmp_path / f"{name}.csv", tmp_path / f"{name}.skops"
+        rows.to_csv(src, index=False)
+        assert main(["fit", str(src), *base, *extra, "--output", str(model)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"# betacal fit: {kind}")
+        assert "# the recommended calibrator where" in out
+        est = model_io.load(model)
+        assert type(est) is cls
+        part = est.partitioner_
+        if name == "groups":
+            assert isinstance(part, GroupColumnPartitioner)
+        else:
+            assert isinstance(part[-1], CalibrationTreePartitioner)
+        if cls is ScalingBetaBinningCalibrator:
+            assert est.scaler == "features" and est.cv == 3
+    # with the embeddings extra installed the summary says --embedding minilm
+    # helps (the default word view was used); without it, nothing is said
+    from sklearn_betacal.cli import _fit
+
+    src = tmp_path / "once.csv"
+    for installed in (True, False):
+        monkeypatch.setattr(_fit, "_has_embeddings_extra", lambda i=installed: i)
+        argv = ["fit", str(src), *base, "--text", "question", "--max-depth", "0"]
+        assert main([*argv, "--output", str(tmp_path / "e.skops"), "--force"]) == 0
+        out = capsys.readouterr().out
+        assert ("--embedding minilm" in out) == installed
+    status = main(["fit", str(src), *base, "--output", str(tmp_path / "x.skops")])
+    assert status == 2
+    assert "give --method NAME" in capsys.readouterr().err
+
+
 def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     # --partition learned: the text embedding split by CalibrationTreePartitioner
-    # (its default: fine cells merged by recalibration), grown on half of the
-    # rows, the other half binned
+    # (a tree along the learned recalibration directions), grown on half of
+    # the rows, the other half binned
     from sklearn_betacal import CalibrationTreePartitioner
 
     src = tmp_path / "train.csv"
@@ -821,8 +882,8 @@ def test_learned_partition_of_the_text(frame, tmp_path, capsys):
     assert main([*base, "--output", str(model)]) == 0
     est = model_io.load(model)
     tree = est.partitioner_[-1]
-    assert isinstance(tree, CalibrationTreePartitioner) and tree.strategy == "merge"
-    assert tree.tree_ is None and tree.centers_.shape[0] >= 8
+    assert isinstance(tree, CalibrationTreePartitioner)
+    assert tree.n_directions_ == 2 and tree.tree_["cell"].max() + 1 == tree.n_cells_
     assert tree.leaf_n_samples_.sum() == 2000  # grown on half of the 4,000 rows
     assert est.n_cells_fallback_ == 0
     out = tmp_path / "o.csv"

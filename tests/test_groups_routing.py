@@ -77,7 +77,7 @@ class RecordingTree(CalibrationTreePartitioner):
 
 def _tree(**params):
     RecordingTree.calls = []
-    return RecordingTree(strategy="tree", directions="recalibration", **params)
+    return RecordingTree(directions="recalibration", **params)
 
 
 def _disjoint(a, b):

@@ -87,16 +87,14 @@ def _fitted_models():
         (
             "bb-learned-tree",
             sb.BetaBinningCalibrator(
-                sb.CalibrationTreePartitioner(
-                    max_depth=2, strategy="tree", random_state=0
-                ),
+                sb.CalibrationTreePartitioner(max_depth=2, random_state=0),
                 points_per_bin=20,
                 random_state=0,
             ),
             X_emb,
         ),
         (
-            "bb-learned-merge",
+            "bb-learned",
             sb.BetaBinningCalibrator(
                 sb.CalibrationTreePartitioner(random_state=0),
                 points_per_bin=20,
@@ -288,9 +286,7 @@ KD, X_KD = _BY_NAME["bb-kd"]
 X_LEARNED = _BY_NAME["bb-learned-tree"][1]
 #: a learned tree that splits (7 nodes), as the hostile files need
 LEARNED = sb.BetaBinningCalibrator(
-    sb.CalibrationTreePartitioner(
-        max_depth=2, split_alpha=None, strategy="tree", random_state=0
-    ),
+    sb.CalibrationTreePartitioner(max_depth=2, split_alpha=None, random_state=0),
     points_per_bin=20,
     random_state=0,
 ).fit(X_LEARNED, _data()[3])
@@ -494,9 +490,7 @@ def _sklearn_grown():
     from sklearn_betacal._partition._tree import _node_arrays
 
     h, _, emb, y = _data()
-    part = sb.CalibrationTreePartitioner(
-        max_depth=3, split_alpha=None, strategy="tree", random_state=0
-    )
+    part = sb.CalibrationTreePartitioner(max_depth=3, split_alpha=None, random_state=0)
     part.fit(emb, y, confidence=h, points_per_bin=20)
     Z = part._project(emb)
     dtr = DecisionTreeRegressor(max_depth=3, min_samples_leaf=40, random_state=0)
@@ -1045,7 +1039,7 @@ print(tracemalloc.get_traced_memory()[1])
 """
 
 
-@pytest.mark.parametrize("name", ["bb-kd", "s-bb-features", "bb-learned-merge"])
+@pytest.mark.parametrize("name", ["bb-kd", "s-bb-features", "bb-learned"])
 def test_load_peak_memory_is_bounded_by_the_file(tmp_path, name):
     """Peak memory of io.load (Python allocations, tracemalloc) is at most
     64 MiB + 4 times the file's size."""

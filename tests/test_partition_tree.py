@@ -54,7 +54,7 @@ def _calibrated(seed, d, n=3000):
 def test_calibration_tree_recovers_planted_groups(kind, directions):
     Z, h, y, group = _planted(0, kind=kind)
     part = CalibrationTreePartitioner(
-        strategy="tree", max_depth=1, directions=directions, random_state=0
+        max_depth=1, directions=directions, random_state=0
     )
     part.fit(Z, y, confidence=h)
     nodes = part.tree_
@@ -78,13 +78,11 @@ def test_calibration_tree_does_not_split_noise():
     single = 0
     for seed in range(10):
         Z, h, y = _calibrated(100 + seed, 5)
-        part = CalibrationTreePartitioner(
-            strategy="tree", max_depth=3, min_samples_leaf=50
-        )
+        part = CalibrationTreePartitioner(max_depth=3, min_samples_leaf=50)
         single += part.fit(Z, y, confidence=h).n_cells_ == 1
         if seed == 0:
             free = CalibrationTreePartitioner(
-                strategy="tree", max_depth=3, min_samples_leaf=50, split_alpha=None
+                max_depth=3, min_samples_leaf=50, split_alpha=None
             ).fit(Z, y, confidence=h)
             assert free.n_cells_ > 2
     assert single >= 9
@@ -97,7 +95,6 @@ def test_calibration_tree_residual_criterion_misses_a_slope_difference():
     found = []
     for criterion in ("recalibration", "residual"):
         part = CalibrationTreePartitioner(
-            strategy="tree",
             max_depth=1,
             criterion=criterion,
             directions=None,
@@ -113,18 +110,16 @@ def test_calibration_tree_residual_criterion_misses_a_slope_difference():
 @pytest.mark.parametrize("b", [10, 40, 150])
 def test_calibration_tree_never_makes_a_leaf_below_its_minimum(depth, b):
     Z, h, y, _ = _planted(depth * 100 + b, n=3000)
-    part = CalibrationTreePartitioner(strategy="tree", max_depth=depth, random_state=0)
+    part = CalibrationTreePartitioner(max_depth=depth, random_state=0)
     part.fit(Z, y, confidence=h, points_per_bin=b)
     assert part.min_samples_leaf_ == 2 * b
     assert part.leaf_n_samples_.min() >= 2 * b
     assert part.leaf_n_samples_.sum() == 3000
-    fixed = CalibrationTreePartitioner(
-        strategy="tree", max_depth=depth, min_samples_leaf=77
-    )
+    fixed = CalibrationTreePartitioner(max_depth=depth, min_samples_leaf=77)
     assert fixed.fit(Z, y, confidence=h).leaf_n_samples_.min() >= 77
     # fewer rows than two leaves of 2b: a single cell, never an undersized leaf
     m = 4 * b - 1
-    tiny = CalibrationTreePartitioner(strategy="tree", max_depth=depth).fit(
+    tiny = CalibrationTreePartitioner(max_depth=depth).fit(
         Z[:m], y[:m], confidence=h[:m], points_per_bin=b
     )
     assert tiny.n_cells_ == 1
@@ -136,7 +131,7 @@ def test_calibration_tree_no_leaf_falls_back_under_defaults():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # in particular no fallback warning
         bb = BetaBinningCalibrator(
-            CalibrationTreePartitioner(strategy="tree", random_state=0), random_state=0
+            CalibrationTreePartitioner(random_state=0), random_state=0
         ).fit(X, y)
     assert bb.n_cells_fallback_ == 0
     assert bb.n_cells_fitted_ == bb.partitioner_.n_cells_ > 1
@@ -148,13 +143,13 @@ def test_calibration_tree_in_bb_is_honest():
     """The tree is grown on one half of the rows, the other half is binned."""
     Z, h, y, _ = _planted(3, n=4000)
     X = np.column_stack([h, Z])
-    part = CalibrationTreePartitioner(strategy="tree", max_depth=2, random_state=0)
+    part = CalibrationTreePartitioner(max_depth=2, random_state=0)
     bb = BetaBinningCalibrator(part, points_per_bin=40, random_state=5).fit(X, y)
     grow, rows = part.honest_split(4000, random_state=5)
     assert grow.size == rows.size == 2000
     assert np.intersect1d(grow, rows).size == 0
     # the same tree, grown by hand on the grow rows (b reaches its leaf minimum)
-    ref = CalibrationTreePartitioner(strategy="tree", max_depth=2, random_state=0).fit(
+    ref = CalibrationTreePartitioner(max_depth=2, random_state=0).fit(
         Z[grow], y[grow], confidence=h[grow], points_per_bin=40
     )
     assert bb.partitioner_.min_samples_leaf_ == 80
@@ -171,13 +166,13 @@ def test_calibration_tree_in_bb_is_honest():
 def test_calibration_tree_in_hls_and_sbb_gets_labels_and_confidences():
     Z, h, y, _ = _planted(4, n=4000)
     X = np.column_stack([h, Z])
-    part = CalibrationTreePartitioner(strategy="tree", max_depth=1, random_state=0)
+    part = CalibrationTreePartitioner(max_depth=1, random_state=0)
     hls = HierarchicalLogisticScaler(partitioner=part).fit(X, y)
     assert hls.partitioner_.tree_["feature"][0] == 0
     sbb = ScalingBetaBinningCalibrator(part, points_per_bin=40, random_state=0)
     sbb.fit(X, y)
     grow, _ = part.honest_split(4000, random_state=0)
-    ref = CalibrationTreePartitioner(strategy="tree", max_depth=1, random_state=0).fit(
+    ref = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(
         Z[grow], y[grow], confidence=h[grow], points_per_bin=40
     )
     assert_array_equal(sbb.partitioner_.apply(Z), ref.apply(Z))  # honest rows
@@ -187,15 +182,11 @@ def test_calibration_tree_without_confidence_splits_on_accuracy():
     rng = np.random.default_rng(5)
     Z = rng.uniform(size=(2000, 2))
     y = (rng.uniform(size=2000) < np.where(Z[:, 1] > 0.3, 0.8, 0.2)).astype(int)
-    part = CalibrationTreePartitioner(
-        strategy="tree", max_depth=1, directions=None
-    ).fit(Z, y)
+    part = CalibrationTreePartitioner(max_depth=1, directions=None).fit(Z, y)
     assert part.tree_["feature"][0] == 1
     assert abs(part.tree_["threshold"][0] * part.scale_[1] - 0.3) < 0.05
     # by default along the ridge direction of y on Z: the second feature
-    learned = CalibrationTreePartitioner(
-        strategy="tree", max_depth=1, random_state=0
-    ).fit(Z, y)
+    learned = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(Z, y)
     assert learned.n_directions_ == 1 and learned.components_[0, 1] > 0.95
     share = (Z[learned.apply(Z) == 0, 1] > 0.3).mean()
     assert max(share, 1 - share) > 0.95
@@ -204,18 +195,18 @@ def test_calibration_tree_without_confidence_splits_on_accuracy():
 def test_calibration_tree_errors():
     Z, h, y, _ = _planted(6, n=200)
     with pytest.raises(ValueError, match="requires y to be passed"):
-        CalibrationTreePartitioner(strategy="tree").fit(Z)
+        CalibrationTreePartitioner().fit(Z)
     with pytest.raises(ValueError, match="one confidence per row"):
-        CalibrationTreePartitioner(strategy="tree").fit(Z, y, confidence=h[:10])
+        CalibrationTreePartitioner().fit(Z, y, confidence=h[:10])
     with pytest.raises(ValueError):
-        CalibrationTreePartitioner(strategy="tree").fit(Z, y, confidence=h + 1)
+        CalibrationTreePartitioner().fit(Z, y, confidence=h + 1)
 
 
 def test_calibration_tree_cell_ancestors_and_honest_split():
     Z, h, y, _ = _planted(7, n=4000)
-    part = CalibrationTreePartitioner(
-        strategy="tree", max_depth=2, min_samples_leaf=200
-    ).fit(Z, y, confidence=h)
+    part = CalibrationTreePartitioner(max_depth=2, min_samples_leaf=200).fit(
+        Z, y, confidence=h
+    )
     nodes = part.tree_
     for cell, chain in enumerate(part.cell_ancestors()):
         leaf = part.leaf_nodes_[cell]
@@ -387,12 +378,10 @@ def test_calibration_tree_zero_weight_is_drop(n_components):
         "n_components": n_components,
         "directions": None,
     }
-    part = CalibrationTreePartitioner(strategy="tree", **kw)
+    part = CalibrationTreePartitioner(**kw)
     a = part.fit(Z, y, confidence=h, sample_weight=w).apply(Z)
     keep = w > 0
-    other = CalibrationTreePartitioner(strategy="tree", **kw).fit(
-        Z[keep], y[keep], confidence=h[keep]
-    )
+    other = CalibrationTreePartitioner(**kw).fit(Z[keep], y[keep], confidence=h[keep])
     assert_array_equal(a, other.apply(Z))
     if n_components is not None:
         assert_allclose(part.components_, other.components_, atol=1e-12)
@@ -415,10 +404,8 @@ def test_calibration_tree_principal_directions_find_an_oblique_group():
     Z, h, y, group, u = _oblique(0)
     kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
     kw["directions"] = None
-    pca = CalibrationTreePartitioner(strategy="tree", n_components=2, **kw).fit(
-        Z, y, confidence=h
-    )
-    raw = CalibrationTreePartitioner(strategy="tree", **kw).fit(Z, y, confidence=h)
+    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
+    raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
 
     def purity(part):
         share = group[part.apply(Z) == 0].mean()
@@ -498,15 +485,11 @@ def _purity(part, Z, group):
 def test_calibration_tree_learned_directions_find_what_pca_misses():
     Z, h, y, group, u = _narrow(0)
     kw = {"max_depth": 1, "min_samples_leaf": 200, "random_state": 0}
-    learned = CalibrationTreePartitioner(
-        strategy="tree", **kw
-    )  # directions="recalibration"
+    learned = CalibrationTreePartitioner(**kw)  # directions="recalibration"
     learned.fit(Z, y, confidence=h)
     kw["directions"] = None
-    pca = CalibrationTreePartitioner(strategy="tree", n_components=2, **kw).fit(
-        Z, y, confidence=h
-    )
-    raw = CalibrationTreePartitioner(strategy="tree", **kw).fit(Z, y, confidence=h)
+    pca = CalibrationTreePartitioner(n_components=2, **kw).fit(Z, y, confidence=h)
+    raw = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
     # the intercept direction is u (the group is an offset); unit rows
     assert learned.n_directions_ == 2 and learned.components_.shape == (2, 6)
     assert learned.components_[0] @ u > 0.9
@@ -517,9 +500,7 @@ def test_calibration_tree_learned_directions_find_what_pca_misses():
     assert _purity(raw, Z, group) < 0.85
     # with principal directions too: the learned ones come first
     kw["directions"] = "recalibration"
-    both = CalibrationTreePartitioner(strategy="tree", n_components=3, **kw).fit(
-        Z, y, confidence=h
-    )
+    both = CalibrationTreePartitioner(n_components=3, **kw).fit(Z, y, confidence=h)
     assert both.components_.shape == (5, 6) and both.n_directions_ == 2
     assert_allclose(both.components_[:2], learned.components_)
     assert _purity(both, Z, group) > 0.9
@@ -537,7 +518,6 @@ def test_calibration_tree_slope_direction_finds_a_slope_group():
     acc = np.where(group, 0.5 + 0.5 * (h - 0.5), h)
     y = (rng.uniform(size=n) < acc).astype(int)
     part = CalibrationTreePartitioner(
-        strategy="tree",
         max_depth=1,
         min_samples_leaf=200,
         directions="recalibration",
@@ -553,13 +533,11 @@ def test_calibration_tree_directions_without_what_they_need():
     kw = {"max_depth": 2, "directions": "recalibration", "random_state": 0}
     # one class, or fewer rows of a class than folds: no direction, one cell
     for labels in (np.ones(400, dtype=int), np.r_[np.ones(396), np.zeros(4)]):
-        part = CalibrationTreePartitioner(strategy="tree", **kw).fit(
-            Z, labels, confidence=h
-        )
+        part = CalibrationTreePartitioner(**kw).fit(Z, labels, confidence=h)
         assert_array_equal(part.components_, 0.0)
         assert part.n_cells_ == 1
     # without confidences: one direction, from the regression of y on X
-    part = CalibrationTreePartitioner(strategy="tree", **kw).fit(Z, 3.5 * y)
+    part = CalibrationTreePartitioner(**kw).fit(Z, 3.5 * y)
     assert part.n_directions_ == 1 and part.components_.shape == (1, 6)
 
 
@@ -569,18 +547,12 @@ def test_calibration_tree_directions_are_reproducible_and_zero_weight_is_drop():
     w[::3] = 0
     keep = w > 0
     kw = {"max_depth": 2, "directions": "recalibration", "random_state": 7}
-    a = CalibrationTreePartitioner(strategy="tree", **kw).fit(
-        Z, y, confidence=h, sample_weight=w
-    )
-    b = CalibrationTreePartitioner(strategy="tree", **kw).fit(
-        Z[keep], y[keep], confidence=h[keep]
-    )
+    a = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h, sample_weight=w)
+    b = CalibrationTreePartitioner(**kw).fit(Z[keep], y[keep], confidence=h[keep])
     # equal up to the summation order of the weighted sums (zeros included)
     assert_allclose(a.components_, b.components_, atol=1e-12)
     assert_array_equal(a.apply(Z), b.apply(Z))
-    again = CalibrationTreePartitioner(strategy="tree", **kw).fit(
-        Z, y, confidence=h, sample_weight=w
-    )
+    again = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h, sample_weight=w)
     assert_array_equal(again.components_, a.components_)
 
 
@@ -591,7 +563,6 @@ def test_calibration_tree_learned_directions_do_not_split_noise():
     for seed in range(6):
         Z, h, y = _calibrated(100 + seed, 32)
         part = CalibrationTreePartitioner(
-            strategy="tree",
             max_depth=3,
             min_samples_leaf=50,
             directions="recalibration",
@@ -600,13 +571,13 @@ def test_calibration_tree_learned_directions_do_not_split_noise():
     assert cells.count(1) >= 5
 
 
-@pytest.mark.parametrize("key", ["directions", "scale_", "strategy"])
+@pytest.mark.parametrize("key", ["directions", "scale_"])
 def test_calibration_tree_state_of_an_earlier_layout_is_refused(key):
-    # the package was never released: a state without ``directions``,
-    # ``scale_`` or ``strategy`` is refused, not migrated
+    # the package was never released: a state without ``directions`` or
+    # ``scale_`` is refused, not migrated
     Z, h, y, _ = _planted(14, n=3000)
     part = CalibrationTreePartitioner(
-        max_depth=2, strategy="tree", directions=None, random_state=0
+        max_depth=2, directions=None, random_state=0
     ).fit(Z, y, confidence=h)
     state = part.__getstate__()
     del state[key]
@@ -630,14 +601,12 @@ def test_calibration_tree_is_scale_free(directions, n_components):
     y = (rng.uniform(size=2000) < np.clip(acc, 0, 1)).astype(int)
     kw = {"max_depth": 2, "min_samples_leaf": 100, "random_state": 0}
     kw.update(directions=directions, n_components=n_components)
-    ref = CalibrationTreePartitioner(strategy="tree", **kw).fit(Z, y, confidence=h)
+    ref = CalibrationTreePartitioner(**kw).fit(Z, y, confidence=h)
     assert ref.n_cells_ > 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow on the way either
         for scale in (2.0**-1000, 1e-30, 1e30, 1e150, 1e300):
-            part = CalibrationTreePartitioner(strategy="tree", **kw).fit(
-                Z * scale, y, confidence=h
-            )
+            part = CalibrationTreePartitioner(**kw).fit(Z * scale, y, confidence=h)
             assert_array_equal(part.apply(Z * scale), ref.apply(Z))
 
 
@@ -651,7 +620,7 @@ def test_learned_tree_inside_a_pipeline_is_fitted_as_the_bare_tree():
     Z, h, y, _ = _planted(15, n=4000)
     X = np.column_stack([h, Z])
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=4000)
-    tree = CalibrationTreePartitioner(strategy="tree", max_depth=2, random_state=0)
+    tree = CalibrationTreePartitioner(max_depth=2, random_state=0)
     kw = {"points_per_bin": 40, "random_state": 3}
     bare = BetaBinningCalibrator(tree, **kw).fit(X, y, sample_weight=w)
     piped = BetaBinningCalibrator(make_pipeline(FunctionTransformer(), tree), **kw)
@@ -672,7 +641,7 @@ def test_learned_tree_crossed_with_a_group_column():
     Z, h, y, _ = _planted(16, n=6000)
     group = np.arange(6000) % 3
     X = np.column_stack([h, group, Z])
-    tree = CalibrationTreePartitioner(strategy="tree", max_depth=1, random_state=0)
+    tree = CalibrationTreePartitioner(max_depth=1, random_state=0)
     cross = CrossPartitioner(
         [("group", GroupColumnPartitioner(), [0]), ("text", tree, [1, 2, 3])]
     )
@@ -681,7 +650,7 @@ def test_learned_tree_crossed_with_a_group_column():
     bb.fit(X, y, sample_weight=w)
     fitted = bb.partitioner_.partitioners_[1][1]
     grow, _ = tree.honest_split(6000, random_state=5)
-    ref = CalibrationTreePartitioner(strategy="tree", max_depth=1, random_state=0).fit(
+    ref = CalibrationTreePartitioner(max_depth=1, random_state=0).fit(
         Z[grow],
         y[grow].astype(float),
         confidence=h[grow],
@@ -713,7 +682,7 @@ def test_auto_points_per_bin_reaches_learned_tree_before_it_is_fitted():
 
     X, y = _auto_data()
     bb = BetaBinningCalibrator(
-        CalibrationTreePartitioner(strategy="tree"),
+        CalibrationTreePartitioner(),
         points_per_bin="auto",
         epsilon=0.1,
         random_state=0,
@@ -728,7 +697,7 @@ def test_int_points_per_bin_learned_tree_unchanged():
 
     X, y = _auto_data()
     bb = BetaBinningCalibrator(
-        CalibrationTreePartitioner(strategy="tree"), points_per_bin=150, random_state=0
+        CalibrationTreePartitioner(), points_per_bin=150, random_state=0
     ).fit(X, y)
     assert bb.partitioner_.min_samples_leaf_ == 300
     assert bb.points_per_bin_ == 150
@@ -820,3 +789,4 @@ def test_calibrator_with_too_few_rows_for_the_honest_split_says_so():
     for args, kwargs in (((X, y), {"sample_weight": w}), ((X[:1], y[:1]), {})):
         with pytest.raises(ValueError, match=r"honest split.*1 row.*FrozenEstimator"):
             est.fit(*args, **kwargs)
+

@@ -45,7 +45,7 @@ def _data(n=400, seed=0):
 
 def _fitted():
     """(name, fitted estimator, X, answer(est, X)) of every public estimator
-    and every kind of fitted state (merge and tree, cv ensemble, boosted
+    and every kind of fitted state (learned tree, cv ensemble, boosted
     scaler, composites)."""
     h, emb, group, y = _data()
     X = np.column_stack([h, emb])
@@ -80,10 +80,10 @@ def _fitted():
             sb.KDTreePartitioner(max_depth=1), scaler="pooled", cv=2,
             points_per_bin=30, random_state=0), X, proba),
         ("kd-pca", sb.KDTreePartitioner(max_depth=2, split_axis="pca"), emb, cells),
-        ("learned-merge", sb.CalibrationTreePartitioner(
+        ("learned-default", sb.CalibrationTreePartitioner(
             min_samples_leaf=20, split_alpha=0.5, random_state=0), emb, cells),
         ("learned-tree", sb.CalibrationTreePartitioner(
-            max_depth=2, min_samples_leaf=40, split_alpha=None, strategy="tree",
+            max_depth=2, min_samples_leaf=40, split_alpha=None,
             random_state=0), emb, cells),
         ("cluster", sb.ClusterPartitioner(random_state=0), emb, cells),
         ("cross", sb.CrossPartitioner([
@@ -320,7 +320,7 @@ def _dumped(tmp_path, est, change):
          "NaN or infinite"),
         ("bb-kd", lambda e: e.partitioner_.bound_lower_.__setitem__((0, 0), 1e9),
          "exceeds its upper"),
-        ("learned-merge", lambda e: e.scale_.__setitem__(slice(None), 1e-308),
+        ("learned-default", lambda e: e.scale_.__setitem__(slice(None), 1e-308),
          "scale_ holds a spread below"),
         ("s-bb-features", lambda e: setattr(e, "scaler", "hierarchical"),
          "_scaler_seed is set, but the parameters use none"),
@@ -341,8 +341,7 @@ def _dumped(tmp_path, est, change):
          "confidence_column"),
         ("reader-pipeline", lambda e: e.steps.reverse(), "cannot be a step"),
         ("reader-pipeline", lambda e: setattr(e, "steps", "steps"), "steps"),
-        ("learned-merge", lambda e: setattr(
-            e, "centers_", np.zeros((100_000, e.centers_.shape[1]))), "entries"),
+        ("learned-default", lambda e: setattr(e, "n_cells_", 10**9), "n_cells_"),
         ("bb-kd", lambda e: setattr(e.partitioner_, "n_cells_", 10**9), "n_cells_"),
         ("hls", lambda e: setattr(e, "stray_", 1), "stray key"),
     ],

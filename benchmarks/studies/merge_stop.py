@@ -1,15 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""The merge stop of ``CalibrationTreePartitioner()`` before and after, on every set.
+"""The one-liner ``BetaBinningCalibrator(CalibrationTreePartitioner())`` on every set.
 
-Issue 21, item 3. The default partition (``strategy="merge"``) merges fine
-k-means cells until every merge would lose more than a quantile of
-``sigma^2 chi^2_2``. Before: the ``1 - split_alpha / K`` quantile (Bonferroni
-over the ``K`` fine cells); after: the ``1 - split_alpha`` quantile (the
-heterogeneity test before the merges already keeps a calibrated sample one
-cell). Both are run side by side in one process on the same rows (the module
-switch ``_tree.MERGE_STOP_PER_CELL``), each one-liner
-``BetaBinningCalibrator(CalibrationTreePartitioner())`` given unfitted (its
-honest split):
+Issue 21, item 3, written for the merge stop of the retired
+``strategy="merge"`` (issue 38 retired it; ``results/merge_stop.md`` keeps
+its figures). Today it runs the one-liner, or its arms given by
+``--honest`` / ``--split-alpha`` (the tree's parameters), side by side in one
+process on the same rows, each given unfitted (its honest split); the
+harness of ``label_floor.py``:
 
 - ``planted``: 16 Gaussian blobs in 32-d, each its own intercept and slope on
   the logit, 1,000-5,000 calibration rows per group, 2,000 test rows per group,
@@ -27,7 +24,7 @@ honest split):
 
 Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python
 benchmarks/studies/merge_stop.py`` (``--sets``, ``--seeds``, ``--n-null``);
-writes ``results/merge_stop.md`` and its CSV.
+writes ``results/oneliner_sets.md`` and its CSV.
 """
 
 import argparse
@@ -43,7 +40,6 @@ import pandas as pd
 import sklearn
 from threadpoolctl import threadpool_limits
 
-import sklearn_betacal._partition._tree as _tree
 from sklearn_betacal import (
     BetaBinningCalibrator,
     CalibrationTreePartitioner,
@@ -65,23 +61,13 @@ from planted_groups import null_split_rate  # noqa: E402
 
 B = 50
 B_GRID = (20, 40, 80)
-#: the two stops: MERGE_STOP_PER_CELL
-STOPS = {"before (alpha / K)": True, "after (alpha)": False}
+#: the arms: name -> CalibrationTreePartitioner parameters
+STOPS = {"one-liner": {}}
 
 
 def one_liner(stop, seed):
-    """The one-liner under arm ``stop``: a merge stop, or ``--honest``'s fraction."""
-    setting = STOPS[stop]
-    if isinstance(setting, dict):  # --honest / --split-alpha: today's stop, these
-        _tree.MERGE_STOP_PER_CELL = False
-        setting = dict(setting)
-        # --split-test: the heterogeneity test's variance (read at fit)
-        test = setting.pop("split_test", "score")
-        _tree.SCORE_SPLIT_TEST = test != "pooled"
-        _tree.SCORE_MERGE = test == "score+merge"
-        return CalibrationTreePartitioner(random_state=seed, **setting)
-    _tree.MERGE_STOP_PER_CELL = setting  # read when the partition is fitted
-    return CalibrationTreePartitioner(random_state=seed)
+    """The one-liner's partitioner under arm ``stop`` (:data:`STOPS`)."""
+    return CalibrationTreePartitioner(random_state=seed, **STOPS[stop])
 
 
 def debiased(y, p, g):
@@ -312,31 +298,23 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=2, help="influences seeds")
     parser.add_argument("--other-seeds", type=int, default=3, help="other sets")
     parser.add_argument("--n-null", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=RESULTS / "merge_stop.md")
+    parser.add_argument("--out", type=Path, default=RESULTS / "oneliner_sets.md")
     parser.add_argument(
         "--honest",
         nargs="+",
         type=float,
         default=None,
-        help="compare these honest_fraction values (today's stop) instead of the stops",
+        help="compare these honest_fraction values",
     )
     parser.add_argument(
         "--split-alpha",
         nargs="+",
         type=float,
         default=None,
-        help="compare these split_alpha values (today's stop) instead of the stops",
-    )
-    parser.add_argument(
-        "--split-test",
-        nargs="+",
-        choices=["pooled", "score", "score+merge"],
-        default=None,
-        help="compare the fine cells' heterogeneity test with the pooled variance "
-        "(before session 13) and with each cell's own (today's)",
+        help="compare these split_alpha values",
     )
     args = parser.parse_args(argv)
-    if args.honest or args.split_alpha or args.split_test:
+    if args.honest or args.split_alpha:
         STOPS.clear()
         STOPS.update(
             {f"honest {f:g}": {"honest_fraction": f} for f in args.honest or ()}
@@ -344,7 +322,6 @@ def main(argv=None):
         STOPS.update(
             {f"split_alpha {a:g}": {"split_alpha": a} for a in args.split_alpha or ()}
         )
-        STOPS.update({f"{t} test": {"split_test": t} for t in args.split_test or ()})
     threadpool_limits(1)
     load0, t0 = os.getloadavg(), time.perf_counter()
     seeds, other = range(args.seeds), range(args.other_seeds)
@@ -360,21 +337,19 @@ def main(argv=None):
             records += list(triviaqa_rows(other))
         if "cifar" in args.sets:
             records += list(cifar_rows(data_dir(args.data), other))
-    _tree.MERGE_STOP_PER_CELL = False
-    _tree.SCORE_SPLIT_TEST, _tree.SCORE_MERGE = True, False
     R = pd.DataFrame(records)
     R["model"] = R.get("model", pd.Series(index=R.index, dtype=object)).fillna("-")
     R.to_csv(args.out.with_suffix(".csv"), index=False)
     load1 = os.getloadavg()
     lines = [
-        "# The merge stop before and after (issue 21, item 3)",
+        "# The one-liner on every set (issue 21, item 3; arms side by side)",
         "",
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"{time.perf_counter() - t0:.0f} s; load average (1, 5, 15 min) "
         f"{' '.join(f'{x:.2f}' for x in load0)} (start) / "
         f"{' '.join(f'{x:.2f}' for x in load1)} (end), 2 shared cores. "
         f"Python {platform.python_version()}, numpy {np.__version__}, "
-        f"scikit-learn {sklearn.__version__}. Both stops side by side in one "
+        f"scikit-learn {sklearn.__version__}. The arms side by side in one "
         "process on the same rows (see the script's docstring for the sets); "
         f"influences seeds {list(seeds)}, TriviaQA and CIFAR seeds {list(other)}, "
         "planted seeds 0-4.",

@@ -194,10 +194,6 @@ def run(data_dir, seeds, models, kinds, minilm, csv=None):
             if model is not None:
                 rec["cells"] = len(model.cells_)
                 rec["b"] = model.points_per_bin_
-                part = model.partitioner_
-                if hasattr(part, "fine_cell_"):
-                    rec["n_fine"] = part.fine_cell_.size
-                    rec["split_p"] = part.split_pvalue_
             rows.append(rec)
         if csv is not None:  # after every set: a partial run keeps its rows
             pd.DataFrame(rows).to_csv(csv, index=False)

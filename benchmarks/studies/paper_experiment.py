@@ -129,12 +129,6 @@ def main(argv=None):
         action="store_true",
         help="BB-T's tree without its significance stop (split_alpha=None)",
     )
-    parser.add_argument(
-        "--tree-strategy",
-        choices=["merge", "tree"],
-        default=None,
-        help="BB-T's partitioner strategy (default: CalibrationTreePartitioner's)",
-    )
     parser.add_argument("--out", type=Path, default=RESULTS / "paper_experiment.md")
     args = parser.parse_args(argv)
 
@@ -147,7 +141,6 @@ def main(argv=None):
         "tree_kwargs": {
             "n_components": args.tree_components,
             **({"split_alpha": None} if args.tree_no_stop else {}),
-            **({"strategy": args.tree_strategy} if args.tree_strategy else {}),
         },
     }
     if args.calibrators:

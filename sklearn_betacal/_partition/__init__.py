@@ -15,8 +15,7 @@ calibrator, Alg. 2). This module provides four:
 - :class:`CrossPartitioner`, the cross of several partitions (e.g. the model
   that answered x a kd-tree cell of the question embedding);
 - :class:`CalibrationTreePartitioner`, cells learned from labels and
-  confidences where the miscalibration differs (``_tree.py``; its default
-  strategy, fine cells merged by their recalibration, in ``_merge.py``).
+  confidences where the miscalibration differs (``_tree.py``).
 
 One module per family: ``_kdtree.py`` (the kd-tree; its numerical work is in
 ``_kernels/_kdtree.py``), ``_columns.py`` (group column, clusterer, cross) and

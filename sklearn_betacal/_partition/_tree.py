@@ -29,14 +29,13 @@ from .._kernels._scaling import (
     to_logit,
     unit_exponent,
 )
-from .._state import FEATURES, Array, Custom, Float, Int, Schema
+from .._state import FEATURES, Array, Custom, Int, Schema
 from .._validation import (
     MAX_COUNT_TOTAL,
     check_binary_labels,
     check_confidence,
     check_weights,
 )
-from . import _merge
 from ._base import (
     _PartitionerMixin,
     check_node_arrays,
@@ -46,60 +45,12 @@ from ._base import (
     validate_numeric,
 )
 
-#: Level of the merge stop when the heterogeneity test is off
-#: (``split_alpha=None``).
-MERGE_ALPHA = 0.05
-#: Fine cells of ``strategy="merge"`` hold about this many leaf minima
-#: (``4 * min_samples_leaf_``, i.e. ``8 b`` rows of the honest half): smaller
-#: ones estimate their recalibration too noisily to be merged right (on the
-#: planted-group benchmark 1, 2, 4, 8 leaves recovered 0.76, 0.78, 0.84,
-#: 0.86 of the oracle's gain with 200, 100, 50, 25 fine cells), larger ones
-#: leave too few cells for a few thousand rows.
-FINE_LEAVES = 4
-#: ... but at least this many fine cells where the leaf minimum allows.
-MIN_FINE_CELLS = 8
-#: The k-means of the fine cells is fitted on at most this many rows per
-#: centre (a uniform draw of the weighted rows, their weights kept), then
-#: every row goes to its nearest centre: its cost stops growing with the
-#: rows. On all rows, 128 and 64 rows per centre the planted groups kept
-#: 0.85, 0.84, 0.83 of the oracle's gain and calibrated null samples split
-#: 2, 1, 3 of 60 times; the real sets moved within their seed-to-seed spread
-#: (``benchmarks/results/learned_cost.md``). ``None``: all rows.
-KMEANS_ROWS_PER_CELL = 64
-#: ... but never on fewer rows than this: below it the k-means is cheap and
-#: sees every row (small fits, the paper's experiment, ``--tune``'s folds:
-#: the cells of every fit of at most this many grown rows are as before).
-KMEANS_MIN_ROWS = 4096
-#: ``directions="recalibration"`` with ``strategy="merge"``: the learned
-#: directions' positions together spread this share of the features' total.
-DIRECTION_SHARE = 1.0
-#: The merge stop's level: a merge is refused when it would lose more than
-#: the ``1 - alpha`` quantile of ``sigma^2 chi^2_2``, ``alpha = split_alpha``.
-#: The heterogeneity test before it already holds the size (a calibrated
-#: sample stays one cell), so the stop is set for power: Bonferroni over the
-#: ``K`` fine cells (``alpha = split_alpha / K``, the rule before; ``True``
-#: here restores it, for side-by-side benchmarks) merged real groups away.
-MERGE_STOP_PER_CELL = False
-#: The heterogeneity test of the fine cells is Rao's score test with each
-#: cell's own information (``_merge.score_heterogeneity_statistic``): on
-#: calibrated planted samples the pooled-variance test it replaced (``False``
-#: here, for side-by-side benchmarks) rejected too often in the tail
-#: (``benchmarks/results/split_test.md``).
-SCORE_SPLIT_TEST = True
-#: The merges' costs with each cell's own information too (the score
-#: statistic lost, ``_merge.merge_cells(..., V=...)``), a switch for
-#: side-by-side benchmarks, off: it gained on planted groups (0.81 -> 0.84 of
-#: the oracle's gain) and TriviaQA (verbal 0.38 -> 0.83) but lost on
-#: influences token and log loss on three sets
-#: (``benchmarks/results/score_merge.md``).
-SCORE_MERGE = False
-
 #: Default minimum leaf size when no ``points_per_bin`` reaches the
 #: partitioner: twice a typical ``b = 50``.
 DEFAULT_MIN_LEAF = 100
 
 
-def recalibration_scores(h, y, w, *, return_info=False):
+def recalibration_scores(h, y, w):
     """Per-row score of a global Platt recalibration, whitened (MOB criterion).
 
     Fits ``p = sigma(a s + b)`` with ``s`` the data-aware clipped logit of
@@ -111,12 +62,6 @@ def recalibration_scores(h, y, w, *, return_info=False):
     of recalibrating ``C`` separately (Zeileis, Hothorn and Hornik, "Model-based
     recursive partitioning", JCGS 2008). A squared-error regression tree on
     ``G`` maximises the sum of these statistics over its leaves.
-
-    With ``return_info=True`` also returns ``Q_i = sqrt(p_i (1 - p_i)) [1,
-    s_i] L``: ``sum_{i in C} w_i Q_i Q_i^T`` is the Fisher information of
-    ``C``'s own intercept and slope in the whitened coordinates (the
-    variance of ``C``'s score sum under the global recalibration; the
-    identity times ``W`` over all rows).
     """
     # Platt's smoothed targets keep the fit finite; the weights scaled as a
     # PlattScaler scales them (its logit clip counts the total weight as rows)
@@ -132,10 +77,7 @@ def recalibration_scores(h, y, w, *, return_info=False):
     # (every label alike) leaves nothing to whiten: the identity then
     info += (1e-12 * trace if np.isfinite(trace) and trace > 0 else 1.0) * np.eye(2)
     chol = np.linalg.cholesky(np.linalg.inv(info))
-    G = ((y - p)[:, None] * x) @ chol
-    if not return_info:
-        return G
-    return G, (np.sqrt(p * (1 - p))[:, None] * x) @ chol
+    return ((y - p)[:, None] * x) @ chol
 
 
 def column_spread(Z, w):
@@ -316,19 +258,9 @@ def recalibration_directions(X, y, w, h, random_state, groups=None):
     return np.ascontiguousarray(dirs), np.ldexp(proj, e)  # in units of X
 
 
-def _merging(state):
-    return state["strategy"] == "merge"
-
-
-def _growing(state):
-    return state["strategy"] == "tree"
-
-
 def _max_cells(state):
-    """What fit can produce: at most ``MAX_FINE_CELLS`` merged cells, or
-    ``2**max_depth`` leaves (a single leaf at depth 0)."""
-    if _merging(state):
-        return _merge.MAX_FINE_CELLS
+    """What fit can produce: ``2**max_depth`` leaves (a single leaf at depth
+    0)."""
     return 2 ** min(max(state["max_depth"], 1), 62)
 
 
@@ -353,77 +285,38 @@ def _check_learned_tree(owner, name, tree, state):
 
 
 def _check_relations(owner, state):
-    """The projection, the scales and the cells agree with each other and
-    with ``strategy``."""
-    d, comps, mean = state["n_features_in_"], state["components_"], state["mean_"]
+    """The projection, the scales and the cells agree with each other."""
+    comps, mean = state["components_"], state["mean_"]
     n_dir, n_cells = state["n_directions_"], state["n_cells_"]
     n_comp = 0 if comps is None else comps.shape[0]
-    if _merging(state):
-        if n_dir != n_comp:
-            raise damaged(owner, "n_directions_ is not the rows of components_")
-        if mean is None:
-            raise damaged(owner, "mean_ is missing")
-        n_scale = d + n_dir
-    else:
-        if n_dir > n_comp:
-            raise damaged(owner, "n_directions_ exceeds the rows of components_")
-        if (comps is None) != (mean is None):
-            raise damaged(owner, "mean_ and components_ are not set together")
-        n_scale = _n_split(state)
+    if n_dir > n_comp:
+        raise damaged(owner, "n_directions_ exceeds the rows of components_")
+    if (comps is None) != (mean is None):
+        raise damaged(owner, "mean_ and components_ are not set together")
+    n_scale = _n_split(state)
     scale = state["scale_"]
     if scale is None or scale.shape != (n_scale,):
         raise damaged(owner, f"scale_ is not {n_scale} spreads")
     # a spread is a normal float64, and not below 2**-60 of the features'
-    # magnitude: float64 rows that close together are equal (1e-308 moved
-    # every row to the first fine cell)
+    # magnitude: float64 rows that close together are equal
     floor = np.finfo(np.float64).tiny
     if mean is not None and mean.size:
         floor = max(floor, float(np.max(np.abs(mean))) * 2.0**-60)
     if np.any(scale < floor):
         raise damaged(owner, f"scale_ holds a spread below {floor:.3g}")
-    if _merging(state):
-        centers, fine = state["centers_"], state["fine_cell_"]
-        if centers.shape[1] != n_scale or fine.shape != (centers.shape[0],):
-            raise damaged(
-                owner,
-                f"centers_ and fine_cell_ have shapes {centers.shape}, "
-                f"{fine.shape}: not one row of {n_scale} per fine cell",
-            )
-        if not np.array_equal(np.unique(fine), np.arange(n_cells)):
-            raise damaged(
-                owner, f"fine_cell_ does not use the cells 0 .. {n_cells - 1}"
-            )
-        if state["cell_parent_"].shape != (2 * n_cells - 1,) or not (
-            _merge.check_hierarchy(state["cell_parent_"], n_cells)
-        ):
-            raise damaged(owner, "cell_parent_ is not a merge hierarchy of the cells")
-        leaves = np.arange(n_cells)
-    else:
-        leaves = np.flatnonzero(state["tree_"]["cell"] >= 0)
+    leaves = np.flatnonzero(state["tree_"]["cell"] >= 0)
     if not np.array_equal(state["leaf_nodes_"], leaves):
         raise damaged(owner, "leaf_nodes_ are not the tree's leaves")
     if state["leaf_n_samples_"].shape != (n_cells,):
         raise damaged(owner, "leaf_n_samples_ is not one weight per cell")
     state["leaf_nodes_"] = state["leaf_nodes_"].astype(np.int64)
-    for key in ("fine_cell_", "cell_parent_"):
-        if state.get(key) is not None:
-            state[key] = state[key].astype(np.int64)
 
 
 class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     """Partition learned where the confidence is miscalibrated differently.
 
-    Two strategies read one per-row statistic, the score of a global Platt
-    recalibration (below). The default, ``strategy="merge"``, cuts the
-    partition features into fine cells (k-means, about ``8 b`` rows each,
-    labels unseen) and merges the cells whose recalibrations do not differ
-    significantly (Ward's criterion on the mean scores), after testing that
-    the fine cells differ at all (a ``chi^2`` test at ``split_alpha``; a
-    calibrated sample stays one cell). It finds many groups of any shape --
-    topics of questions in an embedding -- where a tree of depth 3 holds at
-    most 8 half-spaces. ``strategy="tree"`` grows a regression tree instead,
-    whose splits separate rows that need different recalibrations. With the
-    confidences (``fit(...,
+    A regression tree on the partition features whose splits separate rows
+    that need different recalibrations. With the confidences (``fit(...,
     confidence=h)``, which every group-conditional calibrator passes) the
     tree is grown on the per-row scores of one global Platt recalibration
     (``criterion="recalibration"``): a split is worth as much as giving each
@@ -453,9 +346,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     Parameters
     ----------
     max_depth : int, default=3
-        ``strategy="tree"``: maximum depth of the tree; at most
-        ``2**max_depth`` cells. ``strategy="merge"``: only ``0`` (one cell)
-        counts; the number of cells is found by the merge.
+        Maximum depth of the tree; at most ``2**max_depth`` cells.
     min_samples_leaf : int or "auto", default="auto"
         Minimum rows per leaf. ``"auto"``: ``2 * points_per_bin`` when a
         calibrator passes its ``points_per_bin`` to ``fit``, else 100.
@@ -484,11 +375,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         features. With ``n_components=None`` and ``directions=None`` the
         candidate splits are thresholds of the features of ``X`` themselves,
         the right choice for tabular features with a meaning of their own.
-    directions : {"auto", "recalibration"} or None, default="auto"
-        ``"auto"``: ``"recalibration"`` for ``strategy="tree"``, ``None``
-        for ``strategy="merge"`` (on 16 planted groups in 32 dimensions the
-        two learned directions as extra k-means coordinates recovered 0.67
-        of the known groups' gain instead of 0.84, at three times the cost).
+    directions : {"recalibration"} or None, default="recalibration"
         ``"recalibration"``: the tree splits on the projections of ``X``
         onto two *learned* directions, those along which the
         recalibration's intercept and slope change: the ``X`` and ``s X``
@@ -507,42 +394,16 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         Without confidences: one direction, the ridge regression of ``y`` on
         ``X``. Costs about 30 regularised fits (seconds for 10^5 rows of 32
         features). ``None``: no learned directions (see ``n_components``).
-    strategy : {"merge", "tree"}, default="merge"
-        ``"merge"``: fine cells merged by their recalibration. The fine cells
-        are the k-means clusters (scikit-learn's
-        :class:`~sklearn.cluster.KMeans`, weighted, one initialisation,
-        fitted on a uniform draw of at most 64 rows per cluster but at
-        least 4,096 rows, every row then sent to its nearest centre) of
-        the features, centred and divided by one common spread, about
-        ``4 * min_samples_leaf`` rows each (at least 8 cells where
-        ``min_samples_leaf`` allows, at most 256). With ``K`` of them, the
-        score sums ``S_c`` and Fisher informations ``I_c`` give Rao's score
-        statistic of cell-own recalibrations ``sum_c S_c^T I_c^{-1} S_c -
-        S^T I^{-1} S``, about ``chi^2_{k (K - 1)}`` for a calibrated sample
-        (the cells do not depend on the labels; with ``criterion="residual"``
-        ``I_c = sum h (1 - h)``, without confidences the pooled variance of
-        ``y``); unless it exceeds the ``1 - split_alpha`` quantile the
-        partition is one cell (``split_pvalue_``). Otherwise the cheapest
-        pair of cells is merged -- merging ``a`` and ``b`` loses ``W_a W_b /
-        (W_a + W_b) ||S_a / W_a - S_b / W_b||^2`` -- until every merge
-        would lose more than the ``1 - split_alpha`` quantile of
-        ``sigma^2 chi^2_k`` (not corrected for the ``K`` cells: the test
-        before it holds the size, the stop is set for power); a cell below
-        ``min_samples_leaf`` is always
-        merged with its cheapest partner. The merges after the stop form the
-        hierarchy of :meth:`cell_ancestors`. ``"tree"``: the regression tree
-        described by ``max_depth``, ``n_components`` and ``directions``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the honest split, the k-means of the fine cells, the folds of
-        the direction fit and the
+        Seeds the honest split, the folds of the direction fit and the
         tree's tie-breaking among features. Inside a calibrator, ``None``
         is replaced by a seed derived from the calibrator's
         ``random_state``, which also draws the honest split.
 
     Attributes
     ----------
-    tree_ : dict of ndarrays or None
-        ``None`` for ``strategy="merge"``. The fitted tree's node arrays
+    tree_ : dict of ndarrays
+        The fitted tree's node arrays
         (grown by scikit-learn's
         :class:`~sklearn.tree.DecisionTreeRegressor`, kept as plain arrays),
         depth first, root first, named as in scikit-learn's ``Tree`` and
@@ -555,24 +416,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         rounded to float32, as the tree sees them): multiply by
         ``scale_[feature]`` for the units of the features.
     leaf_nodes_ : ndarray of shape (`n_cells_`,)
-        Node id (index of the ``tree_`` arrays) of the leaf of each cell;
-        ``0 .. n_cells_ - 1`` for ``strategy="merge"`` (the first nodes of
-        ``cell_parent_``).
-    centers_ : ndarray of shape (n_fine_cells, n_coordinates) or None
-        ``strategy="merge"``: the fine cells' k-means centres, in the
-        coordinates ``(X - mean_) / scale_`` (then the learned directions'
-        positions, with ``directions="recalibration"``); a row belongs to
-        the fine cell of its nearest centre. ``None`` for a tree.
-    fine_cell_ : ndarray of shape (n_fine_cells,), int64, or None
-        ``strategy="merge"``: the cell of every fine cell.
-    cell_parent_ : ndarray of shape (2 * `n_cells_` - 1,), int64, or None
-        ``strategy="merge"``: the merges above the cells, as parent node ids
-        (nodes ``0 .. n_cells_ - 1`` are the cells, the root is last and has
-        ``-1``); a cell too small for its own binning falls back to its
-        nearest merge.
-    split_pvalue_ : float or None
-        ``strategy="merge"``: the p-value of the test that the fine cells
-        differ (1.0 where there were fewer than two); ``None`` for a tree.
+        Node id (index of the ``tree_`` arrays) of the leaf of each cell.
     n_cells_ : int
         Number of leaves.
     leaf_n_samples_ : ndarray of shape (`n_cells_`,), float64
@@ -581,8 +425,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     min_samples_leaf_ : int
         The resolved minimum leaf size, in rows (total weight).
     components_ : ndarray of shape (n_projections, `n_features_in_`) or None
-        With ``directions`` or ``n_components`` (of a tree; of the merge only
-        the learned directions): the directions the tree
+        With ``directions`` or ``n_components``: the directions the tree
         splits on, the learned ones first (`n_directions_` rows), then the
         principal ones (unit rows, sign fixed so the largest entry is
         positive; a learned direction that could not be fitted -- one
@@ -592,17 +435,14 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         Number of learned directions at the top of ``components_`` (0
         without ``directions``).
     mean_ : ndarray of shape (`n_features_in_`,) or None
-        With ``directions`` or ``n_components``, and always for
-        ``strategy="merge"``: the weighted mean of ``X`` removed before the
-        projection.
+        With ``directions`` or ``n_components``: the weighted mean of ``X``
+        removed before the projection.
     scale_ : ndarray of shape (n_split_features,)
         Weighted standard deviation of each feature the tree splits on (the
         projections, or the features of ``X``), by which it is divided: the
         partition does not depend on the scale of ``X`` (the tree works in
         float32, where features near 1e150 overflow and spreads below 1e-7
-        count as constant). ``strategy="merge"``: the common spread of the
-        features (repeated ``n_features_in_`` times), then the scale of each
-        learned direction's positions.
+        count as constant).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
@@ -625,33 +465,13 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from sklearn_betacal import CalibrationTreePartitioner
-    >>> rng = np.random.default_rng(0)
-    >>> # four clusters; the model is overconfident in two opposite corners
-    >>> centres = np.array([[0, 0], [0, 6], [6, 0], [6, 6]])
-    >>> group = rng.integers(0, 4, size=4000)
-    >>> Z = centres[group] + rng.normal(size=(4000, 2))
-    >>> h = rng.uniform(0.3, 1.0, size=4000)
-    >>> over = np.isin(group, [0, 3])
-    >>> y = (rng.uniform(size=4000) < np.where(over, h - 0.25, h)).astype(int)
-    >>> part = CalibrationTreePartitioner(random_state=0).fit(Z, y, confidence=h)
-    >>> part.n_cells_, part.centers_.shape  # 10 fine cells merged into 3
-    (3, (10, 2))
-    >>> cells = part.apply(Z)  # no half-space holds the two corners
-    >>> # every cell pure; the stop is set for power, so the calibrated
-    >>> # corners may keep two cells (the overconfident ones are one)
-    >>> [round(float(np.mean(over[cells == c])), 2) for c in range(3)]
-    [0.0, 1.0, 0.0]
-    >>> # calibrated labels: the fine cells do not differ, one cell
-    >>> y0 = (rng.uniform(size=4000) < h).astype(int)
-    >>> CalibrationTreePartitioner(random_state=0).fit(Z, y0, confidence=h).n_cells_
-    1
     >>> # the tree: overconfident where Z[:, 0] > 0.5, calibrated elsewhere
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.uniform(size=(4000, 2))
     >>> h = rng.uniform(0.3, 1.0, size=4000)
     >>> acc = np.where(Z[:, 0] > 0.5, h - 0.25, h)
     >>> y = (rng.uniform(size=4000) < acc).astype(int)
-    >>> part = CalibrationTreePartitioner(max_depth=1, strategy="tree", random_state=0)
+    >>> part = CalibrationTreePartitioner(max_depth=1, random_state=0)
     >>> part = part.fit(Z, y, confidence=h)
     >>> part.n_cells_
     2
@@ -663,15 +483,17 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
     >>> [round(float(np.mean(Z[cells == c, 0] > 0.5)), 2) for c in range(2)]
     [0.01, 0.97]
     >>> # on the features themselves: a threshold of the first one
-    >>> raw = CalibrationTreePartitioner(
-    ...     max_depth=1, directions=None, strategy="tree", random_state=0
-    ... )
+    >>> raw = CalibrationTreePartitioner(max_depth=1, directions=None, random_state=0)
     >>> raw = raw.fit(Z, y, confidence=h)
     >>> nodes = raw.tree_  # thresholds on the features / scale_
     >>> int(nodes["feature"][0])
     0
     >>> round(float(nodes["threshold"][0] * raw.scale_[0]), 2)
     0.5
+    >>> # calibrated labels: no split is significant, one cell
+    >>> y0 = (rng.uniform(size=4000) < h).astype(int)
+    >>> CalibrationTreePartitioner(random_state=0).fit(Z, y0, confidence=h).n_cells_
+    1
     """
 
     _parameter_constraints = {
@@ -684,8 +506,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         "honest_fraction": [Interval(Real, 0, 1, closed="neither")],
         "split_alpha": [Interval(Real, 0, 1, closed="neither"), None],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "directions": [StrOptions({"recalibration", "auto"}), None],
-        "strategy": [StrOptions({"merge", "tree"})],
+        "directions": [StrOptions({"recalibration"}), None],
         "random_state": ["random_state"],
     }
 
@@ -699,13 +520,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                           max_len=lambda s: s["n_features_in_"] + 2),
         mean_=Array("f", ("n_features_in_",), none=True),
         scale_=Array("f", (None,), none=True),
-        tree_=Custom(_check_learned_tree, when=_growing, kept=True),
-        centers_=Array("f", (None, None), when=_merging, kept=True,
-                       max_len=_merge.MAX_FINE_CELLS),
-        fine_cell_=Array("i", (None,), when=_merging, kept=True,
-                         max_len=_merge.MAX_FINE_CELLS),
-        cell_parent_=Array("i", (None,), when=_merging, kept=True),
-        split_pvalue_=Float(0, 1, what="a p-value", when=_merging, kept=True),
+        tree_=Custom(_check_learned_tree),
         leaf_nodes_=Array("i", (None,)),
         leaf_n_samples_=Array("if", (None,), low=0),
         rules=(_check_relations,),
@@ -720,8 +535,7 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         honest_fraction=0.5,
         split_alpha=0.05,
         n_components=None,
-        directions="auto",
-        strategy="merge",
+        directions="recalibration",
         random_state=None,
     ):
         self.max_depth = max_depth
@@ -731,7 +545,6 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         self.split_alpha = split_alpha
         self.n_components = n_components
         self.directions = directions
-        self.strategy = strategy
         self.random_state = random_state
 
     def honest_split(self, n_rows, random_state=None, groups=None):
@@ -829,10 +642,6 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         else:
             leaf = int(self.min_samples_leaf)
         self.min_samples_leaf_ = leaf
-        # info: per row, Q with sum_C w Q Q^T the variance of a set C's
-        # target sum on a sample that one recalibration fits (the merge's
-        # heterogeneity test reads it; None: the target's pooled variance)
-        info = None
         if confidence is None:
             target = (y - np.average(y, weights=w)).reshape(-1, 1)
         else:
@@ -844,27 +653,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
                 )
             if self.criterion == "residual":
                 target = (y - h).reshape(-1, 1)
-                info = np.sqrt(h * (1 - h)).reshape(-1, 1)
             else:
-                target, info = self._recalibration_scores(h, y, w)
+                target = self._recalibration_scores(h, y, w)
         total = float(np.sum(w))
-        if self.strategy == "merge":
-            return self._fit_merge(
-                X,
-                target,
-                w,
-                leaf,
-                total,
-                y,
-                None if confidence is None else h,
-                info,
-                groups=groups,
-            )
-        self.centers_ = self.fine_cell_ = self.cell_parent_ = None
-        self.split_pvalue_ = None
         self.components_, self.mean_, self.n_directions_ = None, None, 0
         parts, cross_fitted = [], None
-        if self.directions is not None:  # "auto" is "recalibration" here
+        if self.directions is not None:
             dirs, cross_fitted = recalibration_directions(
                 X, y, w, None if confidence is None else h, self.random_state, groups
             )
@@ -912,125 +706,11 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         return self
 
     def _recalibration_scores(self, h, y, w):
-        """:func:`recalibration_scores` of the rows the tree is grown on, with
-        their information rows (a method: a caller growing many trees on the
-        same rows, as ``betacal fit --tune``'s candidates do, computes them
-        once)."""
-        return recalibration_scores(h, y, w, return_info=True)
+        """:func:`recalibration_scores` of the rows the tree is grown on (a
+        method: a caller growing many trees on the same rows, as ``betacal
+        fit --tune``'s candidates do, computes them once)."""
+        return recalibration_scores(h, y, w)
 
-    def _fit_merge(self, X, target, w, leaf, total, y, h, info=None, groups=None):
-        """``strategy="merge"``: fine k-means cells merged by their
-        recalibration (``_merge``); sets the fitted state."""
-        from scipy.stats import chi2
-        from sklearn.cluster import KMeans
-
-        n, d = X.shape
-        keep = w > 0
-        e = unit_exponent(X)  # computed on X * 2**-e: no overflow
-        U = np.ldexp(X, -e)
-        mean = (w @ U) / total
-        U -= mean  # centred in place: one array of the rows' size, not three
-        spread = float(np.sqrt(np.mean((w @ U**2) / total)))
-        if not (np.isfinite(spread) and spread > 0):
-            spread = 1.0
-        self.tree_, self.components_, self.n_directions_ = None, None, 0
-        self.mean_ = np.ldexp(mean, e)
-        self.scale_ = np.full(d, np.ldexp(spread, e))
-        Xs = U
-        Xs /= spread
-        if self.directions == "recalibration":
-            # the learned recalibration directions as extra coordinates, on
-            # one scale with the features: together as much spread as all d
-            # features (cross-fitted positions, as the tree is grown on)
-            dirs, cross = recalibration_directions(
-                X, y, w, h, self.random_state, groups
-            )
-            dspread = column_spread(cross[keep], w[keep]) / np.sqrt(
-                DIRECTION_SHARE * d / dirs.shape[0]
-            )
-            self.components_, self.n_directions_ = dirs, int(dirs.shape[0])
-            self.scale_ = np.concatenate([self.scale_, dspread])
-            Xs = np.column_stack([Xs, cross / dspread])
-        d = Xs.shape[1]
-        # about FINE_LEAVES leaf minima per fine cell, but at least
-        # MIN_FINE_CELLS where the leaf minimum allows (a few hundred rows)
-        n_fine = max(
-            int(total // (FINE_LEAVES * leaf)), min(int(total // leaf), MIN_FINE_CELLS)
-        )
-        n_fine = _merge.distinct_rows_upto(
-            Xs if keep.all() else Xs[keep], min(n_fine, _merge.MAX_FINE_CELLS)
-        )
-        self.split_pvalue_ = 1.0
-        if self.max_depth == 0 or n_fine < 2:
-            self.centers_ = np.zeros((1, d))
-            fine = np.zeros(n, dtype=np.int64)
-            self.fine_cell_ = np.zeros(1, dtype=np.int64)
-            self.cell_parent_ = np.full(1, -1, dtype=np.int64)
-        else:
-            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-            # the k-means on a draw of the weighted rows (KMEANS_ROWS_PER_CELL;
-            # zero weight is drop, but a row of weight 2 and two copies of it
-            # are drawn differently once the draw applies)
-            rows = np.flatnonzero(keep)
-            if KMEANS_ROWS_PER_CELL is not None:
-                m = max(KMEANS_MIN_ROWS, KMEANS_ROWS_PER_CELL * n_fine)
-                if rows.shape[0] > m:
-                    rng = np.random.RandomState(seed)
-                    draw = rng.choice(rows.shape[0], m, replace=False)
-                    rows = rows[np.sort(draw)]
-            km = KMeans(n_fine, n_init=1, random_state=seed)
-            km.fit(Xs[rows], sample_weight=w[rows])
-            self.centers_ = np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
-            fine = _merge.nearest_center(Xs, self.centers_)
-            k = target.shape[1]
-            S = _cell_sums(fine, target * w[:, None], n_fine)
-            W = np.bincount(fine, weights=w, minlength=n_fine)
-            sigma2 = _score_variance(target, w)
-            V = None
-            if SCORE_SPLIT_TEST and info is not None:
-                # per fine cell the variance of its score sum, sum_i w_i Q_i Q_i^T
-                qq = (info * w[:, None])[:, :, None] * info[:, None, :]
-                V = _cell_sums(fine, qq.reshape(n, k * k), n_fine).reshape(n_fine, k, k)
-                stat, df = _merge.score_heterogeneity_statistic(S, V)
-                self.split_pvalue_ = float(chi2.sf(stat, df)) if df > 0 else 1.0
-            else:  # the test before session 13 (side-by-side benchmarks)
-                stat, n_used = _merge.heterogeneity_statistic(S, W)
-                df = k * max(n_used - 1, 1)
-                self.split_pvalue_ = (
-                    float(chi2.sf(stat / sigma2, df)) if sigma2 > 0 else 1.0
-                )
-            if self.split_alpha is not None and self.split_pvalue_ > self.split_alpha:
-                self.fine_cell_ = np.zeros(n_fine, dtype=np.int64)
-                self.cell_parent_ = np.full(1, -1, dtype=np.int64)
-            else:
-                alpha = MERGE_ALPHA if self.split_alpha is None else self.split_alpha
-                if MERGE_STOP_PER_CELL:  # the stop before session 7
-                    alpha = alpha / n_fine
-                if SCORE_MERGE and V is not None:
-                    self.fine_cell_, self.cell_parent_ = _merge.merge_cells(
-                        S, W, min_weight=leaf, threshold=chi2.isf(alpha, k), V=V
-                    )
-                else:
-                    threshold = sigma2 * chi2.isf(alpha, k)
-                    self.fine_cell_, self.cell_parent_ = _merge.merge_cells(
-                        S, W, min_weight=leaf, threshold=threshold
-                    )
-        self.n_cells_ = int(self.fine_cell_.max()) + 1
-        self.leaf_nodes_ = np.arange(self.n_cells_, dtype=np.int64)
-        cells = self.fine_cell_[fine]
-        self.leaf_n_samples_ = np.bincount(cells, weights=w, minlength=self.n_cells_)
-        return self
-
-    def _merge_coordinates(self, X):
-        """``strategy="merge"``: the coordinates of the fine cells' centres
-        (the scaled features, then the scaled learned-direction positions)."""
-        d = self.n_features_in_
-        Xc = X - self.mean_
-        if self.components_ is None:
-            Xc /= self.scale_[:d]  # in place: the same numbers, one array
-            return Xc
-        Xs = Xc / self.scale_[:d]
-        return np.column_stack([Xs, (Xc @ self.components_.T) / self.scale_[d:]])
 
     def _project(self, X):
         """The features the tree splits on: ``X`` itself or its coordinates
@@ -1081,15 +761,6 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_numeric(self, X, dtype=np.float64, reset=False)
-        if self.tree_ is None:  # strategy="merge": the nearest fine cell's cell
-            Xs = self._merge_coordinates(X)
-            if not np.all(np.isfinite(Xs)):
-                raise ValueError(
-                    "CalibrationTreePartitioner: some rows are too large for "
-                    "the fine cells (their scaled features overflow); rescale "
-                    "the partition features."
-                )
-            return self.fine_cell_[_merge.nearest_center(Xs, self.centers_)]
         return self._walk(self._project(X))
 
     def _walk(self, Z):
@@ -1122,22 +793,12 @@ class CalibrationTreePartitioner(_PartitionerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         t = self.tree_
-        if t is None:  # strategy="merge": the merges above the cells
-            return _merge.cell_chains(self.cell_parent_, self.n_cells_)
         return node_ancestors(t["children_left"], t["children_right"], self.leaf_nodes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         return tags
-
-
-def _cell_sums(cell, values, n_cells):
-    """Per cell the sum of each column of ``values`` (rows in row order, as
-    ``np.add.at`` sums them: the same bits)."""
-    return np.column_stack(
-        [np.bincount(cell, weights=col, minlength=n_cells) for col in values.T]
-    )
 
 
 def _score_variance(target, w):

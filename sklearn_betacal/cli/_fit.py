@@ -353,10 +353,64 @@ def _partitioner(args):
     return CrossPartitioner(parts), features
 
 
+#: ``--method`` omitted with --text/--group/--model-column: the recommended
+#: calibrator for grouped miscalibration (issue 38, the protocol of
+#: ``benchmarks/studies/recommended.py``). With --text whose every row is a
+#: question of its own: S-BB with the feature-aware scaler cross-fitted over
+#: 3 folds, over the learned partition of the text (it beat the tree
+#: one-liner on every score there); where questions repeat (several answers
+#: per question, or no text): BB over the learned partition (the groups'
+#: cells without text), which S-BB lost to on those logs.
+RECOMMENDED = {"method": "s-bb", "scaler": "features", "cv": 3}
+RECOMMENDED_REPEATED = {"method": "bb", "scaler": None, "cv": None}
+
+
+def _has_embeddings_extra():
+    """Whether the ``embeddings`` extra (sentence-transformers) is installed,
+    without importing it."""
+    import importlib.util
+
+    return importlib.util.find_spec("sentence_transformers") is not None
+
+
+def resolve_method(args, frame=None):
+    """Fill ``--method`` (and its scaler, cv and partition) when omitted:
+    the recommended calibrator where features are given (:data:`RECOMMENDED`,
+    or :data:`RECOMMENDED_REPEATED` without --text or once ``frame`` shows a
+    --text value on more than one row); ``--partition`` is ``learned`` for
+    it with --text, else ``kdtree``. Returns whether the method was chosen."""
+    chosen = getattr(args, "recommended", False)
+    if args.method is None:
+        if not (args.text or args.group or args.model_column):
+            raise UsageError(
+                "give --method NAME (temperature, platt, umd, s-b for the "
+                "confidence alone), or --text/--group/--model-column COL for the "
+                "recommended calibrator within groups"
+            )
+        chosen = args.recommended = True
+        args.given = {k: getattr(args, k) for k in ("scaler", "cv")}
+        args.method = "s-bb" if args.text else "bb"
+    if chosen:
+        if frame is not None:  # remembered for the calls without the rows
+            args.text_repeats = bool(frame[list(args.text or [])].duplicated().any())
+        repeated = not args.text or getattr(args, "text_repeats", False)
+        keep_sbb = any(v is not None for v in args.given.values())  # S-BB flags
+        pick = RECOMMENDED_REPEATED if repeated and not keep_sbb else RECOMMENDED
+        args.repeated = repeated
+        args.method = pick["method"]
+        for key in ("scaler", "cv"):
+            given = args.given[key]
+            setattr(args, key, pick[key] if given is None else given)
+    if args.partition is None:
+        args.partition = "learned" if chosen and args.text else "kdtree"
+    return chosen
+
+
 def build_estimator(args):
     """The unfitted calibrator for ``args.method``, and its feature columns."""
     import sklearn_betacal as sb
 
+    resolve_method(args)
     name, grouped = METHODS[args.method]
     has_features = bool(args.text or args.group or args.model_column)
     if grouped and not has_features:
@@ -620,7 +674,7 @@ def _embedded_bb_folds(est, X, y, cv, args, questions=None):
             key = (h.tobytes(), y.tobytes(), w.tobytes())
             if key not in scores:
                 scores[key] = super()._recalibration_scores(h, y, w)
-            return tuple(a.copy() for a in scores[key])
+            return scores[key].copy()
 
     # named as the tree it stands for, in any message of a fold's fit
     FoldTree.__name__ = FoldTree.__qualname__ = tree_type.__name__
@@ -823,18 +877,6 @@ def _component_labels(part, prefix=""):
         column = getattr(part, "group_column", "")
         head = f"{prefix or column}="
         return {i: f"{head}{g}" for i, g in enumerate(groups.tolist())}
-    fine = getattr(part, "fine_cell_", None)
-    if fine is not None:
-        # strategy="merge": each cell is a union of fine k-means cells
-        head = prefix or "cells"
-        if int(part.n_cells_) == 1:
-            return {0: f"{head}[all]"}
-        names = {}
-        for c in range(int(part.n_cells_)):
-            ids = np.flatnonzero(np.asarray(fine) == c).tolist()
-            shown = ", ".join(map(str, ids[:6])) + (", ..." if len(ids) > 6 else "")
-            names[c] = f"{head}[k-means {shown}]"
-        return names
     tree = getattr(part, "tree_", None)
     if isinstance(tree, dict) and "children_left" in tree:
         if getattr(part, "components_", None) is not None:
@@ -940,37 +982,17 @@ def summarize(est, X, args, out):
         file=out,
     )
     tree = _learned_tree(est)
-    merge = tree is not None and getattr(tree, "fine_cell_", None) is not None
     if tree is not None and tree.n_cells_ == 1:
-        if not merge:
-            why = (
-                "no direction of the text embedding along which the "
-                "miscalibration differs enough for its leaves of at least "
-                f"{tree.min_samples_leaf_} rows"
-            )
-        elif tree.split_alpha is not None and tree.split_pvalue_ > tree.split_alpha:
-            why = (
-                f"the text's {len(tree.fine_cell_)} fine k-means cells do not differ "
-                f"in their miscalibration (p = {tree.split_pvalue_:.3g} > "
-                f"split_alpha = {tree.split_alpha:g})"
-            )
-        else:
-            why = (
-                f"no group of the text's {len(tree.fine_cell_)} fine k-means cells "
-                "differs from the rest by more than a merge costs, so they merged "
-                f"back into one (their overall test: p = {tree.split_pvalue_:.3g})"
-            )
+        why = (
+            "no direction of the text embedding along which the "
+            "miscalibration differs enough for its leaves of at least "
+            f"{tree.min_samples_leaf_} rows"
+        )
         print(
             f"the learned tree found nothing to split: {why}; it is one cell, "
             "so every row gets the same calibrator, as without --text (more "
             "rows may show a split; --partition kdtree splits at medians "
             "regardless)",
-            file=out,
-        )
-    elif merge:
-        print(
-            f"the learned partition merged the text's {len(tree.fine_cell_)} fine "
-            f"k-means cells into {tree.n_cells_} cells",
             file=out,
         )
     elif tree is not None:
@@ -1088,7 +1110,13 @@ def add_fit(subparsers):
     parser.add_argument(
         "--model-column", metavar="COL", help="column naming the answering model"
     )
-    parser.add_argument("--method", required=True, choices=sorted(METHODS))
+    parser.add_argument(
+        "--method",
+        choices=sorted(METHODS),
+        help="the calibrator; omitted with --text/--group/--model-column: the "
+        "recommended one, s-bb with --scaler features --cv 3 over the learned "
+        "partition of the text",
+    )
     parser.add_argument("--output", required=True, metavar="MODEL")
     add_confidence_scale(parser)
     parser.add_argument(
@@ -1109,11 +1137,12 @@ def add_fit(subparsers):
     parser.add_argument(
         "--partition",
         choices=["kdtree", "learned"],
-        default="kdtree",
-        help="cells of the --text embedding: the paper's kd-tree (median "
+        default=None,
+        help="cells of the --text embedding (default: learned without --method, "
+        "else kdtree): the paper's kd-tree (median "
         "splits), or cells learned where the miscalibration differs "
-        "(CalibrationTreePartitioner: fine cells merged by their "
-        "recalibration, fitted on half of the rows)",
+        "(CalibrationTreePartitioner: a tree along the directions in which "
+        "the recalibration changes, grown on half of the rows)",
     )
     parser.add_argument(
         "--cv",
@@ -1219,6 +1248,7 @@ def run_fit(args):
     output = check_output(args.output, path, args.force)
     if args.tune and args.points_per_bin is not None:
         raise UsageError("--tune chooses --points-per-bin; give one or the other")
+    resolve_method(args)
     if args.tune and args.method not in BINNING:
         raise UsageError(
             f"--tune chooses points per bin of a binning method "
@@ -1241,6 +1271,8 @@ def run_fit(args):
         frame = read_table(path, columns, sep=args.sep)
     except TableReadError as exc:
         raise UsageError(str(exc)) from None
+    if resolve_method(args, frame):  # the recommended one, for these rows
+        est, features = build_estimator(args)
     fmt = confidence_format(args)
     if fmt == "verbalized" and plain_numbers_only(frame[args.confidence]):
         raise UsageError(
@@ -1297,6 +1329,19 @@ def run_fit(args):
     progress = Progress(args.progress)
     scaler = f" (scaler: {args.scaler})" if args.scaler is not None else ""
     print(f"# betacal fit: {args.method}{scaler} on {path.name}", file=out)
+    if getattr(args, "recommended", False):
+        why = (
+            "a --text value repeats (several answers per question), or no --text"
+            if args.repeated
+            else "every --text value once"
+        )
+        print(f"# the recommended calibrator where {why} (no --method)", file=out)
+        if args.text and args.embedding == "tfidf-svd" and _has_embeddings_extra():
+            print(
+                "# the embeddings extra is installed: --embedding minilm gives "
+                "the learned partition purer cells of topics (docs: embeddings)",
+                file=out,
+            )
     out.flush()
     try:
         if args.tune:
