@@ -392,7 +392,13 @@ def resolve_method(args, frame=None):
         args.method = "s-bb" if args.text else "bb"
     if chosen:
         if frame is not None:  # remembered for the calls without the rows
-            args.text_repeats = bool(frame[list(args.text or [])].duplicated().any())
+            # a question answered more than once: by its text, or by the
+            # --question-column (the same rule for either)
+            said = [c for c in [getattr(args, "question_column", None)] if c]
+            args.text_repeats = bool(
+                frame[list(args.text or [])].duplicated().any()
+                or (said and frame[said[0]].duplicated().any())
+            )
         repeated = not args.text or getattr(args, "text_repeats", False)
         keep_sbb = any(v is not None for v in args.given.values())  # S-BB flags
         pick = RECOMMENDED_REPEATED if repeated and not keep_sbb else RECOMMENDED
