@@ -1007,7 +1007,7 @@ default=None
             ``calibrator.fit`` where requested.
         """
         router = (
-            MetadataRouter(owner=self)
+            MetadataRouter(owner=type(self).__name__)
             .add(
                 estimator=self.estimator,
                 method_mapping=MethodMapping().add(caller="fit", callee="fit"),

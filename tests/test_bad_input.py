@@ -405,6 +405,10 @@ def _family(est):
     params = est.get_params(deep=False)
     if "estimator" in params:
         return "meta"  # a classifier over features
+    if "max_error" in params:
+        # the AbstentionGate: not a classifier (predict answers or abstains),
+        # it takes what its calibrator (by default one of the confidence) does
+        return "confidence"
     if not is_classifier(est):
         return "text" if type(est).__name__ == "TextEmbedder" else "features"
     return "grouped" if "confidence_column" in params else "confidence"

@@ -7,6 +7,7 @@ Reference numbers come from ``mcgrad`` and ``relplot`` through
 """
 
 import doctest
+import re
 from pathlib import Path
 
 import numpy as np
@@ -442,8 +443,11 @@ def test_betacal_report_lists_significantly_miscalibrated_groups():
         )
     text = "\n".join(_format_groups(report))
     assert "| off **miscalibrated** |" in text
-    assert "Significantly miscalibrated (Holm-adjusted p < 0.05): 1 group(s): off." in (
-        text
+    # the group is named with its size and adjusted p-value (issue 39 item 4)
+    assert re.search(
+        r"Significantly miscalibrated \(Holm-adjusted p < 0\.05\): 1 group\(s\): "
+        r"off \(n = \d+, p = [^)]+\)\.",
+        text,
     )
     calibrated = compute_report(p, rng.uniform(size=p.size) < p, cells=groups)
     assert "(Holm-adjusted p < 0.05): none." in "\n".join(_format_groups(calibrated))
