@@ -827,6 +827,15 @@ def test_fit_without_method_is_the_recommended_calibrator(
     for name, rows, extra, cls, kind in [
         ("once", once, ["--text", "question"], ScalingBetaBinningCalibrator, "s-bb"),
         ("pooled", pooled, ["--text", "question"], BetaBinningCalibrator, "bb"),
+        # distinct texts, but a --question-column that repeats: a question
+        # answered more than once, as a repeated text says
+        (
+            "qcol",
+            once.assign(qid=np.arange(len(once)) // 2),
+            ["--text", "question", "--question-column", "qid"],
+            BetaBinningCalibrator,
+            "bb",
+        ),
         ("groups", pooled, ["--group", "model"], BetaBinningCalibrator, "bb"),
         (
             "scaler",

@@ -147,3 +147,19 @@ def test_report_plot_draws_the_gate(log, tmp_path):
     assert main([*argv, "--max-error", "0.1", "--per-cell", "--plot", str(folder)]) == 0
     assert (folder / "abstention.png").stat().st_size > 0
     assert "abstention.png" in (folder / "report.md").read_text()
+
+
+def test_fit_gives_the_question_column_to_the_gate(log, tmp_path, capsys):
+    """``--question-column`` reaches the gate (not only a calibrator that
+    splits): with several answers per question the gate certifies on the
+    questions (its grouped test), with none it uses the binomial test."""
+    path, frame = log
+    src = tmp_path / "q.csv"
+    frame.assign(qid=np.arange(len(frame)) // 3).to_csv(src, index=False)
+    tests = {}
+    for extra in ([], ["--question-column", "qid"]):
+        model = tmp_path / f"m{len(extra)}.skops"
+        assert _fit(src, model, "--method", "umd", "--max-error", "0.2", *extra) == 0
+        capsys.readouterr()
+        tests[len(extra)] = model_io.load(model).test_
+    assert tests == {0: "binomial", 2: "grouped betting"}
