@@ -536,3 +536,17 @@ class Progress:
                 )
             elif self.tty:  # an error follows on its own line
                 self.stream.write("\n")
+
+
+def open_unit(text):
+    """An argparse type: a number strictly between 0 and 1 (``--delta``,
+    ``--max-error``, ``--scaler-fraction``, ...)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {value}")
+    return value

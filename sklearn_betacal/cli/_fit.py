@@ -26,6 +26,7 @@ from ._common import (
     check_output,
     decimal_comma_hint,
     one_line,
+    open_unit,
     read_labels,
     separator,
     verbalized_options,
@@ -1132,11 +1133,11 @@ def add_fit(subparsers):
     parser.add_argument(
         "--tune",
         action="store_true",
-        help="choose points per bin by cross-validated beta-CE",
+        help="choose points per bin by the cross-validated Brier score",
     )
     parser.add_argument(
         "--epsilon",
-        type=_fraction,
+        type=open_unit,
         metavar="E",
         help="bb/hs-bb/s-bb: the smallest points per bin whose Thm 3.1 bound is E",
     )
@@ -1195,18 +1196,6 @@ def add_fit(subparsers):
     add_gate_flags(parser)
     parser.set_defaults(func=run_fit)
     return parser
-
-
-def _fraction(text):
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {value}")
-    return value
 
 
 def _int_at_least(low):

@@ -17,7 +17,7 @@ only gain one line each.
 
 import numpy as np
 
-from ._common import UsageError, one_line
+from ._common import UsageError, one_line, open_unit
 
 #: Columns ``betacal apply`` adds for a gate.
 ANSWER, REASON = "answered", "abstain_reason"
@@ -34,7 +34,7 @@ def add_gate_flags(parser, *, report=False):
     )
     group.add_argument(
         "--max-error",
-        type=_open_unit,
+        type=open_unit,
         metavar="ERROR",
         help="target error rate of the answered questions, e.g. 0.1"
         + (
@@ -46,7 +46,7 @@ def add_gate_flags(parser, *, report=False):
     )
     group.add_argument(
         "--delta",
-        type=_open_unit,
+        type=open_unit,
         default=0.05,
         metavar="DELTA",
         help="probability that the guarantee fails (default 0.05)",
@@ -58,18 +58,6 @@ def add_gate_flags(parser, *, report=False):
         + ("--group" if report else "cell of the calibrator's partition")
         + ", each certified (delta shared among them)",
     )
-
-
-def _open_unit(text):
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {value}")
-    return value
 
 
 def check_gate_flags(args, *, has_cells):
